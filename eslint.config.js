@@ -1,0 +1,50 @@
+// Lint rules, and the workflow fence: code in workflows/ runs in Temporal's deterministic sandbox,
+// so it may import values only from @temporalio/workflow (and types from anywhere).
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export const workflowFence = {
+  files: ['workflows/**/*.ts', 'test/fixtures/lint/workflows/**/*.ts'],
+  rules: {
+    '@typescript-eslint/no-restricted-imports': [
+      'error',
+      {
+        patterns: [
+          {
+            regex: '^(?!@temporalio/workflow$|@temporalio/common$|\\./)',
+            allowTypeImports: true,
+            message:
+              'workflows/ may import values only from @temporalio/workflow (and other workflow files); import types with `import type`, and move side effects to activities/.',
+          },
+        ],
+      },
+    ],
+    'no-restricted-syntax': [
+      'error',
+      { selector: 'ExportDefaultDeclaration', message: 'Use named exports in workflows/ (a default export becomes a catch-all workflow).' },
+    ],
+  },
+};
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'data/**', 'coverage/**', 'test/fixtures/lint/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', URL: 'readonly', Buffer: 'readonly' } },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': 'error',
+    },
+  },
+  workflowFence,
+  {
+    files: ['activities/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        { selector: 'ExportDefaultDeclaration', message: 'Use named exports in activities/.' },
+      ],
+    },
+  },
+);

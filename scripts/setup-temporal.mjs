@@ -1,0 +1,1 @@
+// Replaced by the Temporal harness (issue 2).

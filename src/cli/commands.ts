@@ -1,0 +1,4 @@
+import type { Command } from 'commander';
+
+/** Every command file exports a `register*Command(program)`; add new ones here. */
+export const commands: ((program: Command) => void)[] = [];

@@ -1,0 +1,143 @@
+import { existsSync } from 'node:fs';
+import { z } from 'zod';
+import { ConfigError } from './errors.js';
+import { Secret } from './secret.js';
+
+/**
+ * The only module that reads process.env. Layers: defaults, then a `.env` file (if present),
+ * then the environment; validated with zod. Command-line flags are applied by the CLI on top.
+ */
+const bool = z
+  .enum(['1', '0', 'true', 'false', 'yes', 'no', ''])
+  .optional()
+  .transform((v) => v === '1' || v === 'true' || v === 'yes');
+
+const positiveNumber = (name: string) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === '') return undefined;
+      const n = Number(v);
+      if (!Number.isFinite(n) || n <= 0) {
+        ctx.addIssue({ code: 'custom', message: `${name} must be a positive number, got "${v}"` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+const EnvSchema = z.object({
+  CRM_BASE_URL: z.string().optional(),
+  CRM_USERNAME: z.string().optional(),
+  CRM_PASSWORD: z.string().optional(),
+  CRM_TIMEZONE: z.string().default('UTC'),
+  CRM_ALLOW_INSECURE_HTTP: bool,
+  CRM_METHOD_OVERRIDE: bool,
+  CRM_MAX_RPS: positiveNumber('CRM_MAX_RPS'),
+  CRM_MAX_CONCURRENCY: positiveNumber('CRM_MAX_CONCURRENCY'),
+  CRMSYNC_DB: z.string().default('./data/crm.duckdb'),
+  CRMSYNC_LAKE: z.string().default('./data/lake'),
+  CRMSYNC_DATA_DIR: z.string().default('./data'),
+  CRMSYNC_LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+  TEMPORAL_ADDRESS: z.string().optional(),
+  TEMPORAL_NAMESPACE: z.string().default('default'),
+  TEMPORAL_CLI_PATH: z.string().optional(),
+  CRMSYNC_TASK_QUEUE: z.string().default('crmsync'),
+  CRM_WEBHOOK_SECRET: z.string().optional(),
+  CRMSYNC_WEBHOOK_SECRETS_FILE: z.string().optional(),
+  CRMSYNC_WEBHOOK_PORT: z.coerce.number().int().min(0).max(65535).default(8787),
+  CRMSYNC_WEBHOOK_HOST: z.string().default('127.0.0.1'),
+});
+
+export interface CrmConfig {
+  baseUrl: string | undefined;
+  username: string | undefined;
+  password: Secret | undefined;
+  timezone: string;
+  allowInsecureHttp: boolean;
+  methodOverride: boolean;
+  maxRps: number | undefined;
+  maxConcurrency: number | undefined;
+}
+
+export interface Config {
+  crm: CrmConfig;
+  dbPath: string;
+  lakePath: string;
+  dataDir: string;
+  logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
+  temporal: { address: string | undefined; namespace: string; cliPath: string | undefined; taskQueue: string };
+  webhooks: { secret: Secret | undefined; secretsFile: string | undefined; port: number; host: string };
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = readEnv()): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(env)'}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration; fix these environment variables:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  if (!isValidTimeZone(e.CRM_TIMEZONE)) {
+    throw new ConfigError(`CRM_TIMEZONE "${e.CRM_TIMEZONE}" is not an IANA time zone; use for example "UTC" or "Europe/Berlin".`);
+  }
+  return {
+    crm: {
+      baseUrl: e.CRM_BASE_URL || undefined,
+      username: e.CRM_USERNAME || undefined,
+      password: e.CRM_PASSWORD ? new Secret(e.CRM_PASSWORD) : undefined,
+      timezone: e.CRM_TIMEZONE,
+      allowInsecureHttp: e.CRM_ALLOW_INSECURE_HTTP,
+      methodOverride: e.CRM_METHOD_OVERRIDE,
+      maxRps: e.CRM_MAX_RPS,
+      maxConcurrency: e.CRM_MAX_CONCURRENCY,
+    },
+    dbPath: e.CRMSYNC_DB,
+    lakePath: e.CRMSYNC_LAKE,
+    dataDir: e.CRMSYNC_DATA_DIR,
+    logLevel: e.CRMSYNC_LOG_LEVEL,
+    temporal: {
+      address: e.TEMPORAL_ADDRESS || undefined,
+      namespace: e.TEMPORAL_NAMESPACE,
+      cliPath: e.TEMPORAL_CLI_PATH || undefined,
+      taskQueue: e.CRMSYNC_TASK_QUEUE,
+    },
+    webhooks: {
+      secret: e.CRM_WEBHOOK_SECRET ? new Secret(e.CRM_WEBHOOK_SECRET) : undefined,
+      secretsFile: e.CRMSYNC_WEBHOOK_SECRETS_FILE || undefined,
+      port: e.CRMSYNC_WEBHOOK_PORT,
+      host: e.CRMSYNC_WEBHOOK_HOST,
+    },
+  };
+}
+
+/** Throws a ConfigError naming the variables to set when the CRM connection is incomplete. */
+export function requireCrm(config: Config): Required<Pick<CrmConfig, 'baseUrl' | 'username' | 'password'>> & CrmConfig {
+  const missing = (['CRM_BASE_URL', 'CRM_USERNAME', 'CRM_PASSWORD'] as const).filter(
+    (k) => !{ CRM_BASE_URL: config.crm.baseUrl, CRM_USERNAME: config.crm.username, CRM_PASSWORD: config.crm.password }[k],
+  );
+  if (missing.length > 0) {
+    throw new ConfigError(
+      `The CRM connection is not configured: set ${missing.join(', ')} (in the environment or a .env file), or run \`crmsync demo\` to use the built-in simulator.`,
+    );
+  }
+  return config.crm as Required<Pick<CrmConfig, 'baseUrl' | 'username' | 'password'>> & CrmConfig;
+}
+
+function readEnv(): NodeJS.ProcessEnv {
+  if (existsSync('.env') && typeof process.loadEnvFile === 'function') {
+    // Values already in the environment win over the file.
+    const before = { ...process.env };
+    process.loadEnvFile('.env');
+    Object.assign(process.env, before);
+  }
+  return process.env;
+}
+
+function isValidTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}

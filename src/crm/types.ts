@@ -1,0 +1,196 @@
+/**
+ * The CRM client's public, normalized types: the contract between src/crm (which produces them)
+ * and its consumers (activities, warehouse, webhooks, push). Normalization happens in the client:
+ * ids and counts are numbers, timestamps are ISO 8601 UTC strings (zone-less CRM timestamps are
+ * read in CRM_TIMEZONE), `[]`-for-object is an empty object, and `raw` keeps the record exactly as
+ * the CRM sent it so that a schema change loses nothing.
+ */
+
+export type JsonObject = Record<string, unknown>;
+
+/** One page of an offset-paginated listing, whatever envelope the endpoint used. */
+export interface Page<T> {
+  items: T[];
+  /** Total rows the server reports, or undefined when the envelope has no total. */
+  total: number | undefined;
+  perPage: number;
+  currentPage: number;
+  /** Last page number, or undefined when unknown (then pages are read until one comes back short). */
+  lastPage: number | undefined;
+}
+
+export const CONTACT_STATUSES = ['subscribed', 'unsubscribed', 'pending', 'bounced', 'complained'] as const;
+export type ContactStatus = (typeof CONTACT_STATUSES)[number];
+
+export interface TaxonomyRef {
+  id: number;
+  title: string;
+  slug: string;
+}
+
+export interface Contact {
+  id: number;
+  user_id: number | null;
+  hash: string | null;
+  email: string;
+  first_name: string | null;
+  last_name: string | null;
+  full_name: string | null;
+  /** Kept as sent: real deployments may hold values outside CONTACT_STATUSES. */
+  status: string;
+  contact_type: string | null;
+  phone: string | null;
+  address_line_1: string | null;
+  address_line_2: string | null;
+  city: string | null;
+  state: string | null;
+  postal_code: string | null;
+  country: string | null;
+  /** YYYY-MM-DD or null. */
+  date_of_birth: string | null;
+  photo: string | null;
+  company_id: number | null;
+  total_points: number | null;
+  life_time_value: number | null;
+  tags: TaxonomyRef[];
+  lists: TaxonomyRef[];
+  custom_values: JsonObject;
+  /** ISO 8601 UTC, e.g. 2026-11-21T04:55:36.000Z */
+  created_at: string | null;
+  updated_at: string | null;
+  raw: JsonObject;
+}
+
+export interface Tag {
+  id: number;
+  title: string;
+  slug: string;
+  description: string | null;
+  /** Present when counts were included. */
+  total_count: number | null;
+  subscribers_count: number | null;
+  created_at: string | null;
+  updated_at: string | null;
+  raw: JsonObject;
+}
+
+export interface List extends Tag {
+  is_public: boolean | null;
+}
+
+export interface Company {
+  id: number;
+  name: string;
+  industry: string | null;
+  website: string | null;
+  email: string | null;
+  phone: string | null;
+  type: string | null;
+  owner_id: number | null;
+  employees_number: number | null;
+  status: string | null;
+  city: string | null;
+  country: string | null;
+  created_at: string | null;
+  updated_at: string | null;
+  raw: JsonObject;
+}
+
+export interface CustomField {
+  slug: string;
+  label: string;
+  type: string;
+  field_key: string | null;
+  options: string[];
+  raw: JsonObject;
+}
+
+export interface CampaignStats {
+  [key: string]: number;
+}
+
+export interface Campaign {
+  id: number;
+  title: string;
+  slug: string | null;
+  status: string;
+  email_subject: string | null;
+  email_pre_header: string | null;
+  recipients_count: number | null;
+  scheduled_at: string | null;
+  design_template: string | null;
+  created_at: string | null;
+  updated_at: string | null;
+  /** With with[]=stats: numeric counters as sent (sent, opens, clicks, ...), else null. */
+  stats: CampaignStats | null;
+  raw: JsonObject;
+}
+
+export interface Funnel {
+  id: number;
+  title: string;
+  trigger_name: string | null;
+  status: string;
+  subscribers_count: number | null;
+  created_at: string | null;
+  updated_at: string | null;
+  raw: JsonObject;
+}
+
+export interface FunnelMetric {
+  id: number;
+  funnel_id: number;
+  sequence_id: number;
+  subscriber_id: number;
+  benchmark_value: number | null;
+  benchmark_currency: string | null;
+  status: string | null;
+  notes: string | null;
+  created_at: string | null;
+  updated_at: string | null;
+}
+
+export interface FunnelSubscriber {
+  id: number;
+  funnel_id: number;
+  subscriber_id: number;
+  status: string;
+  last_sequence_id: number | null;
+  next_sequence_id: number | null;
+  next_execution_time: string | null;
+  created_at: string | null;
+  updated_at: string | null;
+  metrics: FunnelMetric[];
+  raw: JsonObject;
+}
+
+/** Body of POST /subscribers (create, or upsert with forceUpdate). */
+export interface ContactWrite {
+  email: string;
+  status: string;
+  first_name?: string;
+  last_name?: string;
+  phone?: string;
+  address_line_1?: string;
+  address_line_2?: string;
+  city?: string;
+  state?: string;
+  postal_code?: string;
+  country?: string;
+  date_of_birth?: string;
+  tags?: number[];
+  lists?: number[];
+  custom_values?: Record<string, string | string[]>;
+}
+
+export interface UpsertResult {
+  contact: Contact;
+  actionType: 'created' | 'updated';
+}
+
+/** A report response kept whole: reports are stored as snapshots. */
+export interface ReportSnapshot {
+  report: string;
+  params: JsonObject;
+  data: JsonObject;
+}
