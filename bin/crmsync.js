@@ -1,5 +1,3 @@
 #!/usr/bin/env node
-// Runs the compiled CLI (npm run build). During development: npx tsx src/cli/index.ts
-import { main } from '../dist/src/cli/main.js';
-
-await main();
+// Runs the compiled CLI (npm run build). In development and tests: node --import tsx src/cli/entry.ts
+import '../dist/src/cli/entry.js';
