@@ -42,6 +42,8 @@ const EnvSchema = z.object({
   TEMPORAL_ADDRESS: z.string().optional(),
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_CLI_PATH: z.string().optional(),
+  XDG_CACHE_HOME: z.string().optional(),
+  PATH: z.string().optional(),
   CRMSYNC_TASK_QUEUE: z.string().default('crmsync'),
   CRM_WEBHOOK_SECRET: z.string().optional(),
   CRMSYNC_WEBHOOK_SECRETS_FILE: z.string().optional(),
@@ -66,7 +68,7 @@ export interface Config {
   lakePath: string;
   dataDir: string;
   logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
-  temporal: { address: string | undefined; namespace: string; cliPath: string | undefined; taskQueue: string };
+  temporal: { address: string | undefined; namespace: string; cliPath: string | undefined; taskQueue: string; cliCacheRoot?: string | undefined; searchPath?: string };
   webhooks: { secret: Secret | undefined; secretsFile: string | undefined; port: number; host: string };
 }
 
@@ -100,6 +102,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = readEnv()): Config {
       namespace: e.TEMPORAL_NAMESPACE,
       cliPath: e.TEMPORAL_CLI_PATH || undefined,
       taskQueue: e.CRMSYNC_TASK_QUEUE,
+      cliCacheRoot: e.XDG_CACHE_HOME || undefined,
+      searchPath: e.PATH ?? '',
     },
     webhooks: {
       secret: e.CRM_WEBHOOK_SECRET ? new Secret(e.CRM_WEBHOOK_SECRET) : undefined,

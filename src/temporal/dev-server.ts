@@ -1,0 +1,120 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { freePort } from './free-port.js';
+import { TemporalDevServerError } from './errors.js';
+import { waitForTemporal } from './wait-for-temporal.js';
+
+export interface DevServerOptions {
+  cliPath: string;
+  /** SQLite file for durable state (schedules survive restarts); in memory when unset. */
+  dbFile?: string | undefined;
+  namespace?: string | undefined;
+  /** Time allowed for the server to become ready; generous because CI machines are loaded. */
+  readyTimeoutMs?: number | undefined;
+}
+
+export interface DevServer {
+  address: string;
+  namespace: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+const OUTPUT_TAIL_BYTES = 8 * 1024;
+const PORT_ATTEMPTS = 3;
+
+/**
+ * Starts `temporal server start-dev --headless` on a free 127.0.0.1 port and resolves once it
+ * serves `namespace`. The child is killed if this process exits or gets SIGINT/SIGTERM, so an
+ * interrupted run leaves nothing behind.
+ */
+export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
+  let lastError: unknown;
+  for (let attempt = 1; attempt <= PORT_ATTEMPTS; attempt++) {
+    try {
+      return await startOnce(options, await freePort());
+    } catch (err) {
+      lastError = err;
+      // Only a lost race for the port is worth another try.
+      if (!(err instanceof TemporalDevServerError) || !/address already in use/i.test(err.message)) throw err;
+    }
+  }
+  throw lastError;
+}
+
+async function startOnce(options: DevServerOptions, port: number): Promise<DevServer> {
+  const namespace = options.namespace ?? 'default';
+  const address = `127.0.0.1:${port}`;
+  const args = ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'warn'];
+  if (namespace !== 'default') args.push('--namespace', namespace);
+  if (options.dbFile) args.push('--db-filename', options.dbFile);
+
+  const child = spawn(options.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const keep = (chunk: Buffer): void => {
+    output = (output + chunk.toString('utf8')).slice(-OUTPUT_TAIL_BYTES);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise<number | string | null>((resolve) => {
+    child.once('exit', (code, signal) => resolve(code ?? signal));
+    child.once('error', (err) => resolve(err.message));
+  });
+  const unhook = killOnParentExit(child);
+
+  const ready = await waitForTemporal({ address, namespace, timeoutMs: options.readyTimeoutMs ?? 60_000, abort: exited });
+  if (!ready) {
+    unhook();
+    await terminate(child, exited);
+    throw new TemporalDevServerError(
+      `The embedded Temporal dev server (${options.cliPath}) did not become ready on ${address}. ` +
+        `Its output:\n${output.trim() || '(none)'}\nCheck the CLI runs (\`${options.cliPath} --version\`), or set TEMPORAL_ADDRESS to a running Temporal.`,
+    );
+  }
+
+  let stopping: Promise<void> | undefined;
+  return {
+    address,
+    namespace,
+    pid: child.pid ?? -1,
+    stop: () => {
+      stopping ??= (async () => {
+        unhook();
+        await terminate(child, exited);
+      })();
+      return stopping;
+    },
+  };
+}
+
+/** SIGTERM lets the server flush its SQLite file; SIGKILL if it hangs. */
+async function terminate(child: ChildProcess, exited: Promise<unknown>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  try {
+    await exited;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function killOnParentExit(child: ChildProcess): () => void {
+  const onExit = (): void => {
+    child.kill('SIGKILL');
+  };
+  const onSignal = (signal: NodeJS.Signals): void => {
+    child.kill('SIGTERM');
+    unhook();
+    // We were the only handler: keep the default behaviour of dying on the signal.
+    if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+  };
+  process.once('exit', onExit);
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  function unhook(): void {
+    process.off('exit', onExit);
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+  return unhook;
+}

@@ -1,0 +1,95 @@
+import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { inject } from 'vitest';
+
+/** Address of the run's shared Temporal dev server (started by test/setup/global-setup.ts). */
+export function testTemporalAddress(): string {
+  return inject('temporalAddress');
+}
+
+/** Path of workflows/index.ts bundled once for the run; throws the bundler's error if it failed. */
+export function testWorkflowBundlePath(): string {
+  const path = inject('workflowBundlePath');
+  if (!path) throw new Error(`Bundling workflows/index.ts failed in global setup:\n${inject('workflowBundleError') ?? '(no message)'}`);
+  return path;
+}
+
+export interface TestWorkerOptions {
+  /** Activities for the main task queue. */
+  activities?: object;
+  /** When given, a second worker serves these on `${taskQueue}-warehouse`. */
+  warehouseActivities?: object;
+  /** Defaults to a unique queue per call, so tests running in parallel never steal tasks. */
+  taskQueue?: string;
+}
+
+export interface TestWorkerContext {
+  client: Client;
+  taskQueue: string;
+  warehouseTaskQueue: string;
+  address: string;
+  namespace: string;
+}
+
+/**
+ * Runs `fn` while a real worker (prebuilt bundle, given activities) polls a fresh task queue on
+ * the shared dev server; shuts the worker down and closes connections afterwards, even on error.
+ */
+export async function withTestWorker<T>(options: TestWorkerOptions, fn: (ctx: TestWorkerContext) => Promise<T>): Promise<T> {
+  quietRuntime();
+  const address = testTemporalAddress();
+  const namespace = inject('temporalNamespace');
+  const codePath = testWorkflowBundlePath();
+  const taskQueue = options.taskQueue ?? `test-${randomUUID()}`;
+  const warehouseTaskQueue = `${taskQueue}-warehouse`;
+  const nativeConnection = await NativeConnection.connect({ address });
+  try {
+    const connection = await Connection.connect({ address });
+    try {
+      const client = new Client({ connection, namespace });
+      const workers = [
+        await Worker.create({
+          connection: nativeConnection,
+          namespace,
+          taskQueue,
+          workflowBundle: { codePath },
+          activities: options.activities ?? {},
+        }),
+      ];
+      if (options.warehouseActivities) {
+        workers.push(
+          await Worker.create({
+            connection: nativeConnection,
+            namespace,
+            taskQueue: warehouseTaskQueue,
+            activities: options.warehouseActivities,
+            maxConcurrentActivityTaskExecutions: 1,
+          }),
+        );
+      }
+      const body = fn({ client, taskQueue, warehouseTaskQueue, address, namespace });
+      return await runAllUntil(workers, body);
+    } finally {
+      await connection.close();
+    }
+  } finally {
+    await nativeConnection.close();
+  }
+}
+
+async function runAllUntil<T>(workers: Worker[], body: Promise<T>): Promise<T> {
+  const [first, ...rest] = workers;
+  if (!first) return await body;
+  if (rest.length === 0) return await first.runUntil(body);
+  return await first.runUntil(runAllUntil(rest, body));
+}
+
+/** Worker state changes at INFO drown test output; keep warnings. Once per test process. */
+function quietRuntime(): void {
+  try {
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+  } catch {
+    // Already installed in this process (an earlier test or the test itself): keep that one.
+  }
+}

@@ -1,0 +1,4 @@
+/** Pure helper shared by workflows: proves local imports bundle. */
+export function formatGreeting(greeting: string): string {
+  return `${greeting}!`;
+}
