@@ -1,0 +1,108 @@
+import { readFileSync, statSync } from 'node:fs';
+import { z } from 'zod';
+import { Secret } from '../secret.js';
+import type { Logger } from '../logger.js';
+import { WebhookSecretsError } from './errors.js';
+
+const MAX_FILE_BYTES = 1024 * 1024;
+const secretValue = z.string().min(16, 'a webhook secret must have at least 16 characters').max(512);
+
+/** `{ "<webhook id>": "secret" | ["current", "previous"] }`: two secrets per webhook during a rotation. */
+export const WebhookSecretsFile = z.record(
+  z.string().regex(/^\d{1,15}$/, 'keys are webhook ids'),
+  z.union([secretValue.transform((s) => [s]), z.array(secretValue).min(1).max(2, 'at most two active secrets per webhook (current and previous)')]),
+);
+export type WebhookSecretsFile = z.infer<typeof WebhookSecretsFile>;
+
+export interface SecretResolver {
+  /** Secrets that may have signed a delivery for this webhook id; empty when the id is unknown. */
+  secretsFor(webhookId: number): readonly Secret[];
+  /** How many webhook ids the file configures, and whether a catch-all secret is set. */
+  describe(): { fileWebhooks: number; catchAll: boolean };
+}
+
+export interface SecretResolverOptions {
+  /** CRM_WEBHOOK_SECRET: covers every webhook id the file does not list. */
+  secret?: Secret | undefined;
+  /** Path of the secrets file; re-read when it changes so a rotation needs no restart. */
+  secretsFile?: string | undefined;
+  /** Whether a missing file is an error (true when the user named the file). */
+  fileRequired?: boolean;
+  reloadIntervalMs?: number;
+  logger?: Logger;
+  now?: () => number;
+}
+
+export function parseWebhookSecretsFile(text: string, path: string): Map<number, Secret[]> {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (cause) {
+    throw new WebhookSecretsError(`The webhook secrets file ${path} is not valid JSON; rewrite it with \`crmsync webhooks register\`.`, { cause });
+  }
+  const parsed = WebhookSecretsFile.safeParse(json);
+  if (!parsed.success) {
+    const why = parsed.error.issues.map((i) => `${i.path.join('.') || '(file)'}: ${i.message}`).join('; ');
+    throw new WebhookSecretsError(`The webhook secrets file ${path} is invalid (${why}); expected {"<webhook id>": ["secret", "previous secret"]}.`);
+  }
+  const map = new Map<number, Secret[]>();
+  for (const [id, secrets] of Object.entries(parsed.data)) map.set(Number(id), secrets.map((s) => new Secret(s)));
+  return map;
+}
+
+export function createSecretResolver(options: SecretResolverOptions): SecretResolver {
+  const { secret, secretsFile, logger } = options;
+  const interval = options.reloadIntervalMs ?? 1_000;
+  const now = options.now ?? Date.now;
+  let map = new Map<number, Secret[]>();
+  let stamp = '';
+  let checkedAt = -Infinity;
+
+  const load = (initial: boolean): void => {
+    if (!secretsFile) return;
+    let st;
+    try {
+      st = statSync(secretsFile);
+    } catch (cause) {
+      if (initial && options.fileRequired) {
+        throw new WebhookSecretsError(`The webhook secrets file ${secretsFile} does not exist; run \`crmsync webhooks register --url ...\` or fix CRMSYNC_WEBHOOK_SECRETS_FILE.`, { cause });
+      }
+      if (stamp !== '') logger?.warn({ file: secretsFile }, 'webhook secrets file disappeared; keeping the secrets last read');
+      return;
+    }
+    const next = `${st.mtimeMs}:${st.size}:${st.ino}`;
+    if (next === stamp) return;
+    if (st.size > MAX_FILE_BYTES) throw new WebhookSecretsError(`The webhook secrets file ${secretsFile} is larger than 1 MiB; it should hold only webhook ids and secrets.`);
+    try {
+      map = parseWebhookSecretsFile(readFileSync(secretsFile, 'utf8'), secretsFile);
+      stamp = next;
+      if (!initial) logger?.info({ file: secretsFile, webhooks: map.size }, 'webhook secrets reloaded');
+    } catch (err) {
+      if (initial) throw err;
+      logger?.warn({ file: secretsFile, code: (err as { code?: string }).code }, 'webhook secrets file is invalid; keeping the secrets last read');
+    }
+  };
+
+  load(true);
+  if (!secret && !secretsFile) {
+    throw new WebhookSecretsError('No webhook secret is configured: set CRM_WEBHOOK_SECRET, or run `crmsync webhooks register --url ...` to create a secrets file.');
+  }
+
+  return {
+    secretsFor(webhookId) {
+      const t = now();
+      if (t - checkedAt >= interval) {
+        checkedAt = t;
+        try {
+          load(false);
+        } catch (err) {
+          logger?.warn({ code: (err as { code?: string }).code }, 'webhook secrets reload failed');
+        }
+      }
+      const fromFile = map.get(webhookId);
+      if (fromFile) return fromFile;
+      return secret ? [secret] : [];
+    },
+    describe: () => ({ fileWebhooks: map.size, catchAll: secret !== undefined }),
+  };
+}

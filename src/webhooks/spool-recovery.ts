@@ -1,0 +1,80 @@
+import { mkdir, open, readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from '../logger.js';
+import { decodeFrames } from './spool-frame.js';
+
+export interface SegmentInfo {
+  no: number;
+  path: string;
+  /** Bytes of whole, durable frames. */
+  size: number;
+  firstSeq: number;
+  /** 0 when the segment holds no record. */
+  lastSeq: number;
+  newestAt: number;
+}
+
+export interface RecoveredSpool {
+  segments: SegmentInfo[];
+  /** Delivery id to seq, in seq order (Map keeps insertion order, which pruning relies on). */
+  index: Map<string, number>;
+  lastSeq: number;
+}
+
+const SEGMENT = /^segment-(\d{12})\.log$/;
+
+export function segmentPath(dir: string, no: number): string {
+  return join(dir, `segment-${String(no).padStart(12, '0')}.log`);
+}
+
+export async function fsyncDir(dir: string): Promise<void> {
+  const d = await open(dir, 'r');
+  try {
+    await d.sync();
+  } finally {
+    await d.close();
+  }
+}
+
+/**
+ * Rebuilds the spool's state from its segments: the dedup index (every delivery id still on disk)
+ * and each segment's seq range. A torn frame at the end of the last segment (a crash mid-write,
+ * never acknowledged) is cut off; damage elsewhere is reported and skipped.
+ */
+export async function recoverSpool(dir: string, logger?: Logger): Promise<RecoveredSpool> {
+  await mkdir(dir, { recursive: true });
+  const names = (await readdir(dir)).filter((n) => SEGMENT.test(n)).sort();
+  const segments: SegmentInfo[] = [];
+  const index = new Map<string, number>();
+  let lastSeq = 0;
+  for (const [i, name] of names.entries()) {
+    const no = Number(SEGMENT.exec(name)![1]);
+    const path = join(dir, name);
+    const buf = await readFile(path);
+    const decoded = decodeFrames(buf);
+    const seg: SegmentInfo = { no, path, size: decoded.validEnd, firstSeq: 0, lastSeq: 0, newestAt: 0 };
+    for (const { record } of decoded.records) {
+      if (record.seq <= lastSeq) continue;
+      if (seg.firstSeq === 0) seg.firstSeq = record.seq;
+      seg.lastSeq = record.seq;
+      seg.newestAt = Math.max(seg.newestAt, record.receivedAt);
+      lastSeq = record.seq;
+      index.set(record.deliveryId, record.seq);
+    }
+    if (decoded.validEnd < buf.length) {
+      const isLast = i === names.length - 1;
+      logger?.warn({ segment: name, validBytes: decoded.validEnd, totalBytes: buf.length }, isLast ? 'spool: cutting off a torn tail' : 'spool: damaged frames skipped');
+      if (isLast) {
+        const fh = await open(path, 'r+');
+        try {
+          await fh.truncate(decoded.validEnd);
+          await fh.sync();
+        } finally {
+          await fh.close();
+        }
+      }
+    }
+    segments.push(seg);
+  }
+  return { segments, index, lastSeq };
+}

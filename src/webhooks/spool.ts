@@ -1,0 +1,303 @@
+import { open, unlink, type FileHandle } from 'node:fs/promises';
+import type { Logger } from '../logger.js';
+import { SpoolUnavailableError } from './errors.js';
+import { decodeFrames, encodeFrame, type SpoolEntry, type SpoolRecord } from './spool-frame.js';
+import { acquireSpoolLock } from './spool-lock.js';
+import { fsyncDir, recoverSpool, segmentPath, type SegmentInfo } from './spool-recovery.js';
+
+export interface SpoolOptions {
+  dir: string;
+  /** Start a new segment once the current one reaches this size. */
+  maxSegmentBytes?: number;
+  /** Keep delivery ids (and their segments) at least this long for dedup; the CRM retries for ~27 h. */
+  retentionMs?: number;
+  /** More unsynced deliveries than this are refused with 503 rather than queued without bound. */
+  maxQueued?: number;
+  logger?: Logger;
+  now?: () => number;
+}
+
+export type AppendOutcome = 'accepted' | 'duplicate';
+
+export interface SpoolStats {
+  committedSeq: number;
+  appliedSeq: number;
+  segments: number;
+  indexedDeliveries: number;
+  queued: number;
+  healthy: boolean;
+  batches: number;
+}
+
+/** An append-only, fsynced log of deliveries with dedup by delivery id. */
+export interface Spool {
+  /** Resolves once the delivery is on disk (fsynced) or known already; rejects with SpoolUnavailableError. */
+  append(entry: SpoolEntry): Promise<AppendOutcome>;
+  /** Up to `max` durable records with seq greater than `afterSeq`, in order. */
+  read(afterSeq: number, max: number): Promise<SpoolRecord[]>;
+  /** Resolves true once a record with seq greater than `afterSeq` is durable, false after the timeout. */
+  waitFor(afterSeq: number, timeoutMs: number): Promise<boolean>;
+  /** Everything up to `seq` is applied: segments fully applied and past retention are deleted. */
+  markApplied(seq: number): Promise<void>;
+  stats(): SpoolStats;
+  close(): Promise<void>;
+}
+
+interface Pending {
+  record: SpoolRecord;
+  frame: Buffer;
+  resolve: () => void;
+  reject: (err: Error) => void;
+}
+
+export const DEFAULT_RETENTION_MS = 8 * 24 * 3600 * 1000;
+
+export async function withSpool<T>(options: SpoolOptions, fn: (spool: Spool) => Promise<T>): Promise<T> {
+  const spool = await openSpool(options);
+  try {
+    return await fn(spool);
+  } finally {
+    await spool.close();
+  }
+}
+
+export async function openSpool(options: SpoolOptions): Promise<Spool> {
+  const { dir, logger } = options;
+  const maxSegmentBytes = options.maxSegmentBytes ?? 64 * 1024 * 1024;
+  const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
+  const maxQueued = options.maxQueued ?? 20_000;
+  const now = options.now ?? Date.now;
+
+  let recovered;
+  try {
+    recovered = await recoverSpool(dir, logger);
+  } catch (cause) {
+    throw new SpoolUnavailableError(`Cannot read the webhook spool in ${dir}; check the directory and its permissions.`, { cause });
+  }
+  const release = acquireSpoolLock(dir);
+  const { segments, index } = recovered;
+  let committedSeq = recovered.lastSeq;
+  let nextSeq = committedSeq + 1;
+  let appliedSeq = 0;
+  let batches = 0;
+
+  let active: SegmentInfo;
+  let fh: FileHandle;
+  try {
+    const last = segments.at(-1);
+    if (last && last.size < maxSegmentBytes) {
+      active = last;
+      fh = await open(active.path, 'r+');
+    } else {
+      active = { no: (last?.no ?? 0) + 1, path: segmentPath(dir, (last?.no ?? 0) + 1), size: 0, firstSeq: 0, lastSeq: 0, newestAt: 0 };
+      fh = await open(active.path, 'w', 0o600);
+      await fsyncDir(dir);
+      segments.push(active);
+    }
+  } catch (cause) {
+    release();
+    throw new SpoolUnavailableError(`Cannot open a spool segment in ${dir}; check that the directory is writable.`, { cause });
+  }
+
+  const inflight = new Map<string, Promise<void>>();
+  let queue: Pending[] = [];
+  let flushing: Promise<void> | undefined;
+  let broken: Error | undefined;
+  let closed = false;
+  let waiters: (() => void)[] = [];
+  // The reader remembers where the last read stopped so the applier does not rescan a segment.
+  let cursor: { segNo: number; offset: number; seq: number } | undefined;
+
+  const rotate = async (): Promise<void> => {
+    await fh.close();
+    const no = active.no + 1;
+    active = { no, path: segmentPath(dir, no), size: 0, firstSeq: 0, lastSeq: 0, newestAt: 0 };
+    fh = await open(active.path, 'w', 0o600);
+    segments.push(active);
+    await fsyncDir(dir);
+  };
+
+  const writeBatch = async (batch: Pending[]): Promise<void> => {
+    if (active.size >= maxSegmentBytes) await rotate();
+    const buf = batch.length === 1 ? batch[0]!.frame : Buffer.concat(batch.map((p) => p.frame));
+    let off = 0;
+    while (off < buf.length) {
+      const { bytesWritten } = await fh.write(buf, off, buf.length - off, active.size + off);
+      off += bytesWritten;
+    }
+    await fh.datasync();
+    active.size += buf.length;
+  };
+
+  const flushLoop = async (): Promise<void> => {
+    while (queue.length > 0) {
+      const batch = queue;
+      queue = [];
+      try {
+        if (broken) throw broken;
+        await writeBatch(batch);
+        batches++;
+        for (const p of batch) {
+          const r = p.record;
+          if (active.firstSeq === 0) active.firstSeq = r.seq;
+          active.lastSeq = r.seq;
+          active.newestAt = Math.max(active.newestAt, r.receivedAt);
+          index.set(r.deliveryId, r.seq);
+          inflight.delete(r.deliveryId);
+        }
+        committedSeq = batch.at(-1)!.record.seq;
+        for (const p of batch) p.resolve();
+        const w = waiters;
+        waiters = [];
+        for (const wake of w) wake();
+      } catch (cause) {
+        // Cut back to the last durable frame so a later batch does not follow garbage.
+        try {
+          await fh.truncate(active.size);
+        } catch (truncErr) {
+          broken = new SpoolUnavailableError('The webhook spool is damaged and cannot be written; restart the receiver.', { cause: truncErr });
+        }
+        logger?.error({ err: { code: (cause as NodeJS.ErrnoException).code, message: (cause as Error).message }, deliveries: batch.length }, 'spool write failed; answering 503');
+        const err = new SpoolUnavailableError('The webhook spool could not be written; the CRM will retry.', { cause });
+        for (const p of batch) {
+          inflight.delete(p.record.deliveryId);
+          p.reject(err);
+        }
+      }
+    }
+  };
+
+  const kick = (): void => {
+    if (flushing) return;
+    flushing = flushLoop().finally(() => {
+      flushing = undefined;
+      if (queue.length > 0) kick();
+    });
+  };
+
+  const readSegment = async (seg: SegmentInfo, from: number, afterSeq: number, max: number, out: SpoolRecord[]): Promise<void> => {
+    const end = seg.size;
+    if (from >= end) return;
+    const rh = await open(seg.path, 'r');
+    try {
+      let pos = from;
+      while (pos < end && out.length < max) {
+        const len = Math.min(end - pos, 4 * 1024 * 1024);
+        const buf = Buffer.allocUnsafe(len);
+        const { bytesRead } = await rh.read(buf, 0, len, pos);
+        const chunk = buf.subarray(0, bytesRead);
+        const decoded = decodeFrames(chunk, 0, max - out.length + 1_000_000);
+        for (const { record, end: e } of decoded.records) {
+          if (record.seq > afterSeq && out.length < max) {
+            out.push(record);
+            cursor = { segNo: seg.no, offset: pos + e, seq: record.seq };
+          } else if (record.seq <= afterSeq) {
+            cursor = { segNo: seg.no, offset: pos + e, seq: record.seq };
+          }
+          if (out.length >= max) break;
+        }
+        if (decoded.records.length === 0) {
+          if (decoded.truncated && bytesRead === len && len < end - pos) {
+            // A frame straddles the chunk edge: read it whole.
+            const need = chunk.readUInt32LE(0) + 8;
+            const big = Buffer.allocUnsafe(need);
+            await rh.read(big, 0, need, pos);
+            const one = decodeFrames(big, 0, 1);
+            if (one.records.length === 0) return;
+            const { record } = one.records[0]!;
+            if (record.seq > afterSeq) out.push(record);
+            cursor = { segNo: seg.no, offset: pos + need, seq: record.seq };
+            pos += need;
+            continue;
+          }
+          return;
+        }
+        pos += decoded.validEnd;
+      }
+    } finally {
+      await rh.close();
+    }
+  };
+
+  return {
+    append(entry) {
+      if (closed || broken) return Promise.reject(broken ?? new SpoolUnavailableError('The webhook spool is closed; the receiver is shutting down.'));
+      const pending = inflight.get(entry.deliveryId);
+      if (pending) return pending.then(() => 'duplicate' as const);
+      if (index.has(entry.deliveryId)) return Promise.resolve('duplicate');
+      if (queue.length >= maxQueued) return Promise.reject(new SpoolUnavailableError('The webhook spool is saturated; the CRM will retry.'));
+      const record: SpoolRecord = { ...entry, seq: nextSeq++ };
+      const done = new Promise<void>((resolve, reject) => {
+        queue.push({ record, frame: encodeFrame(record), resolve, reject });
+      });
+      inflight.set(entry.deliveryId, done);
+      kick();
+      return done.then(() => 'accepted' as const);
+    },
+
+    async read(afterSeq, max) {
+      const out: SpoolRecord[] = [];
+      for (const seg of segments) {
+        if (out.length >= max) break;
+        if (seg.lastSeq <= afterSeq) continue;
+        const from = cursor && cursor.segNo === seg.no && cursor.seq <= afterSeq ? cursor.offset : 0;
+        await readSegment(seg, from, afterSeq, max, out);
+      }
+      return out;
+    },
+
+    waitFor(afterSeq, timeoutMs) {
+      if (committedSeq > afterSeq) return Promise.resolve(true);
+      return new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => {
+          waiters = waiters.filter((w) => w !== wake);
+          resolve(committedSeq > afterSeq);
+        }, timeoutMs);
+        const wake = (): void => {
+          clearTimeout(timer);
+          resolve(committedSeq > afterSeq);
+        };
+        waiters.push(wake);
+      });
+    },
+
+    async markApplied(seq) {
+      appliedSeq = Math.max(appliedSeq, seq);
+      const cutoff = now() - retentionMs;
+      while (segments.length > 1) {
+        const seg = segments[0]!;
+        if (seg === active || seg.lastSeq > appliedSeq || seg.newestAt >= cutoff) break;
+        await unlink(seg.path);
+        segments.shift();
+        for (const [id, s] of index) {
+          if (s > seg.lastSeq) break;
+          index.delete(id);
+        }
+        logger?.info({ segment: seg.no, lastSeq: seg.lastSeq }, 'spool: pruned an applied segment past retention');
+      }
+    },
+
+    stats: () => ({
+      committedSeq,
+      appliedSeq,
+      segments: segments.length,
+      indexedDeliveries: index.size,
+      queued: queue.length + inflight.size,
+      healthy: !broken && !closed,
+      batches,
+    }),
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      while (flushing) await flushing;
+      for (const wake of waiters) wake();
+      waiters = [];
+      try {
+        await fh.close();
+      } finally {
+        release();
+      }
+    },
+  };
+}

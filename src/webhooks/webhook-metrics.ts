@@ -1,0 +1,48 @@
+/** Outcomes a delivery can have at the receiver; each has its own counter on /metrics. */
+export type ReceiveOutcome =
+  | 'accepted'
+  | 'duplicate'
+  | 'method_not_allowed'
+  | 'unsupported_media_type'
+  | 'payload_too_large'
+  | 'missing_headers'
+  | 'unknown_webhook'
+  | 'bad_signature'
+  | 'malformed_json'
+  | 'invalid_envelope'
+  | 'spool_unavailable';
+
+export interface WebhookMetrics {
+  count(outcome: ReceiveOutcome): void;
+  countApplied(kind: string, n: number): void;
+  snapshot(): { received: Record<string, number>; applied: Record<string, number> };
+  /** Prometheus text exposition; `gauges` are sampled by the caller (spool and applier state). */
+  render(gauges?: Record<string, number>): string;
+}
+
+export function createWebhookMetrics(): WebhookMetrics {
+  const received = new Map<string, number>();
+  const applied = new Map<string, number>();
+  return {
+    count(outcome) {
+      received.set(outcome, (received.get(outcome) ?? 0) + 1);
+    },
+    countApplied(kind, n) {
+      applied.set(kind, (applied.get(kind) ?? 0) + n);
+    },
+    snapshot: () => ({ received: Object.fromEntries(received), applied: Object.fromEntries(applied) }),
+    render(gauges = {}) {
+      const lines = ['# TYPE crmsync_webhook_deliveries_total counter'];
+      for (const [outcome, n] of received) {
+        const kind = outcome === 'accepted' || outcome === 'duplicate' ? outcome : outcome === 'spool_unavailable' ? 'unavailable' : 'rejected';
+        lines.push(`crmsync_webhook_deliveries_total{outcome="${kind}",reason="${outcome}"} ${n}`);
+      }
+      lines.push('# TYPE crmsync_webhook_applied_total counter');
+      for (const [kind, n] of applied) lines.push(`crmsync_webhook_applied_total{kind="${kind}"} ${n}`);
+      for (const [name, v] of Object.entries(gauges)) {
+        lines.push(`# TYPE crmsync_webhook_${name} gauge`, `crmsync_webhook_${name} ${v}`);
+      }
+      return `${lines.join('\n')}\n`;
+    },
+  };
+}

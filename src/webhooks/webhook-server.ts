@@ -1,0 +1,110 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from '../logger.js';
+import { handleWebhookRequest, type WebhookHandlerDeps } from './handle-webhook-request.js';
+
+export interface WebhookServerOptions {
+  host: string;
+  port: number;
+  /** Path deliveries are posted to. */
+  path?: string;
+  handler: WebhookHandlerDeps;
+  /** Readiness: the spool can take deliveries. */
+  isReady: () => { ready: boolean; detail: Record<string, unknown> };
+  /** Gauges sampled for /metrics. */
+  gauges?: () => Record<string, number>;
+  logger?: Logger;
+}
+
+export interface WebhookServer {
+  /** The URL to register with the CRM (or to put behind an HTTPS proxy). */
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_WEBHOOK_PATH = '/webhooks/crm';
+
+export async function withWebhookServer<T>(options: WebhookServerOptions, fn: (server: WebhookServer) => Promise<T>): Promise<T> {
+  const server = await startWebhookServer(options);
+  try {
+    return await fn(server);
+  } finally {
+    await server.close();
+  }
+}
+
+export async function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
+  const path = options.path ?? DEFAULT_WEBHOOK_PATH;
+  const { logger } = options;
+
+  const send = (res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}, type = 'application/json'): void => {
+    res.writeHead(status, { 'content-type': type, 'content-length': String(Buffer.byteLength(body)), ...headers });
+    res.end(body);
+  };
+
+  const server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000, keepAliveTimeout: 5_000 }, (req: IncomingMessage, res: ServerResponse) => {
+    const url = (req.url ?? '/').split('?')[0];
+    if (url === path) {
+      handleWebhookRequest({ method: req.method ?? 'GET', headers: req.headers, body: keepSocketOnEarlyStop(req) }, options.handler).then(
+        (r) => send(res, r.status, JSON.stringify(r.body), r.headers),
+        (err: unknown) => {
+          logger?.error({ err: { message: (err as Error).message, code: (err as { code?: string }).code } }, 'webhook handler failed');
+          send(res, 500, JSON.stringify({ status: 'error' }));
+        },
+      );
+      return;
+    }
+    req.resume();
+    if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, JSON.stringify({ status: 'method_not_allowed' }), { allow: 'GET' });
+    if (url === '/healthz') return send(res, 200, JSON.stringify({ status: 'ok' }));
+    if (url === '/readyz') {
+      const r = options.isReady();
+      return send(res, r.ready ? 200 : 503, JSON.stringify({ status: r.ready ? 'ready' : 'not_ready', ...r.detail }));
+    }
+    if (url === '/metrics') return send(res, 200, options.handler.metrics.render(options.gauges?.() ?? {}), {}, 'text/plain; version=0.0.4');
+    send(res, 404, JSON.stringify({ status: 'not_found', message: `Post deliveries to ${path}.` }));
+  });
+  server.on('clientError', (_err, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+    else socket.destroy();
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = options.host.includes(':') ? `[${options.host}]` : options.host;
+  return {
+    url: `http://${host}:${port}${path}`,
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
+  };
+}
+
+/**
+ * The request body as an async iterable that, when the reader stops early (body too large), drains
+ * the rest instead of destroying the socket, so the client still receives the 413.
+ */
+function keepSocketOnEarlyStop(req: IncomingMessage): AsyncIterable<Uint8Array> {
+  return {
+    [Symbol.asyncIterator]() {
+      const it = req[Symbol.asyncIterator]() as AsyncIterator<Uint8Array>;
+      return {
+        next: () => it.next(),
+        return: async () => {
+          req.resume();
+          return { done: true, value: undefined };
+        },
+      };
+    },
+  };
+}
