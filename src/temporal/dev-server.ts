@@ -103,10 +103,13 @@ function killOnParentExit(child: ChildProcess): () => void {
     child.kill('SIGKILL');
   };
   const onSignal = (signal: NodeJS.Signals): void => {
+    // Another handler (a worker draining) owns the graceful shutdown; the server must outlive it,
+    // and stop() or the exit hook ends it afterwards.
+    if (process.listenerCount(signal) > 1) return;
     child.kill('SIGTERM');
     unhook();
     // We were the only handler: keep the default behaviour of dying on the signal.
-    if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+    process.kill(process.pid, signal);
   };
   process.once('exit', onExit);
   process.on('SIGINT', onSignal);

@@ -1,0 +1,81 @@
+import { fileURLToPath } from 'node:url';
+import { Worker, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
+import type { Logger } from '../logger.js';
+import { bundleWorkflows } from './bundle-workflows.js';
+import type { TaskQueues } from './task-queues.js';
+
+export interface RunWorkersOptions {
+  nativeConnection: NativeConnection;
+  namespace: string;
+  taskQueues: TaskQueues;
+  /** Activities for the main queue (CRM side). */
+  activities: object;
+  /** Activities for the warehouse queue: served with concurrency 1, the one DuckDB writer. */
+  warehouseActivities: object;
+  /** Defaults to resolveWorkflowsPath(); ignored when workflowBundle is given. */
+  workflowsPath?: string;
+  /** A prebuilt bundle (tests bundle once per run). */
+  workflowBundle?: WorkflowBundleOption;
+  /** Aborting drains both workers; runWorkers resolves once they have stopped. */
+  signal?: AbortSignal;
+  logger?: Logger;
+}
+
+/**
+ * workflows/index.ts when running from source (tsx, vitest), dist/workflows/index.js when built:
+ * this file sits at src/temporal/ in both trees.
+ */
+export function resolveWorkflowsPath(): string {
+  const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
+  return fileURLToPath(new URL(`../../workflows/index.${ext}`, import.meta.url));
+}
+
+/**
+ * One worker on the main queue (workflows and CRM activities) and one on the warehouse queue, in
+ * this process, until `signal` aborts or either fails (then the other is drained too).
+ */
+export async function runWorkers(options: RunWorkersOptions): Promise<void> {
+  if (options.signal?.aborted) return;
+  const workflowBundle = options.workflowBundle ?? { code: (await bundleWorkflows(options.workflowsPath ?? resolveWorkflowsPath())).code };
+  const workers = [
+    await Worker.create({
+      connection: options.nativeConnection,
+      namespace: options.namespace,
+      taskQueue: options.taskQueues.main,
+      workflowBundle,
+      activities: options.activities,
+    }),
+  ];
+  if (Object.keys(options.warehouseActivities).length > 0) {
+    workers.push(
+      await Worker.create({
+        connection: options.nativeConnection,
+        namespace: options.namespace,
+        taskQueue: options.taskQueues.warehouse,
+        activities: options.warehouseActivities,
+        maxConcurrentActivityTaskExecutions: 1,
+      }),
+    );
+  } else {
+    options.logger?.warn({ taskQueue: options.taskQueues.warehouse }, 'no warehouse activities registered; not polling the warehouse queue');
+  }
+  const stopAll = (): void => {
+    for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+  };
+  options.signal?.addEventListener('abort', stopAll, { once: true });
+  try {
+    const running = workers.map((w) =>
+      w.run().catch((err: unknown) => {
+        stopAll();
+        throw err;
+      }),
+    );
+    // An abort that landed while the workers were being created.
+    if (options.signal?.aborted) stopAll();
+    const results = await Promise.allSettled(running);
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+  } finally {
+    options.signal?.removeEventListener('abort', stopAll);
+  }
+}
