@@ -17,7 +17,7 @@ export function acquireSpoolLock(dir: string): () => void {
         throw new SpoolUnavailableError(`Cannot create the spool lock in ${dir}; check that the directory is writable.`, { cause: err });
       }
       const pid = Number(readFileSync(path, 'utf8').trim());
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid)) {
+      if (Number.isInteger(pid) && pid > 0 && isAlive(pid)) {
         throw new SpoolUnavailableError(`Another webhook receiver (pid ${pid}) is using the spool ${dir}; stop it or set a different CRMSYNC_DATA_DIR.`);
       }
       rmSync(path, { force: true });

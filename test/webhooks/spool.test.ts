@@ -1,0 +1,127 @@
+import { appendFileSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { SpoolUnavailableError } from '../../src/webhooks/errors.js';
+import { openSpool, withSpool } from '../../src/webhooks/spool.js';
+import type { SpoolEntry } from '../../src/webhooks/spool-frame.js';
+import { withTempDir } from './helpers.js';
+
+const entry = (id: string, receivedAt = Date.now()): SpoolEntry => ({
+  deliveryId: id,
+  webhookId: 1,
+  event: 'contact.updated',
+  known: true,
+  receivedAt,
+  body: Buffer.from(JSON.stringify({ id, pad: 'x'.repeat(100) })),
+});
+
+const segments = (dir: string) => readdirSync(dir).filter((n) => n.startsWith('segment-'));
+
+describe('spool', () => {
+  it('commits concurrent appends in shared fsync batches and reads them back in order, byte for byte', async () => {
+    await withTempDir(async (dir) => {
+      await withSpool({ dir }, async (spool) => {
+        const ids = Array.from({ length: 300 }, (_, i) => `d-${i}`);
+        const outcomes = await Promise.all(ids.map((id) => spool.append(entry(id))));
+        expect(new Set(outcomes)).toEqual(new Set(['accepted']));
+        expect(spool.stats().batches).toBeLessThan(300);
+        const all = await spool.read(0, 1000);
+        expect(all.map((r) => r.deliveryId)).toEqual(ids);
+        expect(all.map((r) => r.seq)).toEqual(ids.map((_, i) => i + 1));
+        expect(JSON.parse(all[42]!.body.toString()).id).toBe('d-42');
+        // Paging with the applier's offset.
+        const page = await spool.read(100, 50);
+        expect(page.map((r) => r.seq)).toEqual(Array.from({ length: 50 }, (_, i) => 101 + i));
+        const next = await spool.read(150, 500);
+        expect(next[0]!.seq).toBe(151);
+        expect(next).toHaveLength(150);
+      });
+    });
+  });
+
+  it('rebuilds the dedup index from the log when reopened', async () => {
+    await withTempDir(async (dir) => {
+      await withSpool({ dir }, async (spool) => {
+        expect(await spool.append(entry('a'))).toBe('accepted');
+        expect(await spool.append(entry('b'))).toBe('accepted');
+      });
+      await withSpool({ dir }, async (spool) => {
+        expect(await spool.append(entry('a'))).toBe('duplicate');
+        expect(await spool.append(entry('c'))).toBe('accepted');
+        expect((await spool.read(0, 10)).map((r) => [r.seq, r.deliveryId])).toEqual([
+          [1, 'a'],
+          [2, 'b'],
+          [3, 'c'],
+        ]);
+      });
+    });
+  });
+
+  it('cuts off a torn frame at the tail (a crash mid-write) and keeps everything before it', async () => {
+    await withTempDir(async (dir) => {
+      await withSpool({ dir }, async (spool) => {
+        await spool.append(entry('a'));
+        await spool.append(entry('b'));
+      });
+      const seg = join(dir, segments(dir)[0]!);
+      const size = statSync(seg).size;
+      appendFileSync(seg, Buffer.from([200, 0, 0, 0, 1, 2, 3, 4, 5, 6]));
+      await withSpool({ dir }, async (spool) => {
+        expect(statSync(seg).size).toBe(size);
+        expect((await spool.read(0, 10)).map((r) => r.deliveryId)).toEqual(['a', 'b']);
+        expect(await spool.append(entry('c'))).toBe('accepted');
+        expect((await spool.read(2, 10)).map((r) => r.deliveryId)).toEqual(['c']);
+      });
+    });
+  });
+
+  it('rotates segments, and prunes only segments that are applied and older than the retention', async () => {
+    await withTempDir(async (dir) => {
+      let clock = Date.parse('2026-01-01T00:00:00Z');
+      await withSpool({ dir, maxSegmentBytes: 1000, retentionMs: 7 * 24 * 3600e3, now: () => clock }, async (spool) => {
+        for (let i = 0; i < 30; i++) await spool.append(entry(`d-${i}`, clock));
+        const before = segments(dir).length;
+        expect(before).toBeGreaterThan(3);
+        expect((await spool.read(0, 100)).length).toBe(30);
+        // Applied but within retention: kept, and still deduplicated.
+        await spool.markApplied(10);
+        expect(segments(dir).length).toBe(before);
+        expect(await spool.append(entry('d-0', clock))).toBe('duplicate');
+        // Past retention, only the applied part goes.
+        clock += 8 * 24 * 3600e3;
+        await spool.markApplied(10);
+        const after = segments(dir).length;
+        expect(after).toBeLessThan(before);
+        expect((await spool.read(0, 100))[0]!.seq).toBeLessThanOrEqual(11);
+        expect(await spool.append(entry('d-29', clock))).toBe('duplicate');
+        expect(await spool.append(entry('d-0', clock))).toBe('accepted');
+      });
+    });
+  });
+
+  it('refuses deliveries with SpoolUnavailableError when a segment cannot be written, and recovers once it can', async () => {
+    await withTempDir(async (dir) => {
+      const spoolDir = join(dir, 'spool');
+      const spool = await openSpool({ dir: spoolDir, maxSegmentBytes: 10 });
+      try {
+        expect(await spool.append(entry('a'))).toBe('accepted');
+        // The next append must rotate, but the directory has gone.
+        renameSync(spoolDir, join(dir, 'moved'));
+        writeFileSync(spoolDir, 'not a directory');
+        await expect(spool.append(entry('b'))).rejects.toBeInstanceOf(SpoolUnavailableError);
+        // The failed delivery was not recorded as seen: its retry must not be called a duplicate.
+        expect(spool.stats().indexedDeliveries).toBe(1);
+      } finally {
+        await spool.close().catch(() => undefined);
+      }
+    });
+  });
+
+  it('refuses a second receiver on the same spool directory', async () => {
+    await withTempDir(async (dir) => {
+      await withSpool({ dir }, async () => {
+        await expect(openSpool({ dir })).rejects.toThrow(/Another webhook receiver/);
+      });
+    });
+  });
+});
