@@ -1,0 +1,110 @@
+import type { TaxonomyRef } from '../crm/types.js';
+import { classifyRows } from './classify-rows.js';
+import { draftRows } from './draft-rows.js';
+import type { PushCrm } from './push-crm.js';
+import { PushLedger } from './push-ledger.js';
+import { PushPlanStore } from './push-plan-store.js';
+import { emptyCounts, type ContactDraft, type PlannedRow, type PushCounts, type RowRejection } from './push-types.js';
+import { readSourceRows } from './read-source-rows.js';
+import { collectMissing, resolveDrafts } from './resolve-drafts.js';
+import { parseSourceSpec } from './source-spec.js';
+import type { SqlRunner } from './sql-runner.js';
+import { TaxonomyIndex, type TaxonomyKind } from './taxonomy-index.js';
+
+export interface PlanPushOptions {
+  from: string;
+  runId: string;
+  createMissing: boolean;
+  /** Read and check only: nothing is created in the CRM and nothing is written to the ledger. */
+  dryRun: boolean;
+  maxRows?: number;
+  sampleSize?: number;
+}
+
+export interface PushPlanSummary {
+  runId: string;
+  source: string;
+  rowsRead: number;
+  counts: PushCounts;
+  /** Rows stored in the plan, numbered 0..toSend-1. */
+  toSend: number;
+  /** Tags and lists created (or, in a dry run, that would be created). */
+  createdTags: string[];
+  createdLists: string[];
+  sample: Pick<PlannedRow, 'action' | 'rowNumber' | 'body'>[];
+  rejectedSample: RowRejection[];
+}
+
+export interface PlanPushDeps {
+  crm: PushCrm;
+  db: SqlRunner;
+  now?: () => Date;
+}
+
+/** Reads the source, checks every row, and stores what must be sent (see docs/push.md). */
+export async function planPush(deps: PlanPushDeps, opts: PlanPushOptions): Promise<PushPlanSummary> {
+  const now = deps.now ?? (() => new Date());
+  const spec = parseSourceSpec(opts.from);
+  const rows = await readSourceRows(deps.db, spec, opts.maxRows);
+  const fields = new Map((await deps.crm.listCustomFields()).map((f) => [f.slug, f]));
+  const drafted = draftRows(rows, fields);
+
+  const tagIndex = await buildIndex(deps.crm, 'tag', drafted.drafts);
+  const listIndex = await buildIndex(deps.crm, 'list', drafted.drafts);
+  const createdTags = opts.createMissing ? await createMissing(deps.crm, tagIndex, drafted.drafts, opts.dryRun) : [];
+  const createdLists = opts.createMissing ? await createMissing(deps.crm, listIndex, drafted.drafts, opts.dryRun) : [];
+  const { resolved, rejections } = resolveDrafts(drafted.drafts, tagIndex, listIndex);
+  const allRejections = [...drafted.rejections, ...rejections].sort((a, b) => a.rowNumber - b.rowNumber);
+
+  const ledger = new PushLedger(deps.db);
+  const { planned, unchanged, settled } = classifyRows(resolved, await ledger.read(spec.sourceId));
+  const counts = emptyCounts();
+  for (const row of planned) counts[row.action] += 1;
+  counts.unchanged = unchanged.length;
+  counts.invalid = allRejections.length;
+
+  if (!opts.dryRun) {
+    const at = now();
+    const plans = new PushPlanStore(deps.db);
+    await plans.pruneStale(at);
+    await ledger.pruneRejections(spec.sourceId, allRejections.map((r) => r.key));
+    await ledger.recordRejections(spec.sourceId, opts.runId, allRejections, at);
+    await ledger.clearSettled(spec.sourceId, settled, at);
+    await plans.save(opts.runId, spec.sourceId, planned);
+    await plans.startRun(opts.runId, spec.sourceId, rows.length, counts, at);
+  }
+  const sampleSize = opts.sampleSize ?? 5;
+  return {
+    runId: opts.runId,
+    source: spec.sourceId,
+    rowsRead: rows.length,
+    counts,
+    toSend: planned.length,
+    createdTags,
+    createdLists,
+    sample: planned.slice(0, sampleSize).map(({ action, rowNumber, body }) => ({ action, rowNumber, body })),
+    rejectedSample: allRejections.slice(0, sampleSize),
+  };
+}
+
+async function buildIndex(crm: PushCrm, kind: TaxonomyKind, drafts: readonly ContactDraft[]): Promise<TaxonomyIndex> {
+  const column = kind === 'tag' ? 'tags' : 'lists';
+  // Only ask the CRM when some row names a tag (or list): a plain contact push costs no extra call.
+  if (!drafts.some((d) => d[column].length > 0)) return new TaxonomyIndex(kind, []);
+  return new TaxonomyIndex(kind, kind === 'tag' ? await crm.listTags() : await crm.listLists());
+}
+
+async function createMissing(crm: PushCrm, index: TaxonomyIndex, drafts: readonly ContactDraft[], dryRun: boolean): Promise<string[]> {
+  const names = collectMissing(drafts, index, index.kind === 'tag' ? 'tags' : 'lists');
+  let placeholder = -1;
+  for (const title of names) {
+    // A dry run resolves to placeholder ids: such rows are new or changed either way.
+    const ref: TaxonomyRef = dryRun
+      ? { id: placeholder--, title, slug: title }
+      : index.kind === 'tag'
+        ? await crm.createTag(title)
+        : await crm.createList(title);
+    index.add(ref);
+  }
+  return names;
+}

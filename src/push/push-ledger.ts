@@ -1,0 +1,145 @@
+import type { RowRejection } from './push-types.js';
+import { sqlTimestamp, type SqlRunner } from './sql-runner.js';
+
+export interface LedgerState {
+  outcome: 'succeeded' | 'failed' | 'rejected';
+  pushedFingerprint: string | null;
+}
+
+export interface SendSuccess {
+  source: string;
+  key: string;
+  email: string;
+  fingerprint: string;
+  runId: string;
+  httpStatus: number;
+  contactId: number | null;
+  actionType: string | null;
+  at: Date;
+}
+
+export interface SendFailure {
+  source: string;
+  key: string;
+  email: string;
+  fingerprint: string;
+  runId: string;
+  httpStatus: number | null;
+  code: string;
+  field: string | null;
+  message: string;
+  retryable: boolean;
+  at: Date;
+}
+
+const MAX_MESSAGE = 1000;
+
+/** Reads and writes `_push_ledger` (sql/030_push_ledger.sql). */
+export class PushLedger {
+  constructor(private readonly db: SqlRunner) {}
+
+  async read(source: string): Promise<Map<string, LedgerState>> {
+    const rows = await this.db.query('SELECT push_key, outcome, pushed_fingerprint FROM _push_ledger WHERE source = ?', [source]);
+    const out = new Map<string, LedgerState>();
+    for (const r of rows) {
+      out.set(String(r.push_key), {
+        outcome: r.outcome as LedgerState['outcome'],
+        pushedFingerprint: r.pushed_fingerprint == null ? null : String(r.pushed_fingerprint),
+      });
+    }
+    return out;
+  }
+
+  /** Keys among `keys` whose last successful push had exactly this fingerprint. */
+  async alreadyPushed(source: string, fingerprints: ReadonlyMap<string, string>): Promise<Set<string>> {
+    if (fingerprints.size === 0) return new Set();
+    const pairs = JSON.stringify([...fingerprints].map(([k, f]) => ({ k, f })));
+    const rows = await this.db.query(
+      `SELECT l.push_key FROM _push_ledger l
+       JOIN (SELECT unnest(from_json(?::JSON, '[{"k":"VARCHAR","f":"VARCHAR"}]'), recursive := true)) p
+         ON l.push_key = p.k AND l.pushed_fingerprint = p.f
+       WHERE l.source = ?`,
+      [pairs, source],
+    );
+    return new Set(rows.map((r) => String(r.push_key)));
+  }
+
+  /** One statement for all rejections of a run: they are never sent. */
+  async recordRejections(source: string, runId: string, rejections: readonly RowRejection[], at: Date): Promise<void> {
+    // One entry per key: a statement may not update the same ledger row twice.
+    const unique = [...new Map(rejections.map((r) => [r.key, r])).values()];
+    for (let i = 0; i < unique.length; i += 1000) {
+      const chunk = unique.slice(i, i + 1000);
+      if (chunk.length === 0) continue;
+      const data = JSON.stringify(chunk.map((r) => ({ k: r.key, e: r.email, f: r.field, m: r.reason.slice(0, MAX_MESSAGE) })));
+      await this.db.query(
+        `INSERT INTO _push_ledger (source, push_key, email, outcome, error_code, error_field, error_message, retryable,
+                                   run_id, first_seen_at, updated_at)
+         SELECT ?, r.k, r.e, 'rejected', 'PUSH_ROW_INVALID', r.f, r.m, false, ?, ?::TIMESTAMP, ?::TIMESTAMP
+         FROM (SELECT unnest(from_json(?::JSON, '[{"k":"VARCHAR","e":"VARCHAR","f":"VARCHAR","m":"VARCHAR"}]'), recursive := true)) r
+         ON CONFLICT (source, push_key) DO UPDATE SET
+           email = excluded.email, outcome = 'rejected', fingerprint = NULL, http_status = NULL,
+           error_code = excluded.error_code, error_field = excluded.error_field, error_message = excluded.error_message,
+           retryable = false, run_id = excluded.run_id, updated_at = excluded.updated_at`,
+        [source, runId, sqlTimestamp(at), sqlTimestamp(at), data],
+      );
+    }
+  }
+
+  /**
+   * Drops rejections of rows that are gone from the source or no longer rejected (rows that never
+   * reached the CRM); a row that was fixed gets a fresh entry when it is sent.
+   */
+  async pruneRejections(source: string, stillRejected: readonly string[]): Promise<void> {
+    await this.db.query(
+      `DELETE FROM _push_ledger WHERE source = ? AND outcome = 'rejected' AND pushed_fingerprint IS NULL
+         AND push_key NOT IN (SELECT unnest(from_json(?::JSON, '["VARCHAR"]')))`,
+      [source, JSON.stringify(stillRejected)],
+    );
+  }
+
+  /** Keys that are unchanged since their last success but carry a later rejection or failure. */
+  async clearSettled(source: string, keys: readonly string[], at: Date): Promise<void> {
+    if (keys.length === 0) return;
+    await this.db.query(
+      `UPDATE _push_ledger SET outcome = 'succeeded', http_status = NULL, error_code = NULL, error_field = NULL,
+         error_message = NULL, retryable = NULL, failures = 0, updated_at = ?::TIMESTAMP
+       WHERE source = ? AND push_key IN (SELECT unnest(from_json(?::JSON, '["VARCHAR"]')))`,
+      [sqlTimestamp(at), source, JSON.stringify(keys)],
+    );
+  }
+
+  /** Written right after the CRM accepted the row, before the next row's outcome is known. */
+  async recordSuccess(s: SendSuccess): Promise<void> {
+    const at = sqlTimestamp(s.at);
+    await this.db.query(
+      `INSERT INTO _push_ledger (source, push_key, email, outcome, fingerprint, pushed_fingerprint, contact_id, action_type,
+                                 http_status, attempts, failures, run_id, first_seen_at, last_attempt_at, succeeded_at, updated_at)
+       VALUES (?, ?, ?, 'succeeded', ?, ?, ?, ?, ?, 1, 0, ?, ?::TIMESTAMP, ?::TIMESTAMP, ?::TIMESTAMP, ?::TIMESTAMP)
+       ON CONFLICT (source, push_key) DO UPDATE SET
+         email = excluded.email, outcome = 'succeeded', fingerprint = excluded.fingerprint,
+         pushed_fingerprint = excluded.pushed_fingerprint, contact_id = excluded.contact_id,
+         action_type = excluded.action_type, http_status = excluded.http_status, error_code = NULL,
+         error_field = NULL, error_message = NULL, retryable = NULL, attempts = _push_ledger.attempts + 1,
+         failures = 0, run_id = excluded.run_id, last_attempt_at = excluded.last_attempt_at,
+         succeeded_at = excluded.succeeded_at, updated_at = excluded.updated_at`,
+      [s.source, s.key, s.email, s.fingerprint, s.fingerprint, s.contactId, s.actionType, s.httpStatus, s.runId, at, at, at, at],
+    );
+  }
+
+  async recordFailure(f: SendFailure): Promise<void> {
+    const at = sqlTimestamp(f.at);
+    await this.db.query(
+      `INSERT INTO _push_ledger (source, push_key, email, outcome, fingerprint, http_status, error_code, error_field,
+                                 error_message, retryable, attempts, failures, run_id, first_seen_at, last_attempt_at, updated_at)
+       VALUES (?, ?, ?, 'failed', ?, ?, ?, ?, ?, ?, 1, 1, ?, ?::TIMESTAMP, ?::TIMESTAMP, ?::TIMESTAMP)
+       ON CONFLICT (source, push_key) DO UPDATE SET
+         email = excluded.email, outcome = 'failed', fingerprint = excluded.fingerprint,
+         http_status = excluded.http_status, error_code = excluded.error_code, error_field = excluded.error_field,
+         error_message = excluded.error_message, retryable = excluded.retryable,
+         attempts = _push_ledger.attempts + 1, failures = _push_ledger.failures + 1, run_id = excluded.run_id,
+         last_attempt_at = excluded.last_attempt_at, updated_at = excluded.updated_at`,
+      [f.source, f.key, f.email, f.fingerprint, f.httpStatus, f.code, f.field, f.message.slice(0, MAX_MESSAGE), f.retryable, f.runId, at, at, at],
+    );
+  }
+}

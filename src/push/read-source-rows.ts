@@ -1,0 +1,26 @@
+import { PushSourceError } from './push-errors.js';
+import type { SourceSpec } from './source-spec.js';
+import type { SqlRunner } from './sql-runner.js';
+
+export const DEFAULT_MAX_SOURCE_ROWS = 500_000;
+
+/**
+ * Reads the source as one JSON object per row: DuckDB's own JSON encoding gives dates as
+ * `YYYY-MM-DD`, lists as arrays and JSON columns as objects, whatever the driver's conversions.
+ */
+export async function readSourceRows(db: SqlRunner, spec: SourceSpec, maxRows = DEFAULT_MAX_SOURCE_ROWS): Promise<Record<string, unknown>[]> {
+  let rows: Record<string, unknown>[];
+  try {
+    rows = await db.query(`SELECT to_json(_s)::VARCHAR AS j FROM (${spec.sql}) AS _s LIMIT ${maxRows + 1}`);
+  } catch (err) {
+    const reason = err instanceof Error ? err.message.split('\n')[0] : String(err);
+    throw new PushSourceError(
+      `Cannot read the push source ${spec.kind === 'relation' ? `"${spec.sourceId}"` : 'query'}: ${reason}. Check the table, view or query with \`crmsync query\`.`,
+      { cause: err },
+    );
+  }
+  if (rows.length > maxRows) {
+    throw new PushSourceError(`The push source has more than ${maxRows} rows; push it in parts (filter the query) or raise the limit.`);
+  }
+  return rows.map((r) => JSON.parse(String(r.j)) as Record<string, unknown>);
+}

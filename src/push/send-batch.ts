@@ -1,0 +1,118 @@
+import pLimit from 'p-limit';
+import { CrmsyncError } from '../errors.js';
+import { describeSendError } from './describe-send-error.js';
+import type { PushCrm } from './push-crm.js';
+import type { PushLedger } from './push-ledger.js';
+import type { StoredPlanRow } from './push-plan-store.js';
+import { SerialQueue } from './serial-queue.js';
+
+export interface BatchProgress {
+  done: number;
+  total: number;
+  succeeded: number;
+  failed: number;
+  skipped: number;
+  lastSeq: number;
+}
+
+export interface BatchResult {
+  sent: number;
+  succeeded: number;
+  failed: number;
+  /** Rows whose exact content the ledger already shows as pushed (a resumed batch). */
+  skipped: number;
+  requests: number;
+}
+
+export interface SendBatchDeps {
+  crm: PushCrm;
+  ledger: PushLedger;
+  now?: () => Date;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+export interface SendBatchOptions {
+  source: string;
+  runId: string;
+  rows: readonly StoredPlanRow[];
+  concurrency: number;
+  /** Attempts per row for retryable errors (429, 5xx, network) before the row is recorded as failed. */
+  maxAttempts?: number;
+  signal?: AbortSignal;
+  onProgress?: (p: BatchProgress) => void;
+}
+
+/** Rejected before sending when a batch stops early; the ledger holds every finished row. */
+export class PushAbortedError extends CrmsyncError {
+  constructor(reason: string, options: { cause?: unknown; retryable?: boolean } = {}) {
+    super('PUSH_ABORTED', reason, options);
+  }
+}
+
+/**
+ * Upserts a batch of planned rows. Each success is written to the ledger before the row counts as
+ * done, so a batch restarted after a crash skips it; only rows in flight at the crash can be sent
+ * again, which the upsert (create-or-update by email) makes harmless.
+ */
+export async function sendBatch(deps: SendBatchDeps, opts: SendBatchOptions): Promise<BatchResult> {
+  const now = deps.now ?? (() => new Date());
+  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const maxAttempts = opts.maxAttempts ?? 5;
+  const ledgerQueue = new SerialQueue();
+  const pushed = await deps.ledger.alreadyPushed(opts.source, new Map(opts.rows.map((r) => [r.key, r.fingerprint])));
+  const result: BatchResult = { sent: 0, succeeded: 0, failed: 0, skipped: 0, requests: 0 };
+  const progress: BatchProgress = { done: 0, total: opts.rows.length, succeeded: 0, failed: 0, skipped: 0, lastSeq: -1 };
+  let fatal: Error | undefined;
+  const limit = pLimit(Math.max(1, opts.concurrency));
+
+  const finish = (row: StoredPlanRow, outcome: 'succeeded' | 'failed' | 'skipped') => {
+    result[outcome] += 1;
+    progress[outcome] += 1;
+    progress.done += 1;
+    progress.lastSeq = Math.max(progress.lastSeq, row.seq);
+    opts.onProgress?.({ ...progress });
+  };
+
+  const sendOne = async (row: StoredPlanRow): Promise<void> => {
+    if (fatal || opts.signal?.aborted) return;
+    if (pushed.has(row.key)) return finish(row, 'skipped');
+    result.sent += 1;
+    for (let attempt = 1; ; attempt++) {
+      result.requests += 1;
+      try {
+        const res = await deps.crm.upsertContact(row.body);
+        await ledgerQueue.run(() =>
+          deps.ledger.recordSuccess({
+            source: opts.source, key: row.key, email: row.body.email, fingerprint: row.fingerprint, runId: opts.runId,
+            httpStatus: 200, contactId: res.contact.id, actionType: res.actionType, at: now(),
+          }),
+        );
+        return finish(row, 'succeeded');
+      } catch (err) {
+        if (!(err instanceof CrmsyncError) || err.code.startsWith('PUSH_')) throw err;
+        const info = describeSendError(err);
+        if (info.fatal) {
+          fatal ??= err;
+          return;
+        }
+        if (info.retryable && attempt < maxAttempts && !opts.signal?.aborted) {
+          await sleep(info.retryAfterMs ?? Math.min(250 * 2 ** (attempt - 1), 5000));
+          continue;
+        }
+        await ledgerQueue.run(() =>
+          deps.ledger.recordFailure({
+            source: opts.source, key: row.key, email: row.body.email, fingerprint: row.fingerprint, runId: opts.runId,
+            httpStatus: info.httpStatus, code: info.code, field: info.field, message: info.message,
+            retryable: info.retryable, at: now(),
+          }),
+        );
+        return finish(row, 'failed');
+      }
+    }
+  };
+
+  await Promise.all(opts.rows.map((row) => limit(() => sendOne(row))));
+  if (fatal) throw fatal;
+  if (opts.signal?.aborted) throw new PushAbortedError('The push batch was cancelled; finished rows are in the ledger.', { retryable: true });
+  return result;
+}

@@ -1,0 +1,44 @@
+import { createHash } from 'node:crypto';
+import { PushSourceError } from './push-errors.js';
+import { quoteIdent } from './quote-ident.js';
+
+/** Longest `--from` text accepted: a query longer than this is almost certainly a mistake. */
+export const MAX_SOURCE_TEXT = 100_000;
+
+export interface SourceSpec {
+  kind: 'relation' | 'query';
+  /** Stable name of the source in the ledger: the relation name, or `query:<hash>`. */
+  sourceId: string;
+  /** A SELECT that yields the source rows. */
+  sql: string;
+}
+
+const RELATION = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*){0,2}$/;
+const QUERY_START = /^(select|with|from|values|table|\()/i;
+
+/**
+ * Reads `--from`: a table or view name (optionally schema- or catalog-qualified) or a read-only
+ * query. A query is wrapped as a subquery, so only statements that yield rows can run.
+ */
+export function parseSourceSpec(from: string): SourceSpec {
+  const text = from.trim().replace(/;+\s*$/, '');
+  if (text.length === 0) throw new PushSourceError('`--from` is empty; pass a table or view name, or a SELECT query.');
+  if (text.length > MAX_SOURCE_TEXT) {
+    throw new PushSourceError(`\`--from\` is ${text.length} characters (limit ${MAX_SOURCE_TEXT}); save the query as a view and pass its name.`);
+  }
+  if (RELATION.test(text)) {
+    const sql = `SELECT * FROM ${text.split('.').map(quoteIdent).join('.')}`;
+    return { kind: 'relation', sourceId: text.toLowerCase(), sql };
+  }
+  if (!QUERY_START.test(text)) {
+    throw new PushSourceError(
+      `\`--from\` is neither a table/view name nor a query starting with SELECT, WITH or FROM: "${text.slice(0, 60)}".`,
+    );
+  }
+  if (text.includes(';')) {
+    throw new PushSourceError('`--from` holds more than one statement; pass a single SELECT query (or a view name).');
+  }
+  const normalized = text.replace(/\s+/g, ' ');
+  const hash = createHash('sha256').update(normalized).digest('hex').slice(0, 16);
+  return { kind: 'query', sourceId: `query:${hash}`, sql: `SELECT * FROM (${text}) AS _push_source` };
+}
