@@ -37,7 +37,7 @@ export interface TestWorkerContext {
  * the shared dev server; shuts the worker down and closes connections afterwards, even on error.
  */
 export async function withTestWorker<T>(options: TestWorkerOptions, fn: (ctx: TestWorkerContext) => Promise<T>): Promise<T> {
-  quietRuntime();
+  quietTemporalRuntime();
   const address = testTemporalAddress();
   const namespace = inject('temporalNamespace');
   const codePath = testWorkflowBundlePath();
@@ -85,8 +85,11 @@ async function runAllUntil<T>(workers: Worker[], body: Promise<T>): Promise<T> {
   return await first.runUntil(runAllUntil(rest, body));
 }
 
-/** Worker state changes at INFO drown test output; keep warnings. Once per test process. */
-function quietRuntime(): void {
+/**
+ * Worker state changes at INFO drown test output; keep warnings. Call before the first
+ * NativeConnection or Worker of a test file (withTestWorker does).
+ */
+export function quietTemporalRuntime(): void {
   try {
     Runtime.install({ logger: new DefaultLogger('WARN') });
   } catch {

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { Worker } from '@temporalio/worker';
-import { describe, expect, it } from 'vitest';
-import { testWorkflowBundlePath } from '../helpers/temporal.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { quietTemporalRuntime, testWorkflowBundlePath } from '../helpers/temporal.js';
 
 const historyFile = 'test/fixtures/histories/hello-workflow.json';
 
@@ -11,6 +11,8 @@ async function history(): Promise<{ events: Record<string, unknown>[] }> {
 }
 
 describe('replay of a recorded history', () => {
+  beforeAll(quietTemporalRuntime);
+
   it('replays hello-workflow.json against the current workflow code', async () => {
     await Worker.runReplayHistory({ workflowBundle: { codePath: testWorkflowBundlePath() } }, await history());
   });

@@ -1,0 +1,86 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loadConfig, type Config } from '../../src/config.js';
+import { withTemporal } from '../../src/temporal/connect.js';
+import { embeddedServerFile } from '../../src/temporal/embedded-server-file.js';
+import { freePort } from '../../src/temporal/free-port.js';
+import { testTemporalAddress } from '../helpers/temporal.js';
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function waitUntilDead(pid: number, timeoutMs = 15_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (isAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  return !isAlive(pid);
+}
+
+describe('withTemporal', () => {
+  let dataDir: string;
+  let config: Config;
+  beforeEach(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'crmsync-connect-'));
+    const env: NodeJS.ProcessEnv = { ...process.env, CRMSYNC_DATA_DIR: dataDir };
+    delete env.TEMPORAL_ADDRESS;
+    config = loadConfig(env);
+  });
+  afterEach(async () => {
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('starts an embedded dev server with state under the data dir, and stops it afterwards', async () => {
+    const seen = await withTemporal(config, async (t) => {
+      const record = JSON.parse(await readFile(embeddedServerFile(dataDir), 'utf8')) as { pid: number; address: string };
+      const info = await t.connection.workflowService.getSystemInfo({});
+      // A second command on the same data dir joins the running server instead of starting one.
+      const joined = await withTemporal(config, async (inner) => inner.address);
+      return { embedded: t.embedded, address: t.address, record, serverVersion: info.serverVersion, joined };
+    });
+    expect(seen.embedded).toBe(true);
+    expect(seen.record.address).toBe(seen.address);
+    expect(seen.joined).toBe(seen.address);
+    expect(seen.serverVersion).toMatch(/\d+\.\d+/);
+    expect(existsSync(join(dataDir, 'temporal.sqlite'))).toBe(true);
+    expect(await waitUntilDead(seen.record.pid)).toBe(true);
+    expect(existsSync(embeddedServerFile(dataDir))).toBe(false);
+  });
+
+  it('stops the embedded server when the body throws', async () => {
+    let pid = -1;
+    await expect(
+      withTemporal(config, async () => {
+        pid = (JSON.parse(await readFile(embeddedServerFile(dataDir), 'utf8')) as { pid: number }).pid;
+        throw new Error('body failed');
+      }),
+    ).rejects.toThrow('body failed');
+    expect(pid).toBeGreaterThan(0);
+    expect(await waitUntilDead(pid)).toBe(true);
+  });
+
+  it('connects to TEMPORAL_ADDRESS without starting anything', async () => {
+    const address = testTemporalAddress();
+    const result = await withTemporal({ ...config, temporal: { ...config.temporal, address } }, async (t) => ({
+      embedded: t.embedded,
+      address: t.address,
+      native: t.nativeConnection !== undefined,
+    }), { worker: true });
+    expect(result).toEqual({ embedded: false, address, native: true });
+    expect(existsSync(embeddedServerFile(dataDir))).toBe(false);
+  });
+
+  it('names the fix when TEMPORAL_ADDRESS is unreachable', async () => {
+    const address = `127.0.0.1:${await freePort()}`;
+    const run = withTemporal({ ...config, temporal: { ...config.temporal, address } }, async () => 'unreachable', { connectTimeoutMs: 500 });
+    await expect(run).rejects.toMatchObject({ code: 'TEMPORAL_UNREACHABLE' });
+    await expect(run).rejects.toThrow(/TEMPORAL_ADDRESS/);
+  });
+});
