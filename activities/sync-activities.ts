@@ -1,0 +1,24 @@
+import { createContactActivities } from './sync-contacts.js';
+import type { SyncActivityDeps } from './sync-deps.js';
+import { createEntityActivities } from './sync-entities.js';
+import { createFunnelActivities } from './sync-funnels.js';
+import { createReportActivities } from './sync-reports.js';
+import { createRunActivities } from './sync-runs.js';
+import { withFailureClassification } from './to-application-failure.js';
+
+/**
+ * Every sync activity, for the warehouse task queue (they fetch and load, so they run where the
+ * single DuckDB writer lives). Errors are classified once, here.
+ */
+export function createSyncActivities(deps: SyncActivityDeps) {
+  return withFailureClassification({
+    ...createContactActivities(deps),
+    ...createEntityActivities(deps),
+    ...createFunnelActivities(deps),
+    ...createReportActivities(deps),
+    ...createRunActivities(deps),
+  });
+}
+
+export type SyncActivities = ReturnType<typeof createSyncActivities>;
+export type { SyncActivityDeps };

@@ -1,0 +1,276 @@
+import { randomUUID } from 'node:crypto';
+import pLimit from 'p-limit';
+import type { Contact } from '../src/crm/types.js';
+import { CrmsyncError } from '../src/errors.js';
+import { readContactsState, writeContactsState, type ActiveScan } from '../src/sync/contacts-state.js';
+import { chooseContactsMode } from '../src/sync/choose-contacts-mode.js';
+import { clearScans, liveContactCount, recordScannedPage, scannedPages, unseenLiveContactIds } from '../src/sync/scan-tables.js';
+import type { LoadStats } from '../src/warehouse/types.js';
+import type { ContactsMode, ReconcilePolicy } from '../workflows/sync-types.js';
+import { startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
+
+export interface ContactsPlan {
+  mode: ContactsMode;
+  /** A scan left by an earlier run is resumed rather than restarted. */
+  resumeScan: boolean;
+  maxId: number;
+  reconcileDue: boolean;
+}
+
+export interface ScanPlan extends ActiveScan {
+  donePages: number[];
+  resumed: boolean;
+  requests: number;
+}
+
+export interface PagesResult extends LoadStats {
+  pages: number;
+  rows: number;
+  requests: number;
+  /** A page reported a different total than the scan began with, or came back short: rows may have shifted. */
+  drift: boolean;
+}
+
+export interface NewContactsResult extends LoadStats {
+  pages: number;
+  rows: number;
+  requests: number;
+  crmTotal: number;
+  liveCount: number;
+  maxId: number;
+}
+
+export interface FinishScanResult {
+  deleted: number;
+  restored: number;
+  requests: number;
+  drift: boolean;
+  crmTotal: number;
+  liveCount: number;
+}
+
+const NO_STATS: LoadStats = { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
+const MAX_NEW_PAGES = 100_000;
+/** Loads waiting behind a range's fetches: enough to overlap fetch and load, small enough to bound memory. */
+const MAX_PENDING_LOADS = 2;
+
+function addStats(into: LoadStats, add: LoadStats): void {
+  into.inserted += add.inserted;
+  into.updated += add.updated;
+  into.unchanged += add.unchanged;
+  into.deleted += add.deleted;
+}
+
+function isNotFound(err: unknown): boolean {
+  return err instanceof CrmsyncError && err.code === 'CRM_NOT_FOUND';
+}
+
+export function createContactActivities(deps: SyncActivityDeps) {
+  const { client, writes, logger } = deps;
+  const now = deps.now ?? Date.now;
+  const ctxFor = (loadId: string) => ({ loadId, syncedAt: new Date(now()) });
+
+  async function probe(): Promise<{ total: number; maxId: number }> {
+    const p = await client.contacts.listPage({ page: 1, perPage: 1, order: 'desc', orderBy: 'id' });
+    return { total: p.total ?? p.items.length, maxId: p.items[0]?.id ?? 0 };
+  }
+
+  return {
+    /** Decides backfill, incremental or reconcile from the stored state; no CRM request. */
+    async planContactsRun(input: { full: boolean; reconcile: ReconcilePolicy; reconcileEveryMs: number }): Promise<ContactsPlan> {
+      const state = await writes.run(readContactsState);
+      return chooseContactsMode(state, { ...input, nowMs: now() });
+    },
+
+    /** Starts (or resumes) a full ascending scan: one probe request gives the page count and the CRM's highest id. */
+    async startContactsScan(input: { mode: 'backfill' | 'reconcile'; perPage: number; loadId: string }): Promise<ScanPlan> {
+      const existing = await writes.run(async (w) => {
+        const state = await readContactsState(w);
+        if (!state.activeScan) return undefined;
+        return { ...state.activeScan, donePages: await scannedPages(w, state.activeScan.scanKey) };
+      });
+      if (existing) return { ...existing, resumed: true, requests: 0 };
+
+      const head = await probe();
+      return await writes.run(async (w) => {
+        const state = await readContactsState(w);
+        const scan: ActiveScan = {
+          scanKey: `${input.loadId}:${randomUUID().slice(0, 8)}`,
+          mode: input.mode,
+          perPage: input.perPage,
+          total: head.total,
+          lastPage: head.total <= 0 ? 0 : Math.ceil(head.total / input.perPage),
+          maxIdAtStart: await w.maxContactId(),
+          crmTotalAtStart: head.total,
+          crmMaxIdAtStart: head.maxId,
+          startedAtMs: now(),
+        };
+        await clearScans(w);
+        await writeContactsState(w, { ...state, activeScan: scan });
+        return { ...scan, donePages: [], resumed: false, requests: 1 };
+      });
+    },
+
+    /**
+     * Fetches pages fromPage..toPage (id ascending) and loads each as it arrives. Pages already
+     * loaded by an earlier attempt are skipped (the page log is written with the load), and the
+     * heartbeat carries the next page, so a retry after a crash refetches only the page in flight.
+     */
+    async syncContactPages(input: {
+      scanKey: string;
+      fromPage: number;
+      toPage: number;
+      perPage: number;
+      expectedTotal: number;
+      loadId: string;
+    }): Promise<PagesResult> {
+      const done = new Set(await writes.run((w) => scannedPages(w, input.scanKey, input.fromPage, input.toPage)));
+      const result: PagesResult = { ...NO_STATS, pages: 0, rows: 0, requests: 0, drift: false };
+      let nextPage = input.fromPage;
+      const hb = startHeartbeats(() => ({ nextPage, pages: result.pages }));
+      const loads: Promise<void>[] = [];
+      try {
+        for (let page = input.fromPage; page <= input.toPage; page++) {
+          nextPage = page;
+          if (done.has(page)) continue;
+          hb.throwIfCancelled();
+          const p = await client.contacts.listPage({ page, perPage: input.perPage, order: 'asc', orderBy: 'id' });
+          result.requests++;
+          if ((p.total !== undefined && p.total !== input.expectedTotal) || (p.items.length < input.perPage && page * input.perPage < input.expectedTotal)) {
+            result.drift = true;
+          }
+          const items: Contact[] = p.items;
+          const ctx = ctxFor(input.loadId);
+          loads.push(
+            writes.run(async (w) => {
+              const stats = await w.loadContacts(items, ctx);
+              await recordScannedPage(w, input.scanKey, page, items.map((c) => c.id), p.total, ctx.syncedAt);
+              addStats(result, stats);
+              result.pages++;
+              result.rows += items.length;
+            }),
+          );
+          if (loads.length >= MAX_PENDING_LOADS) await loads.shift();
+          hb.beat();
+        }
+        await Promise.all(loads);
+        nextPage = input.toPage + 1;
+        hb.beat();
+        return result;
+      } finally {
+        hb.stop();
+        // A failed fetch must not leave loads unobserved (unhandled rejections kill the worker).
+        await Promise.allSettled(loads);
+      }
+    },
+
+    /**
+     * Ends a scan: live contacts it did not see (up to the highest id held when it began) are
+     * confirmed one by one, since drift can hide a live contact from a scan; the gone ones are
+     * tombstoned, the found ones loaded. Then one probe tells whether the CRM changed meanwhile.
+     */
+    async finishContactsScan(input: { scanKey: string; loadId: string }): Promise<FinishScanResult> {
+      const { scan, candidates } = await writes.run(async (w) => {
+        const state = await readContactsState(w);
+        const active = state.activeScan;
+        if (!active || active.scanKey !== input.scanKey) {
+          throw new CrmsyncError('SYNC_SCAN_MISSING', `Contact scan ${input.scanKey} is not the active scan; run \`crmsync sync --stream contacts\` again to start a new one.`);
+        }
+        return { scan: active, candidates: await unseenLiveContactIds(w, active.scanKey, active.maxIdAtStart) };
+      });
+      let requests = 0;
+      const gone: number[] = [];
+      const found: Contact[] = [];
+      const limit = pLimit(deps.confirmConcurrency ?? 4);
+      const hb = startHeartbeats(() => ({ confirming: candidates.length, done: gone.length + found.length }));
+      try {
+        await Promise.all(
+          candidates.map((id) =>
+            limit(async () => {
+              hb.throwIfCancelled();
+              requests++;
+              try {
+                const c = await client.contacts.get(id);
+                if (c) found.push(c);
+                else gone.push(id);
+              } catch (err) {
+                if (isNotFound(err)) gone.push(id);
+                else throw err;
+              }
+            }),
+          ),
+        );
+      } finally {
+        hb.stop();
+      }
+      const tail = await probe();
+      requests++;
+      const ctx = ctxFor(input.loadId);
+      return await writes.run(async (w) => {
+        const deleted = gone.length > 0 ? await w.tombstoneContacts(gone, ctx) : 0;
+        if (found.length > 0) await w.loadContacts(found, ctx);
+        const pageDrift = await w.query(
+          `SELECT count(*) AS n FROM _sync_scan_pages WHERE scan_key = $1 AND reported_total IS DISTINCT FROM $2`,
+          [scan.scanKey, scan.total],
+        );
+        const maxSeen = await w.query(`SELECT coalesce(max(id), 0) AS m FROM _sweep_seen WHERE scan_key = $1`, [scan.scanKey]);
+        const drift =
+          tail.total !== scan.crmTotalAtStart || tail.maxId !== scan.crmMaxIdAtStart || Number(pageDrift[0]?.n ?? 0) > 0 || found.length > 0;
+        const state = await readContactsState(w);
+        await writeContactsState(w, {
+          ...state,
+          backfillDone: true,
+          maxId: Math.max(state.maxId, Number(maxSeen[0]?.m ?? 0)),
+          lastReconcileAtMs: scan.startedAtMs,
+          needsReconcile: drift,
+          activeScan: null,
+          lastRunAtMs: now(),
+        });
+        await clearScans(w);
+        const liveCount = await liveContactCount(w);
+        if (drift) logger.info({ scanKey: scan.scanKey, restored: found.length, deleted }, 'contacts changed during the scan');
+        return { deleted, restored: found.length, requests, drift, crmTotal: tail.total, liveCount };
+      });
+    },
+
+    /**
+     * Incremental: reads the newest contacts first and stops at the highest id already held, so a
+     * run with nothing new costs one request. The page's total, against the live count, reveals deletes.
+     */
+    async fetchNewContacts(input: { perPage: number; loadId: string }): Promise<NewContactsResult> {
+      const sinceMaxId = (await writes.run(readContactsState)).maxId;
+      const result: NewContactsResult = { ...NO_STATS, pages: 0, rows: 0, requests: 0, crmTotal: 0, liveCount: 0, maxId: sinceMaxId };
+      const hb = startHeartbeats(() => ({ pages: result.pages }));
+      try {
+        for (let page = 1; page <= MAX_NEW_PAGES; page++) {
+          hb.throwIfCancelled();
+          const p = await client.contacts.listPage({ page, perPage: input.perPage, order: 'desc', orderBy: 'id' });
+          result.requests++;
+          if (page === 1) result.crmTotal = p.total ?? p.items.length;
+          const fresh = p.items.filter((c) => c.id > sinceMaxId);
+          if (fresh.length > 0) {
+            const ctx = ctxFor(input.loadId);
+            const stats = await writes.run((w) => w.loadContacts(fresh, ctx));
+            addStats(result, stats);
+            result.rows += fresh.length;
+            result.maxId = Math.max(result.maxId, ...fresh.map((c) => c.id));
+          }
+          result.pages++;
+          hb.beat();
+          const reachedKnown = fresh.length < p.items.length;
+          const lastPage = p.lastPage !== undefined ? page >= p.lastPage : p.items.length < input.perPage;
+          if (reachedKnown || lastPage || p.items.length === 0) break;
+        }
+      } finally {
+        hb.stop();
+      }
+      return await writes.run(async (w) => {
+        const state = await readContactsState(w);
+        await writeContactsState(w, { ...state, maxId: Math.max(state.maxId, result.maxId), lastRunAtMs: now() });
+        return { ...result, liveCount: await liveContactCount(w) };
+      });
+    },
+  };
+}
+
+export type ContactActivities = ReturnType<typeof createContactActivities>;

@@ -1,0 +1,44 @@
+import { Context } from '@temporalio/activity';
+import { CancelledFailure } from '@temporalio/common';
+import type { Logger } from '../src/logger.js';
+import type { SyncCrmClient } from '../src/sync/crm-port.js';
+import type { WriteQueue } from '../src/sync/write-queue.js';
+
+/** What sync activities are built over: injected, so tests pass a real simulator-backed client and a temp DuckDB. */
+export interface SyncActivityDeps {
+  client: SyncCrmClient;
+  /** The process's single DuckDB writer. */
+  writes: WriteQueue;
+  logger: Logger;
+  /** Wall clock (activities may read it; workflows never do). */
+  now?: () => number;
+  /** Concurrent targeted fetches when confirming tombstone candidates. */
+  confirmConcurrency?: number;
+}
+
+/** The running activity's context, or undefined when called outside a worker (direct calls in tests). */
+export function currentActivity(): Context | undefined {
+  try {
+    return Context.current();
+  } catch {
+    return undefined;
+  }
+}
+
+/** Heartbeats `details` now and every second until stopped, so slow requests do not look like a dead worker. */
+export function startHeartbeats(details: () => unknown): { beat(): void; stop(): void; throwIfCancelled(): void } {
+  const ctx = currentActivity();
+  const beat = (): void => ctx?.heartbeat(details());
+  beat();
+  const timer = ctx ? setInterval(beat, 1_000) : undefined;
+  timer?.unref();
+  return {
+    beat,
+    stop: () => {
+      if (timer) clearInterval(timer);
+    },
+    throwIfCancelled: () => {
+      if (ctx?.cancellationSignal.aborted) throw new CancelledFailure('Activity cancelled');
+    },
+  };
+}

@@ -1,0 +1,77 @@
+import type { Page } from '../src/crm/types.js';
+import { CrmsyncError } from '../src/errors.js';
+import type { SmallStreamName } from '../src/sync/streams.js';
+import type { EntityRow, LoadStats } from '../src/warehouse/types.js';
+import { startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
+
+export interface EntityResult extends LoadStats {
+  rows: number;
+  pages: number;
+  requests: number;
+  /** Set when the CRM does not offer the stream (for example the company module is off). */
+  skipped?: string;
+}
+
+const PER_PAGE = 100;
+/** A bound on pages of a "small" stream: past it the listing is not small and something is wrong. */
+const MAX_PAGES = 10_000;
+
+/** Reads every page of a listing; stops on the last page, a short page or an empty one. */
+export async function readAllPages<T>(fetch: (page: number, perPage: number) => Promise<Page<T>>, onPage?: () => void): Promise<{ rows: T[]; requests: number }> {
+  const rows: T[] = [];
+  let requests = 0;
+  for (let page = 1; page <= MAX_PAGES; page++) {
+    const p = await fetch(page, PER_PAGE);
+    requests++;
+    rows.push(...p.items);
+    onPage?.();
+    const last = p.lastPage !== undefined ? page >= p.lastPage : p.items.length < PER_PAGE;
+    if (last || p.items.length === 0) return { rows, requests };
+  }
+  throw new CrmsyncError('SYNC_TOO_MANY_PAGES', `A listing returned more than ${MAX_PAGES} pages; check that the CRM honours per_page and page.`);
+}
+
+export function createEntityActivities(deps: SyncActivityDeps) {
+  const { client, writes } = deps;
+  const now = deps.now ?? Date.now;
+
+  async function readStream(stream: SmallStreamName, beat: () => void): Promise<{ rows: EntityRow[]; requests: number }> {
+    switch (stream) {
+      case 'tags':
+        return { rows: await client.tags.list(), requests: 1 };
+      case 'lists':
+        return { rows: await client.lists.list(), requests: 1 };
+      case 'custom_fields':
+        return { rows: await client.customFields.list(), requests: 1 };
+      case 'companies':
+        return await readAllPages((page, perPage) => client.companies.listPage({ page, perPage }), beat);
+      case 'campaigns':
+        return await readAllPages((page, perPage) => client.campaigns.listPage({ page, perPage, withStats: true }), beat);
+      case 'funnels':
+        return await readAllPages((page, perPage) => client.funnels.listPage({ page, perPage }), beat);
+    }
+  }
+
+  return {
+    /** Small streams are re-read whole and merged: rows absent from the CRM are removed from the warehouse. */
+    async syncEntityStream(input: { stream: SmallStreamName; loadId: string }): Promise<EntityResult> {
+      const hb = startHeartbeats(() => ({ stream: input.stream }));
+      let read: { rows: EntityRow[]; requests: number };
+      try {
+        read = await readStream(input.stream, hb.beat);
+      } catch (err) {
+        // The company module is optional in the CRM: without it the stream is skipped, not failed.
+        if (input.stream === 'companies' && err instanceof CrmsyncError && err.code === 'CRM_FORBIDDEN') {
+          deps.logger.warn('companies are not available (enable the company module in the CRM to sync them); skipping');
+          return { inserted: 0, updated: 0, unchanged: 0, deleted: 0, rows: 0, pages: 0, requests: 1, skipped: 'company module disabled' };
+        }
+        throw err;
+      } finally {
+        hb.stop();
+      }
+      const ctx = { loadId: input.loadId, syncedAt: new Date(now()) };
+      const stats = await writes.run((w) => w.loadEntities(input.stream, read.rows, ctx, { complete: true }));
+      return { ...stats, rows: read.rows.length, pages: read.requests, requests: read.requests };
+    },
+  };
+}

@@ -1,0 +1,50 @@
+import type { FunnelSubscriber } from '../src/crm/types.js';
+import type { LoadStats } from '../src/warehouse/types.js';
+import { readAllPages } from './sync-entities.js';
+import { startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
+
+export interface FunnelSubscribersResult extends LoadStats {
+  rows: number;
+  pages: number;
+  requests: number;
+}
+
+export function createFunnelActivities(deps: SyncActivityDeps) {
+  const { client, writes } = deps;
+  const now = deps.now ?? Date.now;
+
+  return {
+    /** Ids of every funnel (small: ids only enter history), read page by page. */
+    async listFunnelIds(): Promise<{ ids: number[]; requests: number }> {
+      const read = await readAllPages((page, perPage) => client.funnels.listPage({ page, perPage }));
+      return { ids: read.rows.map((f) => f.id), requests: read.requests };
+    },
+
+    /** Subscribers of one funnel in every status, with their step metrics, merged completely. */
+    async syncFunnelSubscribers(input: { funnelId: number; loadId: string }): Promise<FunnelSubscribersResult> {
+      const hb = startHeartbeats(() => ({ funnelId: input.funnelId }));
+      let read: { rows: FunnelSubscriber[]; requests: number };
+      try {
+        read = await readAllPages((page, perPage) => client.funnels.subscribersPage(input.funnelId, { status: 'all', page, perPage }), hb.beat);
+      } finally {
+        hb.stop();
+      }
+      const ctx = { loadId: input.loadId, syncedAt: new Date(now()) };
+      const stats = await writes.run((w) => w.loadFunnelSubscribers(input.funnelId, read.rows, ctx, { complete: true }));
+      return { ...stats, rows: read.rows.length, pages: read.requests, requests: read.requests };
+    },
+
+    /** Funnels gone from the CRM lose their subscribers in the warehouse too. */
+    async pruneFunnelSubscribers(input: { keepFunnelIds: number[]; loadId: string }): Promise<{ funnels: number; deleted: number }> {
+      const keep = new Set(input.keepFunnelIds);
+      const ctx = { loadId: input.loadId, syncedAt: new Date(now()) };
+      return await writes.run(async (w) => {
+        const held = await w.query(`SELECT DISTINCT funnel_id FROM funnel_subscribers`);
+        const gone = held.map((r) => Number(r.funnel_id)).filter((id) => !keep.has(id));
+        let deleted = 0;
+        for (const id of gone) deleted += (await w.loadFunnelSubscribers(id, [], ctx, { complete: true })).deleted;
+        return { funnels: gone.length, deleted };
+      });
+    },
+  };
+}

@@ -1,0 +1,46 @@
+import type { SyncRunStatus } from '../src/warehouse/types.js';
+import type { ContactsMode, StreamTotals } from '../workflows/sync-types.js';
+import type { SyncActivityDeps } from './sync-deps.js';
+
+export interface StreamRunRecord extends StreamTotals {
+  runId: string;
+  stream: string;
+  mode: ContactsMode;
+  startedAtMs: number;
+  finishedAtMs: number | null;
+  status: SyncRunStatus;
+  error: string | null;
+}
+
+const MAX_ERROR_CHARS = 2_000;
+
+export function createRunActivities(deps: SyncActivityDeps) {
+  const { writes } = deps;
+  return {
+    /** One `_sync_runs` row per run and stream, written at start (running) and rewritten at the end. */
+    async recordStreamRun(run: StreamRunRecord): Promise<void> {
+      await writes.run((w) =>
+        w.recordRun({
+          runId: run.runId,
+          stream: run.stream,
+          mode: run.mode,
+          startedAt: new Date(run.startedAtMs),
+          finishedAt: run.finishedAtMs === null ? null : new Date(run.finishedAtMs),
+          status: run.status,
+          pages: run.pages,
+          requests: run.requests,
+          inserted: run.inserted,
+          updated: run.updated,
+          unchanged: run.unchanged,
+          deleted: run.deleted,
+          error: run.error === null ? null : run.error.slice(0, MAX_ERROR_CHARS),
+        }),
+      );
+    },
+
+    /** Publishes what the run changed to the Parquet lake, for readers while the next write holds the file. */
+    async publishLake(): Promise<void> {
+      await writes.run((w) => w.publishLake());
+    },
+  };
+}

@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import type { WarehouseSession } from './warehouse-port.js';
+
+/** A contact scan in progress; kept in `_sync_state` so that any restart resumes it. */
+export const ActiveScan = z.object({
+  scanKey: z.string(),
+  mode: z.enum(['backfill', 'reconcile']),
+  perPage: z.number().int().positive(),
+  total: z.number().int().nonnegative(),
+  lastPage: z.number().int().nonnegative(),
+  /** Highest contact id held when the scan began: tombstoning never goes above it. */
+  maxIdAtStart: z.number().int().nonnegative(),
+  /** Total and highest id the CRM reported when the scan began: a change means drift. */
+  crmTotalAtStart: z.number().int().nonnegative(),
+  crmMaxIdAtStart: z.number().int().nonnegative(),
+  startedAtMs: z.number(),
+});
+export type ActiveScan = z.infer<typeof ActiveScan>;
+
+export const ContactsState = z.object({
+  backfillDone: z.boolean().default(false),
+  /** Highest contact id loaded: incremental runs read ids above it, newest first. */
+  maxId: z.number().int().nonnegative().default(0),
+  lastReconcileAtMs: z.number().nullable().default(null),
+  /** Set when a run saw the CRM change under it: the next run sweeps. */
+  needsReconcile: z.boolean().default(false),
+  activeScan: ActiveScan.nullable().default(null),
+  lastRunAtMs: z.number().nullable().default(null),
+});
+export type ContactsState = z.infer<typeof ContactsState>;
+
+export const CONTACTS_STATE_KEY = 'contacts';
+
+export async function readContactsState(w: WarehouseSession): Promise<ContactsState> {
+  const raw = await w.getSyncState(CONTACTS_STATE_KEY);
+  const parsed = ContactsState.safeParse(raw ?? {});
+  // An unreadable state (older format) is treated as none: the next run backfills, which is safe.
+  return parsed.success ? parsed.data : ContactsState.parse({});
+}
+
+export async function writeContactsState(w: WarehouseSession, state: ContactsState): Promise<void> {
+  await w.setSyncState(CONTACTS_STATE_KEY, state as unknown as Record<string, unknown>);
+}

@@ -1,0 +1,90 @@
+import { continueAsNew, workflowInfo } from '@temporalio/workflow';
+import { planPageRanges, rangeSizeFor } from './page-ranges.js';
+import { syncActivities } from './sync-activity-proxies.js';
+import { addTotals, type ContactsMode, type StreamProgress, type StreamTotals, type StreamWorkflowInput } from './sync-types.js';
+
+/** A run sweeps again when the CRM changed under the previous pass, at most this many passes in all. */
+const MAX_SCAN_PASSES = 3;
+
+/**
+ * Contacts: backfill or sweep by id-ascending page ranges in parallel, or incremental by newest
+ * ids first. Returns the mode it ran in. May end the workflow with continueAsNew mid-scan: the
+ * scan's page log lives in the warehouse, so the next run resumes it without refetching.
+ */
+export async function runContactsFlow(
+  input: StreamWorkflowInput,
+  totals: StreamTotals,
+  progress: StreamProgress,
+  onDrift: () => void,
+): Promise<ContactsMode> {
+  const { tuning } = input;
+  const acts = syncActivities(input.warehouseTaskQueue, tuning);
+  const loadId = `${input.runId}:contacts`;
+  let mode: ContactsMode;
+  let passes = input.carry?.passes ?? 0;
+
+  if (input.carry) {
+    mode = input.carry.mode;
+  } else {
+    const plan = await acts.planContactsRun({ full: input.full, reconcile: input.reconcile, reconcileEveryMs: input.reconcileEveryMs });
+    mode = plan.mode;
+    if (mode === 'incremental') {
+      progress.phase = 'incremental';
+      const fresh = await acts.fetchNewContacts({ perPage: tuning.perPage, loadId });
+      addTotals(totals, fresh);
+      progress.pagesDone += fresh.pages;
+      progress.rows = totals.rows;
+      progress.requests = totals.requests;
+      // A live count that disagrees with the CRM's total means deletes (or rows missed by drift): sweep now.
+      if (!plan.reconcileDue && fresh.crmTotal === fresh.liveCount) return 'incremental';
+      if (input.reconcile === 'never' && fresh.crmTotal === fresh.liveCount) return 'incremental';
+      mode = 'reconcile';
+    }
+  }
+
+  for (;;) {
+    progress.phase = mode === 'backfill' ? 'backfill' : 'reconcile';
+    const scan = await acts.startContactsScan({ mode: mode === 'backfill' ? 'backfill' : 'reconcile', perPage: tuning.perPage, loadId });
+    mode = scan.mode;
+    totals.requests += scan.requests;
+    progress.pagesTotal = scan.lastPage;
+    progress.pagesDone = scan.donePages.length;
+    const ranges = planPageRanges(scan.lastPage, scan.donePages, rangeSizeFor(scan.lastPage, tuning.parallelism, tuning.maxPagesPerRange));
+    let stopForHistory = false;
+    const slot = async (): Promise<void> => {
+      for (let range = ranges.shift(); range; range = stopForHistory ? undefined : ranges.shift()) {
+        const r = await acts.syncContactPages({ scanKey: scan.scanKey, ...range, perPage: scan.perPage, expectedTotal: scan.total, loadId });
+        addTotals(totals, r);
+        progress.pagesDone += range.toPage - range.fromPage + 1;
+        progress.rows = totals.rows;
+        progress.requests = totals.requests;
+        if (r.drift) onDrift();
+        const info = workflowInfo();
+        if (info.continueAsNewSuggested || info.historyLength >= tuning.maxHistoryEvents) stopForHistory = true;
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, tuning.parallelism) }, slot));
+    if (ranges.length > 0) {
+      // Every in-flight range has finished: nothing is lost, the next run resumes from the page log.
+      await continueAsNew<(i: StreamWorkflowInput) => Promise<unknown>>({
+        ...input,
+        carry: { mode, scanKey: scan.scanKey, passes, startedAtMs: progress.startedAtMs, totals },
+      });
+    }
+
+    progress.phase = 'finishing';
+    const fin = await acts.finishContactsScan({ scanKey: scan.scanKey, loadId });
+    totals.requests += fin.requests;
+    totals.deleted += fin.deleted;
+    // Contacts created while the scan ran sit above its pages: pick them up now.
+    const fresh = await acts.fetchNewContacts({ perPage: tuning.perPage, loadId });
+    addTotals(totals, fresh);
+    progress.rows = totals.rows;
+    progress.requests = totals.requests;
+    passes++;
+    const changed = fin.drift || fresh.crmTotal !== fresh.liveCount;
+    if (changed) onDrift();
+    if (!changed || passes >= MAX_SCAN_PASSES) return mode;
+    mode = 'reconcile';
+  }
+}

@@ -1,0 +1,101 @@
+import { CancellationScope, isCancellation, setHandler, workflowInfo } from '@temporalio/workflow';
+import { bookkeepingActivities, syncActivities } from './sync-activity-proxies.js';
+import { runContactsFlow } from './sync-contacts-flow.js';
+import { progressQuery } from './sync-queries.js';
+import { addTotals, emptyTotals, type ContactsMode, type StreamProgress, type StreamResult, type StreamTotals, type StreamWorkflowInput } from './sync-types.js';
+
+const SMALL = ['tags', 'lists', 'custom_fields', 'companies', 'campaigns', 'funnels'] as const;
+type Small = (typeof SMALL)[number];
+
+function isSmall(stream: string): stream is Small {
+  return (SMALL as readonly string[]).includes(stream);
+}
+
+/**
+ * One stream of one sync run. Started as a child with the id `crmsync-stream-<stream>`, so a
+ * second run of the same stream cannot start while this one runs. Writes its `_sync_runs` row at
+ * start and end (also when failed or cancelled).
+ */
+export async function syncStreamWorkflow(input: StreamWorkflowInput): Promise<StreamResult> {
+  const startedAtMs = input.carry?.startedAtMs ?? Date.now();
+  const totals: StreamTotals = input.carry?.totals ?? emptyTotals();
+  const progress: StreamProgress = {
+    stream: input.stream,
+    phase: 'starting',
+    pagesDone: 0,
+    pagesTotal: undefined,
+    rows: totals.rows,
+    requests: totals.requests,
+    startedAtMs,
+    updatedAtMs: startedAtMs,
+    drift: false,
+  };
+  setHandler(progressQuery, () => ({ ...progress, updatedAtMs: Date.now() }));
+  const book = bookkeepingActivities(input.warehouseTaskQueue);
+  let mode: ContactsMode = input.carry?.mode ?? (input.full ? 'backfill' : 'incremental');
+  const record = (status: 'running' | 'succeeded' | 'failed' | 'cancelled', error: string | null) =>
+    book.recordStreamRun({
+      runId: input.runId,
+      stream: input.stream,
+      mode,
+      startedAtMs,
+      finishedAtMs: status === 'running' ? null : Date.now(),
+      status,
+      error,
+      ...totals,
+    });
+
+  if (!input.carry) await record('running', null);
+  try {
+    mode = await runStream(input, totals, progress, () => {
+      progress.drift = true;
+    });
+    progress.phase = 'done';
+    await record('succeeded', null);
+    return { stream: input.stream, mode, drift: progress.drift, ...totals };
+  } catch (err) {
+    const cancelled = isCancellation(err);
+    progress.phase = cancelled ? 'cancelled' : 'failed';
+    progress.error = err instanceof Error ? err.message : String(err);
+    // Record the outcome even when cancelled: the scope that was cancelled cannot run activities.
+    await CancellationScope.nonCancellable(() => record(cancelled ? 'cancelled' : 'failed', progress.error ?? null));
+    throw err;
+  }
+}
+
+async function runStream(input: StreamWorkflowInput, totals: StreamTotals, progress: StreamProgress, onDrift: () => void): Promise<ContactsMode> {
+  const acts = syncActivities(input.warehouseTaskQueue, input.tuning);
+  const loadId = `${input.runId}:${input.stream}`;
+  const stream = input.stream;
+  if (stream === 'contacts') return await runContactsFlow(input, totals, progress, onDrift);
+  progress.phase = input.full ? 'backfill' : 'incremental';
+  if (isSmall(stream)) {
+    const r = await acts.syncEntityStream({ stream, loadId });
+    addTotals(totals, r);
+  } else if (stream === 'funnel_subscribers') {
+    const funnels = await acts.listFunnelIds();
+    totals.requests += funnels.requests;
+    progress.pagesTotal = funnels.ids.length;
+    // Funnels one after another: each is small, and the contacts stream owns the parallel budget.
+    for (const funnelId of funnels.ids) {
+      const r = await acts.syncFunnelSubscribers({ funnelId, loadId });
+      addTotals(totals, r);
+      progress.pagesDone++;
+      progress.rows = totals.rows;
+      progress.requests = totals.requests;
+    }
+    const pruned = await acts.pruneFunnelSubscribers({ keepFunnelIds: funnels.ids, loadId });
+    totals.deleted += pruned.deleted;
+  } else if (stream === 'reports') {
+    const r = await acts.snapshotReports({ loadId });
+    totals.requests += r.requests;
+    totals.rows += r.rows;
+    totals.inserted += r.rows;
+    totals.pages += r.snapshots;
+  } else {
+    throw new Error(`Unknown stream "${stream}" (workflow ${workflowInfo().workflowId})`);
+  }
+  progress.rows = totals.rows;
+  progress.requests = totals.requests;
+  return input.full ? 'backfill' : 'incremental';
+}

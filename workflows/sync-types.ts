@@ -1,0 +1,115 @@
+// Types shared by the sync workflows, their activities and the command line. Only cursors, counts
+// and small id lists appear here: rows and credentials never enter workflow history.
+
+export type ContactsMode = 'backfill' | 'incremental' | 'reconcile';
+export type ReconcilePolicy = 'auto' | 'always' | 'never';
+
+export interface SyncTuning {
+  /** Contacts per page request. */
+  perPage: number;
+  /** Page-range activities running at once for one stream (the client's limiter caps requests). */
+  parallelism: number;
+  /** Upper bound on pages handled by one activity. */
+  maxPagesPerRange: number;
+  /** Heartbeat timeout of page activities: how fast a dead worker's range is retried elsewhere. */
+  heartbeatTimeoutMs: number;
+  /** continueAsNew once history has this many events (Temporal also suggests it on size). */
+  maxHistoryEvents: number;
+}
+
+export const DEFAULT_TUNING: SyncTuning = {
+  perPage: 250,
+  parallelism: 4,
+  maxPagesPerRange: 20,
+  heartbeatTimeoutMs: 20_000,
+  maxHistoryEvents: 8_000,
+};
+
+export interface SyncWorkflowInput {
+  streams: string[];
+  /** Re-read every stream from the start (contacts: a full scan with tombstoning). */
+  full?: boolean;
+  reconcile?: ReconcilePolicy;
+  /** Contacts reconciliation cadence for `auto`: sweep when the last one is older than this. */
+  reconcileEveryMs?: number;
+  tuning?: Partial<SyncTuning>;
+  /** Task queue of the single warehouse-writing worker. */
+  warehouseTaskQueue: string;
+}
+
+export interface StreamWorkflowInput {
+  runId: string;
+  stream: string;
+  full: boolean;
+  reconcile: ReconcilePolicy;
+  reconcileEveryMs: number;
+  tuning: SyncTuning;
+  warehouseTaskQueue: string;
+  /** Set by continueAsNew: the scan in progress and the counters so far. */
+  carry?: ContactsCarry;
+}
+
+export interface ContactsCarry {
+  mode: ContactsMode;
+  scanKey: string;
+  passes: number;
+  startedAtMs: number;
+  totals: StreamTotals;
+}
+
+export interface StreamTotals {
+  pages: number;
+  rows: number;
+  requests: number;
+  inserted: number;
+  updated: number;
+  unchanged: number;
+  deleted: number;
+}
+
+export type StreamPhase = 'starting' | 'backfill' | 'incremental' | 'reconcile' | 'finishing' | 'done' | 'failed' | 'cancelled';
+
+export interface StreamProgress {
+  stream: string;
+  phase: StreamPhase;
+  pagesDone: number;
+  /** Undefined until the first page tells the page count. */
+  pagesTotal: number | undefined;
+  rows: number;
+  requests: number;
+  startedAtMs: number;
+  updatedAtMs: number;
+  drift: boolean;
+  error?: string;
+}
+
+export interface StreamResult extends StreamTotals {
+  stream: string;
+  mode: ContactsMode;
+  drift: boolean;
+}
+
+export interface SyncProgress {
+  runId: string;
+  streams: Record<string, { status: 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled'; result?: StreamResult; error?: string }>;
+}
+
+export interface SyncResult {
+  runId: string;
+  streams: StreamResult[];
+  failed: { stream: string; error: string }[];
+}
+
+export function emptyTotals(): StreamTotals {
+  return { pages: 0, rows: 0, requests: 0, inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
+}
+
+export function addTotals(into: StreamTotals, add: Partial<StreamTotals>): void {
+  into.pages += add.pages ?? 0;
+  into.rows += add.rows ?? 0;
+  into.requests += add.requests ?? 0;
+  into.inserted += add.inserted ?? 0;
+  into.updated += add.updated ?? 0;
+  into.unchanged += add.unchanged ?? 0;
+  into.deleted += add.deleted ?? 0;
+}

@@ -1,0 +1,98 @@
+import {
+  ApplicationFailure,
+  ParentClosePolicy,
+  isCancellation,
+  setHandler,
+  startChild,
+  workflowInfo,
+  type ChildWorkflowHandle,
+} from '@temporalio/workflow';
+import { bookkeepingActivities } from './sync-activity-proxies.js';
+import { streamWorkflowId } from './sync-ids.js';
+import { syncProgressQuery } from './sync-queries.js';
+import { syncStreamWorkflow } from './sync-stream-workflow.js';
+import { DEFAULT_TUNING, type StreamResult, type SyncProgress, type SyncResult, type SyncWorkflowInput } from './sync-types.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * One sync run: a child workflow per stream, all at once (each child's id is per stream, so a
+ * stream already being synced by another run fails here instead of running twice). A failed
+ * stream does not stop the others; the run fails at the end, naming every failed stream.
+ */
+export async function syncWorkflow(input: SyncWorkflowInput): Promise<SyncResult> {
+  const runId = workflowInfo().runId;
+  const tuning = { ...DEFAULT_TUNING, ...input.tuning };
+  const state: SyncProgress = { runId, streams: {} };
+  for (const s of input.streams) state.streams[s] = { status: 'pending' };
+  setHandler(syncProgressQuery, () => state);
+
+  const children = await Promise.all(
+    input.streams.map(async (stream): Promise<[string, ChildWorkflowHandle<typeof syncStreamWorkflow> | Error]> => {
+      try {
+        const handle = await startChild(syncStreamWorkflow, {
+          workflowId: streamWorkflowId(stream),
+          parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+          args: [
+            {
+              runId,
+              stream,
+              full: input.full ?? false,
+              reconcile: input.reconcile ?? 'auto',
+              reconcileEveryMs: input.reconcileEveryMs ?? DAY_MS,
+              tuning,
+              warehouseTaskQueue: input.warehouseTaskQueue,
+            },
+          ],
+        });
+        state.streams[stream] = { status: 'running' };
+        return [stream, handle];
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        return [stream, new Error(`stream "${stream}" is already being synced by another run (${describe(err)})`)];
+      }
+    }),
+  );
+
+  const results: StreamResult[] = [];
+  const failed: { stream: string; error: string }[] = [];
+  await Promise.all(
+    children.map(async ([stream, handle]) => {
+      if (handle instanceof Error) {
+        state.streams[stream] = { status: 'failed', error: handle.message };
+        failed.push({ stream, error: handle.message });
+        return;
+      }
+      try {
+        const result = await handle.result();
+        state.streams[stream] = { status: 'succeeded', result };
+        results.push(result);
+      } catch (err) {
+        if (isCancellation(err)) {
+          state.streams[stream] = { status: 'cancelled' };
+          throw err;
+        }
+        state.streams[stream] = { status: 'failed', error: describe(err) };
+        failed.push({ stream, error: describe(err) });
+      }
+    }),
+  );
+
+  if (results.length > 0) await bookkeepingActivities(input.warehouseTaskQueue).publishLake();
+  if (failed.length > 0) {
+    throw ApplicationFailure.create({
+      type: 'SYNC_STREAMS_FAILED',
+      message: `Sync failed for ${failed.map((f) => `${f.stream}: ${f.error}`).join('; ')}`,
+      nonRetryable: true,
+      details: [{ failed, results }],
+    });
+  }
+  return { runId, streams: results, failed };
+}
+
+/** The innermost message of a child or activity failure (the activity's message names the fix). */
+function describe(err: unknown): string {
+  let e: unknown = err;
+  while (e instanceof Error && e.cause instanceof Error) e = e.cause;
+  return e instanceof Error ? e.message : String(e);
+}
