@@ -1,0 +1,92 @@
+import { Context } from '@temporalio/activity';
+import type { Logger } from '../src/logger.js';
+import { planPush as planPushRows } from '../src/push/plan-push.js';
+import type { PushCrm } from '../src/push/push-crm.js';
+import { PushLedger } from '../src/push/push-ledger.js';
+import { PushPlanStore } from '../src/push/push-plan-store.js';
+import { sendBatch, type BatchProgress } from '../src/push/send-batch.js';
+import type { SqlRunner } from '../src/push/sql-runner.js';
+import type { FinishPushInput, PlanPushInput, PlanPushResult, PushActivities, PushBatchInput, PushTotals } from '../workflows/push-types.js';
+import { withFailureClassification } from './to-application-failure.js';
+
+export interface PushActivityDeps {
+  crm: PushCrm;
+  /** Opens the warehouse for writing for the length of `fn` (the process's one DuckDB writer). */
+  withDb: <T>(fn: (db: SqlRunner) => Promise<T>) => Promise<T>;
+  logger: Logger;
+  /** Upserts in flight at once; the client's limiter sets the pace (default 8). */
+  concurrency?: number;
+  now?: () => Date;
+}
+
+/** Push activities for the warehouse queue: they read the plan and write the ledger. */
+export function createPushActivities(deps: PushActivityDeps): PushActivities {
+  const now = deps.now ?? (() => new Date());
+  return withFailureClassification({
+    async planPush(input: PlanPushInput): Promise<PlanPushResult> {
+      const summary = await deps.withDb((db) =>
+        planPushRows({ crm: deps.crm, db, now }, { from: input.from, runId: input.runId, createMissing: input.createMissing, dryRun: false }),
+      );
+      deps.logger.info({ runId: input.runId, source: summary.source, counts: summary.counts }, 'push planned');
+      return {
+        runId: summary.runId,
+        source: summary.source,
+        rowsRead: summary.rowsRead,
+        counts: summary.counts,
+        toSend: summary.toSend,
+        createdTags: summary.createdTags.length,
+        createdLists: summary.createdLists.length,
+      };
+    },
+
+    async pushBatch(input: PushBatchInput): Promise<PushTotals> {
+      const ctx = currentContext();
+      const resumedFrom = ctx?.info.heartbeatDetails as BatchProgress | undefined;
+      if (resumedFrom) deps.logger.info({ runId: input.runId, fromSeq: input.fromSeq, resumedFrom }, 'resuming push batch');
+      let progress: BatchProgress | undefined;
+      // Heartbeat on a timer too: a row waiting out a long Retry-After must not look like a dead worker.
+      const beat = () => ctx?.heartbeat(progress ?? { done: 0, total: input.toSeq - input.fromSeq, lastSeq: input.fromSeq - 1 });
+      beat();
+      const timer = ctx ? setInterval(beat, 1000) : undefined;
+      try {
+        return await deps.withDb(async (db) => {
+          const rows = await new PushPlanStore(db).load(input.runId, input.fromSeq, input.toSeq);
+          const result = await sendBatch(
+            { crm: deps.crm, ledger: new PushLedger(db), now },
+            {
+              source: input.source,
+              runId: input.runId,
+              rows,
+              concurrency: deps.concurrency ?? 8,
+              signal: ctx?.cancellationSignal,
+              onProgress: (p) => {
+                progress = p;
+              },
+            },
+          );
+          return { sent: result.sent, succeeded: result.succeeded, failed: result.failed, skipped: result.skipped };
+        });
+      } finally {
+        if (timer) clearInterval(timer);
+      }
+    },
+
+    async finishPush(input: FinishPushInput): Promise<void> {
+      await deps.withDb(async (db) => {
+        const plans = new PushPlanStore(db);
+        await plans.finishRun(input.runId, input.status, input.totals, now(), input.error);
+        // A failed run keeps its plan for inspection until pruned; a finished one has no use for it.
+        if (input.status === 'succeeded') await plans.delete(input.runId);
+      });
+      deps.logger.info({ runId: input.runId, status: input.status, totals: input.totals }, 'push finished');
+    },
+  });
+}
+
+function currentContext(): Context | undefined {
+  try {
+    return Context.current();
+  } catch {
+    return undefined;
+  }
+}

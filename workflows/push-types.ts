@@ -1,0 +1,74 @@
+/**
+ * Contracts between pushWorkflow and its activities. Only names, counts and cursors: rows and
+ * credentials never enter workflow history.
+ */
+export interface PushCountsView {
+  new: number;
+  changed: number;
+  retry: number;
+  unchanged: number;
+  invalid: number;
+}
+
+export interface PlanPushInput {
+  from: string;
+  runId: string;
+  createMissing: boolean;
+}
+
+export interface PlanPushResult {
+  runId: string;
+  source: string;
+  rowsRead: number;
+  counts: PushCountsView;
+  toSend: number;
+  createdTags: number;
+  createdLists: number;
+}
+
+export interface PushBatchInput {
+  runId: string;
+  source: string;
+  fromSeq: number;
+  toSeq: number;
+}
+
+export interface PushTotals {
+  sent: number;
+  succeeded: number;
+  failed: number;
+  skipped: number;
+}
+
+export interface FinishPushInput {
+  runId: string;
+  status: 'succeeded' | 'failed';
+  totals: PushTotals;
+  error?: string;
+}
+
+export interface PushActivities {
+  planPush(input: PlanPushInput): Promise<PlanPushResult>;
+  pushBatch(input: PushBatchInput): Promise<PushTotals>;
+  finishPush(input: FinishPushInput): Promise<void>;
+}
+
+export interface PushWorkflowInput {
+  /** A table or view name, or a SELECT query, in the warehouse. */
+  from: string;
+  createMissing?: boolean;
+  /** Rows per pushBatch activity (default 100). */
+  batchSize?: number;
+  /** How long a silent pushBatch may go before another worker takes over (default 30 s). */
+  heartbeatTimeoutMs?: number;
+  /** Set by continueAsNew only. */
+  resume?: { plan: PlanPushResult; cursor: number; totals: PushTotals };
+}
+
+export interface PushWorkflowResult extends PushTotals {
+  runId: string;
+  source: string;
+  rowsRead: number;
+  counts: PushCountsView;
+  toSend: number;
+}

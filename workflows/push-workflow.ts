@@ -1,0 +1,44 @@
+import { ApplicationFailure, TemporalFailure, continueAsNew, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import type { PushActivities, PushTotals, PushWorkflowInput, PushWorkflowResult } from './push-types.js';
+
+/** Batches per workflow run before continuing as new, so history stays small on huge pushes. */
+const BATCHES_PER_RUN = 200;
+
+/**
+ * Reverse sync: plan once (the source is read, checked and numbered in the warehouse), then push
+ * the numbered rows in batches. Activities run on the warehouse queue because they write the
+ * ledger: one DuckDB writer per process.
+ */
+export async function pushWorkflow(input: PushWorkflowInput): Promise<PushWorkflowResult> {
+  const batchSize = Math.max(1, Math.min(input.batchSize ?? 100, 5000));
+  const { planPush, pushBatch, finishPush } = proxyActivities<PushActivities>({
+    taskQueue: `${workflowInfo().taskQueue}-warehouse`,
+    startToCloseTimeout: '30 minutes',
+    heartbeatTimeout: input.heartbeatTimeoutMs ?? 30_000,
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 20 },
+  });
+
+  const plan =
+    input.resume?.plan ??
+    (await planPush({ from: input.from, runId: workflowInfo().workflowId, createMissing: input.createMissing ?? false }));
+  const totals: PushTotals = input.resume?.totals ?? { sent: 0, succeeded: 0, failed: 0, skipped: 0 };
+  let cursor = input.resume?.cursor ?? 0;
+  try {
+    for (let batches = 0; cursor < plan.toSend && batches < BATCHES_PER_RUN; batches++) {
+      const toSeq = Math.min(cursor + batchSize, plan.toSend);
+      const done = await pushBatch({ runId: plan.runId, source: plan.source, fromSeq: cursor, toSeq });
+      totals.sent += done.sent;
+      totals.succeeded += done.succeeded;
+      totals.failed += done.failed;
+      totals.skipped += done.skipped;
+      cursor = toSeq;
+    }
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    await finishPush({ runId: plan.runId, status: 'failed', totals, error: message });
+    throw err instanceof TemporalFailure ? err : ApplicationFailure.nonRetryable(message, 'PUSH_FAILED');
+  }
+  if (cursor < plan.toSend) return await continueAsNew<typeof pushWorkflow>({ ...input, resume: { plan, cursor, totals } });
+  await finishPush({ runId: plan.runId, status: 'succeeded', totals });
+  return { ...totals, runId: plan.runId, source: plan.source, rowsRead: plan.rowsRead, counts: plan.counts, toSend: plan.toSend };
+}
