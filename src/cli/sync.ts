@@ -1,0 +1,90 @@
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { loadConfig, requireCrm, type Config } from '../config.js';
+import { ConfigError } from '../errors.js';
+import { createLogger, type Logger } from '../logger.js';
+import { runSync } from '../sync/run-sync.js';
+import { resolveStreams } from '../sync/streams.js';
+import { createSyncRuntime, withInProcessWorkers } from '../sync/sync-runtime.js';
+import { withTemporal } from '../temporal/connect.js';
+import { taskQueues } from '../temporal/task-queues.js';
+import type { SyncResult, SyncTuning } from '../../workflows/sync-types.js';
+import { createProgressRenderer } from './progress.js';
+
+const positiveInt = (flag: string) =>
+  z.coerce.number({ error: `${flag} must be a positive whole number` }).int(`${flag} must be a whole number`).positive(`${flag} must be positive`);
+
+export const SyncOptions = z
+  .object({
+    stream: z.array(z.string()).default([]),
+    full: z.boolean().default(false),
+    reconcile: z.boolean().optional(),
+    perPage: positiveInt('--per-page').max(1000, '--per-page must be at most 1000').optional(),
+    parallelism: positiveInt('--parallelism').max(32, '--parallelism must be at most 32').optional(),
+  })
+  .refine((o) => !(o.full && o.reconcile === false), { message: '`--full` already re-reads everything; drop `--no-reconcile`.' });
+export type SyncOptions = z.infer<typeof SyncOptions>;
+
+export function parseSyncOptions(raw: unknown): SyncOptions {
+  const parsed = SyncOptions.safeParse(raw);
+  if (!parsed.success) throw new ConfigError(parsed.error.issues.map((i) => i.message).join('; '));
+  return parsed.data;
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+export function registerSyncCommand(program: Command): void {
+  program
+    .command('sync')
+    .description('Run one sync: a backfill the first time, incremental after (embedded Temporal and worker when TEMPORAL_ADDRESS is unset)')
+    .option('--stream <name>', 'sync only this stream (repeatable)', collect, [])
+    .option('--full', 're-read every stream from the start')
+    .option('--reconcile', 'run the contacts reconciliation sweep now')
+    .option('--no-reconcile', 'skip the contacts reconciliation sweep even when due')
+    .option('--per-page <n>', 'contacts per page request')
+    .option('--parallelism <n>', 'page ranges fetched at once')
+    .action(async (raw: unknown) => {
+      const config = loadConfig();
+      const result = await syncCommand(config, parseSyncOptions(raw), createLogger(config.logLevel, { cmd: 'sync' }));
+      printSummary(result, process.stdout);
+    });
+}
+
+/** `crmsync sync`: checks the CRM first (errors name the fix), then runs the workflow with live progress. */
+export async function syncCommand(config: Config, opts: SyncOptions, logger: Logger, out: NodeJS.WriteStream = process.stdout): Promise<SyncResult> {
+  requireCrm(config);
+  const streams = resolveStreams(opts.stream);
+  const runtime = createSyncRuntime(config);
+  await runtime.client.verifyCredentials();
+  const tuning: Partial<SyncTuning> = {};
+  if (opts.perPage) tuning.perPage = opts.perPage;
+  if (opts.parallelism) tuning.parallelism = opts.parallelism;
+  const renderer = createProgressRenderer(out);
+  const embedded = !config.temporal.address;
+  return await withTemporal(
+    config,
+    async (t) => {
+      const run = () =>
+        runSync({
+          client: t.client,
+          taskQueues: taskQueues(config),
+          input: { streams, full: opts.full, reconcile: opts.reconcile === undefined ? 'auto' : opts.reconcile ? 'always' : 'never', tuning },
+          onProgress: (p) => renderer.update(p),
+        });
+      if (!embedded || !t.nativeConnection) return await run();
+      return await withInProcessWorkers({ config, logger, client: t.client, nativeConnection: t.nativeConnection, namespace: t.namespace, runtime }, run);
+    },
+    { worker: embedded },
+  );
+}
+
+export function printSummary(result: SyncResult, out: NodeJS.WritableStream): void {
+  out.write(`sync ${result.runId} finished\n`);
+  for (const s of result.streams) {
+    out.write(
+      `  ${s.stream.padEnd(18)} ${s.mode.padEnd(11)} rows ${s.rows}  inserted ${s.inserted}  updated ${s.updated}  deleted ${s.deleted}  requests ${s.requests}${s.drift ? '  (CRM changed during the run; the next run reconciles)' : ''}\n`,
+    );
+  }
+}

@@ -1,0 +1,76 @@
+import { Option, type Command } from 'commander';
+import { z } from 'zod';
+import { createActivities, createWarehouseActivities } from '../../activities/index.js';
+import { createSyncActivities } from '../../activities/sync-activities.js';
+import { loadConfig, requireCrm, type Config } from '../config.js';
+import { ConfigError } from '../errors.js';
+import { createLogger, type Logger } from '../logger.js';
+import { runSyncWorkers } from '../sync/run-sync-workers.js';
+import { createSyncRuntime, DEFAULT_WAREHOUSE_CONCURRENCY } from '../sync/sync-runtime.js';
+import { withTemporal } from '../temporal/connect.js';
+import { taskQueues } from '../temporal/task-queues.js';
+
+export const WorkerOptions = z.object({
+  warehouseConcurrency: z.coerce
+    .number({ error: '--warehouse-concurrency must be a number' })
+    .int()
+    .min(1, '--warehouse-concurrency must be at least 1')
+    .max(64, '--warehouse-concurrency must be at most 64')
+    .default(DEFAULT_WAREHOUSE_CONCURRENCY),
+  /** A prebuilt workflow bundle (tests and containers skip bundling at start). */
+  workflowBundle: z.string().optional(),
+});
+export type WorkerOptions = z.infer<typeof WorkerOptions>;
+
+export function registerWorkerCommand(program: Command): void {
+  program
+    .command('worker')
+    .description('Run the Temporal workers (workflows, and the one warehouse writer) until SIGINT or SIGTERM')
+    .option('--warehouse-concurrency <n>', 'warehouse-queue activities at once (writes stay serialized)')
+    .addOption(new Option('--workflow-bundle <path>', 'prebuilt workflow bundle').hideHelp())
+    .action(async (raw: unknown) => {
+      const parsed = WorkerOptions.safeParse(raw);
+      if (!parsed.success) throw new ConfigError(parsed.error.issues.map((i) => i.message).join('; '));
+      const config = loadConfig();
+      await workerCommand(config, parsed.data, createLogger(config.logLevel, { cmd: 'worker' }));
+    });
+}
+
+/** Serves both task queues until a signal; the warehouse queue is served by this one process. */
+export async function workerCommand(config: Config, opts: WorkerOptions, logger: Logger): Promise<void> {
+  requireCrm(config);
+  const runtime = createSyncRuntime(config);
+  const abort = new AbortController();
+  const stop = (signal: NodeJS.Signals): void => {
+    logger.info({ signal }, 'draining workers');
+    abort.abort();
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    await withTemporal(
+      config,
+      async (t) => {
+        if (!t.nativeConnection) throw new Error('worker connection missing');
+        const queues = taskQueues(config);
+        logger.info({ address: t.address, namespace: t.namespace, queues }, 'worker started');
+        const base = { config, logger };
+        await runSyncWorkers({
+          nativeConnection: t.nativeConnection,
+          namespace: t.namespace,
+          taskQueues: queues,
+          activities: createActivities(base),
+          warehouseActivities: { ...createWarehouseActivities(base), ...createSyncActivities({ ...runtime, logger }) },
+          warehouseConcurrency: opts.warehouseConcurrency,
+          workflowBundle: opts.workflowBundle ? { codePath: opts.workflowBundle } : undefined,
+          signal: abort.signal,
+          logger,
+        });
+      },
+      { worker: true },
+    );
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
+}

@@ -1,0 +1,25 @@
+import { CrmsyncError } from '../errors.js';
+
+/** A sync run is already running under the same workflow id. */
+export class SyncAlreadyRunningError extends CrmsyncError {
+  constructor(workflowId: string) {
+    super(
+      'SYNC_ALREADY_RUNNING',
+      `A sync is already running (workflow ${workflowId}); watch it with \`crmsync status\`, or wait for it to finish and run again.`,
+    );
+  }
+}
+
+/** The sync workflow ended in failure; the message lists the failed streams and their causes. */
+export class SyncFailedError extends CrmsyncError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super('SYNC_FAILED', message, options);
+  }
+}
+
+/** `crmsync verify` found differences between the warehouse and the CRM. */
+export class VerifyMismatchError extends CrmsyncError {
+  constructor(differences: number) {
+    super('VERIFY_MISMATCH', `The warehouse differs from the CRM in ${differences} place(s) (listed above); run \`crmsync sync --full\` to repair.`);
+  }
+}

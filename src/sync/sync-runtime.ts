@@ -1,0 +1,66 @@
+import type { Client } from '@temporalio/client';
+import type { NativeConnection } from '@temporalio/worker';
+import { createActivities, createWarehouseActivities } from '../../activities/index.js';
+import { createSyncActivities } from '../../activities/sync-activities.js';
+import type { Config } from '../config.js';
+import { crmClientFromConfig } from '../crm/index.js';
+import type { Logger } from '../logger.js';
+import { taskQueues } from '../temporal/task-queues.js';
+import { withWarehouse } from '../warehouse/index.js';
+import type { SyncCrmClient } from './crm-port.js';
+import { runSyncWorkers } from './run-sync-workers.js';
+import type { OpenWarehouse } from './warehouse-port.js';
+import { createWriteQueue, type WriteQueue } from './write-queue.js';
+
+/** Warehouse-queue activities at once: parallel page ranges of contacts plus the small streams. */
+export const DEFAULT_WAREHOUSE_CONCURRENCY = 12;
+
+/** Opens the configured warehouse for one scope (the writer holds the file only inside it). */
+export function warehouseOpener(config: Pick<Config, 'dbPath' | 'lakePath'>): OpenWarehouse {
+  return (write, fn) => withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write }, fn);
+}
+
+export interface SyncRuntime {
+  client: SyncCrmClient;
+  writes: WriteQueue;
+}
+
+/** The CRM client from configuration (credentials stay in this process) and the one write queue. */
+export function createSyncRuntime(config: Config): SyncRuntime {
+  return { client: crmClientFromConfig(config) as unknown as SyncCrmClient, writes: createWriteQueue(warehouseOpener(config)) };
+}
+
+/**
+ * Runs this process's workers (every area's activities, sync's on the warehouse queue) while
+ * `fn` runs, then drains them. Used by `crmsync sync` and `crmsync demo` in embedded mode.
+ */
+export async function withInProcessWorkers<T>(
+  options: { config: Config; logger: Logger; client: Client; nativeConnection: NativeConnection; namespace: string; runtime?: SyncRuntime },
+  fn: () => Promise<T>,
+): Promise<T> {
+  const { config, logger } = options;
+  const runtime = options.runtime ?? createSyncRuntime(config);
+  const abort = new AbortController();
+  const base = { config, logger };
+  const workers = runSyncWorkers({
+    nativeConnection: options.nativeConnection,
+    namespace: options.namespace,
+    taskQueues: taskQueues(config),
+    activities: createActivities(base),
+    warehouseActivities: { ...createWarehouseActivities(base), ...createSyncActivities({ ...runtime, logger }) },
+    warehouseConcurrency: DEFAULT_WAREHOUSE_CONCURRENCY,
+    signal: abort.signal,
+    logger,
+  });
+  // A worker that dies (bad bundle, lost connection) must fail `fn` rather than leave it waiting.
+  const failed = workers.then(
+    () => new Promise<never>(() => undefined),
+    (err: unknown) => Promise.reject(err),
+  );
+  try {
+    return await Promise.race([fn(), failed]);
+  } finally {
+    abort.abort();
+    await workers.catch((err: unknown) => logger.debug({ err }, 'worker stopped with an error'));
+  }
+}
