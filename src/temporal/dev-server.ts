@@ -20,6 +20,25 @@ export interface DevServer {
 }
 
 const OUTPUT_TAIL_BYTES = 8 * 1024;
+
+/**
+ * Runs the CLI under a shell that also watches our stdin pipe: when this process dies in any
+ * way (even SIGKILL, where no exit hook runs) the pipe closes and the server gets SIGTERM, so a
+ * killed test run or CLI leaves no server behind. `$0 "$@"` is the CLI and its arguments.
+ */
+const WATCHDOG = [
+  'exec 3<&0',
+  '"$0" "$@" </dev/null &',
+  'c=$!',
+  '( read -r _ <&3; kill -TERM "$c" 2>/dev/null ) &',
+  'w=$!',
+  `trap 'kill -TERM "$c" 2>/dev/null' TERM INT`,
+  'wait "$c"; s=$?',
+  // wait returns early when a trapped signal arrives: keep waiting for the real exit.
+  'while kill -0 "$c" 2>/dev/null; do wait "$c"; s=$?; done',
+  'kill "$w" 2>/dev/null',
+  'exit $s',
+].join('\n');
 const PORT_ATTEMPTS = 3;
 
 /**
@@ -48,7 +67,9 @@ async function startOnce(options: DevServerOptions, port: number): Promise<DevSe
   if (namespace !== 'default') args.push('--namespace', namespace);
   if (options.dbFile) args.push('--db-filename', options.dbFile);
 
-  const child = spawn(options.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('/bin/sh', ['-c', WATCHDOG, options.cliPath, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  // The pipe only signals our death; nothing is written, and its errors mean the shell is gone.
+  child.stdin?.on('error', () => undefined);
   let output = '';
   const keep = (chunk: Buffer): void => {
     output = (output + chunk.toString('utf8')).slice(-OUTPUT_TAIL_BYTES);
@@ -89,6 +110,8 @@ async function startOnce(options: DevServerOptions, port: number): Promise<DevSe
 /** SIGTERM lets the server flush its SQLite file; SIGKILL if it hangs. */
 async function terminate(child: ChildProcess, exited: Promise<unknown>): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
+  // Closing the watchdog's pipe stops the server even if the shell itself is SIGKILLed below.
+  child.stdin?.destroy();
   child.kill('SIGTERM');
   const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
   try {
@@ -100,7 +123,7 @@ async function terminate(child: ChildProcess, exited: Promise<unknown>): Promise
 
 function killOnParentExit(child: ChildProcess): () => void {
   const onExit = (): void => {
-    child.kill('SIGKILL');
+    child.kill('SIGTERM');
   };
   const onSignal = (signal: NodeJS.Signals): void => {
     // Another handler (a worker draining) owns the graceful shutdown; the server must outlive it,
