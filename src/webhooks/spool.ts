@@ -1,4 +1,6 @@
-import { open, unlink, type FileHandle } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { open, readFile, unlink, writeFile, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Logger } from '../logger.js';
 import { SpoolUnavailableError } from './errors.js';
 import { decodeFrames, encodeFrame, type SpoolEntry, type SpoolRecord } from './spool-frame.js';
@@ -31,6 +33,8 @@ export interface SpoolStats {
 
 /** An append-only, fsynced log of deliveries with dedup by delivery id. */
 export interface Spool {
+  /** Stable id of this spool directory; the applier's offset is recorded against it. */
+  readonly id: string;
   /** Resolves once the delivery is on disk (fsynced) or known already; rejects with SpoolUnavailableError. */
   append(entry: SpoolEntry): Promise<AppendOutcome>;
   /** Up to `max` durable records with seq greater than `afterSeq`, in order. */
@@ -75,6 +79,13 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
     throw new SpoolUnavailableError(`Cannot read the webhook spool in ${dir}; check the directory and its permissions.`, { cause });
   }
   const release = acquireSpoolLock(dir);
+  let id: string;
+  try {
+    id = await spoolId(dir);
+  } catch (cause) {
+    release();
+    throw new SpoolUnavailableError(`Cannot read or create the spool id in ${dir}; check that the directory is writable.`, { cause });
+  }
   const { segments, index } = recovered;
   let committedSeq = recovered.lastSeq;
   let nextSeq = committedSeq + 1;
@@ -220,6 +231,7 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
   };
 
   return {
+    id,
     append(entry) {
       if (closed || broken) return Promise.reject(broken ?? new SpoolUnavailableError('The webhook spool is closed; the receiver is shutting down.'));
       const pending = inflight.get(entry.deliveryId);
@@ -300,4 +312,19 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
       }
     },
   };
+}
+
+/** A new spool directory gets a fresh id, so an offset recorded for a wiped spool is not reused. */
+async function spoolId(dir: string): Promise<string> {
+  const path = join(dir, 'SPOOL_ID');
+  try {
+    const text = (await readFile(path, 'utf8')).trim();
+    if (/^[0-9a-f-]{36}$/.test(text)) return text;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  const id = randomUUID();
+  await writeFile(path, `${id}\n`, { mode: 0o600, flush: true });
+  await fsyncDir(dir);
+  return id;
 }

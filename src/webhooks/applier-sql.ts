@@ -1,0 +1,112 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { CommerceEventRow, EmailEventRow, WebhookEventRow } from './event-rows.js';
+
+/**
+ * Batch writes of the applier's own tables. Each batch travels as one JSON parameter unnested in
+ * SQL (one statement per table, no row-by-row INSERT); `ON CONFLICT DO NOTHING` on the delivery
+ * id makes a re-applied batch (after a crash before the offset commit) change nothing.
+ */
+const insertFromJson = (table: string, columns: Record<string, string>, casts: Record<string, string>): string => {
+  const names = Object.keys(columns);
+  const structure = JSON.stringify(Object.fromEntries(names.map((n) => [n, columns[n]])));
+  const select = names.map((n) => (casts[n] ? `${n}::${casts[n]}` : n)).join(', ');
+  return `INSERT INTO ${table} (${names.join(', ')}, _load_id, _synced_at)
+    SELECT ${select}, $2, $3::TIMESTAMPTZ FROM (SELECT unnest(from_json($1::JSON, '[${structure}]'), recursive := true))
+    ON CONFLICT DO NOTHING`;
+};
+
+const WEBHOOK_EVENTS_SQL = insertFromJson(
+  'webhook_events',
+  { delivery_id: 'VARCHAR', event: 'VARCHAR', webhook_id: 'BIGINT', received_at: 'VARCHAR', event_at: 'VARCHAR', known_event: 'BOOLEAN', spool_seq: 'BIGINT', payload: 'VARCHAR', status: 'VARCHAR', error: 'VARCHAR', applied_at: 'VARCHAR' },
+  { received_at: 'TIMESTAMPTZ', event_at: 'TIMESTAMPTZ', payload: 'JSON', applied_at: 'TIMESTAMPTZ' },
+);
+
+const EMAIL_EVENTS_SQL = insertFromJson(
+  'email_events',
+  { delivery_id: 'VARCHAR', event: 'VARCHAR', email_id: 'BIGINT', contact_id: 'BIGINT', campaign_id: 'BIGINT', subject: 'VARCHAR', url: 'VARCHAR', occurred_at: 'VARCHAR', opened_at: 'VARCHAR', data: 'VARCHAR' },
+  { occurred_at: 'TIMESTAMPTZ', opened_at: 'TIMESTAMPTZ', data: 'JSON' },
+);
+
+const COMMERCE_EVENTS_SQL = insertFromJson(
+  'commerce_events',
+  { delivery_id: 'VARCHAR', event: 'VARCHAR', contact_id: 'BIGINT', order_id: 'VARCHAR', amount: 'DOUBLE', currency: 'VARCHAR', occurred_at: 'VARCHAR', data: 'VARCHAR' },
+  { occurred_at: 'TIMESTAMPTZ', data: 'JSON' },
+);
+
+export interface ContactEventMark {
+  contact_id: number;
+  last_event_at: string;
+  last_delivery_id: string;
+  deleted_event_at: string | null;
+}
+
+const CONTACT_MARKS_SQL = `INSERT INTO _webhook_contact_events (contact_id, last_event_at, last_delivery_id, deleted_event_at)
+  SELECT contact_id, last_event_at::TIMESTAMPTZ, last_delivery_id, deleted_event_at::TIMESTAMPTZ
+  FROM (SELECT unnest(from_json($1::JSON, '[{"contact_id":"BIGINT","last_event_at":"VARCHAR","last_delivery_id":"VARCHAR","deleted_event_at":"VARCHAR"}]'), recursive := true))
+  ON CONFLICT (contact_id) DO UPDATE SET
+    last_event_at = greatest(_webhook_contact_events.last_event_at, excluded.last_event_at),
+    last_delivery_id = CASE WHEN excluded.last_event_at >= _webhook_contact_events.last_event_at THEN excluded.last_delivery_id ELSE _webhook_contact_events.last_delivery_id END,
+    deleted_event_at = coalesce(_webhook_contact_events.deleted_event_at, excluded.deleted_event_at)`;
+
+export interface ApplierWrite {
+  spoolId: string;
+  appliedSeq: number;
+  loadId: string;
+  syncedAt: Date;
+  webhookEvents: WebhookEventRow[];
+  emailEvents: EmailEventRow[];
+  commerceEvents: CommerceEventRow[];
+  contactMarks: ContactEventMark[];
+}
+
+/** Writes one batch's rows and the new offset in a single transaction. */
+export async function commitApplierWrite(conn: DuckDBConnection, w: ApplierWrite): Promise<void> {
+  const synced = w.syncedAt.toISOString();
+  await conn.run('BEGIN TRANSACTION');
+  try {
+    if (w.webhookEvents.length) await conn.run(WEBHOOK_EVENTS_SQL, [JSON.stringify(w.webhookEvents), w.loadId, synced]);
+    if (w.emailEvents.length) await conn.run(EMAIL_EVENTS_SQL, [JSON.stringify(w.emailEvents), w.loadId, synced]);
+    if (w.commerceEvents.length) await conn.run(COMMERCE_EVENTS_SQL, [JSON.stringify(w.commerceEvents), w.loadId, synced]);
+    if (w.contactMarks.length) await conn.run(CONTACT_MARKS_SQL, [JSON.stringify(w.contactMarks)]);
+    await conn.run(
+      `INSERT INTO _webhook_applier (spool_id, applied_seq, updated_at) VALUES ($1, $2, now())
+       ON CONFLICT (spool_id) DO UPDATE SET applied_seq = greatest(_webhook_applier.applied_seq, excluded.applied_seq), updated_at = now()`,
+      [w.spoolId, w.appliedSeq],
+    );
+    await conn.run('COMMIT');
+  } catch (err) {
+    await conn.run('ROLLBACK').catch(() => undefined);
+    throw err;
+  }
+}
+
+export async function readAppliedSeq(conn: DuckDBConnection, spoolId: string): Promise<number> {
+  const r = await conn.runAndReadAll('SELECT applied_seq FROM _webhook_applier WHERE spool_id = $1', [spoolId]);
+  const row = r.getRowObjectsJS()[0];
+  return row ? Number(row.applied_seq) : 0;
+}
+
+/** Newest event time already applied per contact (for the late-delivery check). */
+export async function readContactMarks(conn: DuckDBConnection, ids: readonly number[]): Promise<Map<number, { lastEventAt: number; deletedAt: number | null }>> {
+  const out = new Map<number, { lastEventAt: number; deletedAt: number | null }>();
+  if (ids.length === 0) return out;
+  const r = await conn.runAndReadAll(
+    `SELECT contact_id, epoch_ms(last_event_at) AS t, epoch_ms(deleted_event_at) AS d FROM _webhook_contact_events
+     WHERE contact_id IN (SELECT unnest(from_json($1::JSON, '["BIGINT"]')))`,
+    [JSON.stringify(ids)],
+  );
+  for (const row of r.getRowObjectsJS()) out.set(Number(row.contact_id), { lastEventAt: Number(row.t), deletedAt: row.d === null ? null : Number(row.d) });
+  return out;
+}
+
+/** Current updated_at (epoch ms) per contact in the warehouse, to never load an older fetch over it. */
+export async function readContactVersions(conn: DuckDBConnection, ids: readonly number[]): Promise<Map<number, number | null>> {
+  const out = new Map<number, number | null>();
+  if (ids.length === 0) return out;
+  const r = await conn.runAndReadAll(
+    `SELECT id, epoch_ms(updated_at) AS u FROM contacts WHERE id IN (SELECT unnest(from_json($1::JSON, '["BIGINT"]')))`,
+    [JSON.stringify(ids)],
+  );
+  for (const row of r.getRowObjectsJS()) out.set(Number(row.id), row.u === null ? null : Number(row.u));
+  return out;
+}

@@ -1,0 +1,210 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import pLimit from 'p-limit';
+import type { Campaign, Contact, Funnel } from '../crm/types.js';
+import { CrmsyncError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { Warehouse } from '../warehouse/types.js';
+import { commitApplierWrite, readAppliedSeq, readContactMarks, readContactVersions, type ContactEventMark } from './applier-sql.js';
+import { WebhookApplyError } from './errors.js';
+import { parseSpoolRecord, type ParsedEvent } from './event-payload.js';
+import { commerceEventRow, emailEventRow, webhookEventRow } from './event-rows.js';
+import type { WebhookRefetcher } from './refetcher.js';
+import type { SpoolRecord } from './spool-frame.js';
+
+/** The warehouse as the applier uses it: the shared contract plus the raw connection for its own tables. */
+export type ApplierWarehouse = Pick<Warehouse, 'loadContacts' | 'tombstoneContacts' | 'loadEntities'> & { connection: DuckDBConnection };
+
+export interface ApplyBatchDeps {
+  spoolId: string;
+  refetcher: WebhookRefetcher;
+  withWarehouse: <T>(fn: (w: ApplierWarehouse) => Promise<T>) => Promise<T>;
+  /** Newest applied event time per contact, kept across batches to skip refetches for late deliveries. */
+  lastApplied: Map<number, number>;
+  concurrency: number;
+  logger?: Logger;
+  now?: () => number;
+}
+
+export interface ApplyBatchResult {
+  appliedSeq: number;
+  events: number;
+  contactsLoaded: number;
+  contactsTombstoned: number;
+  refetches: number;
+  skippedLate: number;
+  failed: number;
+}
+
+const STATUS_EVENTS = new Set(['email.bounced', 'email.spam_complaint', 'email.unsubscribed']);
+
+interface ContactPlan {
+  newest: number;
+  newestDelivery: string;
+  deletedAt: number | null;
+  fetch: boolean;
+}
+
+/**
+ * Applies one batch of spooled deliveries. Refetches run before the warehouse is opened (the
+ * write lock is not held during HTTP), coalesced to one request per record and bounded in
+ * concurrency (the client's rate limiter paces them). Contact loads are idempotent and the batch's
+ * own rows and offset commit together, so a crash anywhere re-applies the batch without effect.
+ */
+export async function applyBatch(records: readonly SpoolRecord[], deps: ApplyBatchDeps): Promise<ApplyBatchResult> {
+  const now = deps.now ?? Date.now;
+  const events = records.map(parseSpoolRecord);
+  const contacts = new Map<number, ContactPlan>();
+  const campaignIds = new Set<number>();
+  const funnelIds = new Set<number>();
+  const eventErrors = new Map<ParsedEvent, string>();
+
+  const touch = (e: ParsedEvent, id: number, fetch: boolean, deleted: boolean): void => {
+    const t = e.eventAt.getTime();
+    const p = contacts.get(id) ?? { newest: -Infinity, newestDelivery: '', deletedAt: null, fetch: false };
+    if (t >= p.newest) {
+      p.newest = t;
+      p.newestDelivery = e.record.deliveryId;
+    }
+    if (deleted) p.deletedAt = Math.max(p.deletedAt ?? -Infinity, t);
+    p.fetch ||= fetch;
+    contacts.set(id, p);
+  };
+
+  for (const e of events) {
+    if (e.problem || !e.record.known) continue;
+    const name = e.record.event;
+    if (e.group === 'contact') {
+      if (e.contactId === null) eventErrors.set(e, 'no contact id in data.contact');
+      else touch(e, e.contactId, name !== 'contact.deleted', name === 'contact.deleted');
+    } else if (e.group === 'email' || e.group === 'commerce') {
+      // Status-changing email events and purchases (lifetime value) change the contact too.
+      if (e.contactId !== null && (e.group === 'commerce' || STATUS_EVENTS.has(name))) touch(e, e.contactId, true, false);
+    } else if (e.group === 'campaign') {
+      if (e.campaignId === null) eventErrors.set(e, 'no campaign id in data');
+      else campaignIds.add(e.campaignId);
+    } else if (e.group === 'funnel') {
+      if (e.funnelId === null) eventErrors.set(e, 'no funnel id in data');
+      else funnelIds.add(e.funnelId);
+    }
+  }
+
+  // Late deliveries: a newer event for the contact was applied already, with a fetch made after it.
+  let skippedLate = 0;
+  const toFetch: number[] = [];
+  for (const [id, p] of contacts) {
+    if (!p.fetch || p.deletedAt !== null) continue;
+    const applied = deps.lastApplied.get(id);
+    if (applied !== undefined && applied > p.newest) skippedLate++;
+    else toFetch.push(id);
+  }
+
+  const limit = pLimit(Math.max(1, deps.concurrency));
+  const fetchAll = async <T>(ids: Iterable<number>, get: (id: number) => Promise<T | null>) => {
+    const out = new Map<number, T | null | CrmsyncError>();
+    await Promise.all(
+      [...ids].map((id) =>
+        limit(async () => {
+          try {
+            out.set(id, await get(id));
+          } catch (err) {
+            if (err instanceof CrmsyncError && !err.retryable) out.set(id, err);
+            else throw new WebhookApplyError(`Refetching record ${id} failed; the batch will be retried.`, { cause: err, retryable: true });
+          }
+        }),
+      ),
+    );
+    return out;
+  };
+  const fetchedContacts = await fetchAll<Contact>(toFetch, (id) => deps.refetcher.contact(id));
+  const fetchedCampaigns = await fetchAll<Campaign>(campaignIds, (id) => deps.refetcher.campaign(id));
+  const fetchedFunnels = await fetchAll<Funnel>(funnelIds, (id) => deps.refetcher.funnel(id));
+
+  const fetchError = (e: ParsedEvent): string | null => {
+    const r = e.group === 'campaign' ? fetchedCampaigns.get(e.campaignId!) : e.group === 'funnel' ? fetchedFunnels.get(e.funnelId!) : e.contactId !== null ? fetchedContacts.get(e.contactId) : undefined;
+    return r instanceof CrmsyncError ? `${r.code}: refetch failed` : null;
+  };
+
+  const lastSeq = records.at(-1)!.seq;
+  const loadId = `webhooks-${deps.spoolId.slice(0, 8)}-${records[0]!.seq}-${lastSeq}`;
+  const syncedAt = new Date(now());
+
+  return deps.withWarehouse(async (w) => {
+    const result: ApplyBatchResult = { appliedSeq: lastSeq, events: events.length, contactsLoaded: 0, contactsTombstoned: 0, refetches: toFetch.length + campaignIds.size + funnelIds.size, skippedLate, failed: 0 };
+    if ((await readAppliedSeq(w.connection, deps.spoolId)) >= lastSeq) return { ...result, events: 0 };
+
+    const fresh: Contact[] = [];
+    const gone: number[] = [];
+    const ids = [...fetchedContacts.keys()];
+    const versions = await readContactVersions(w.connection, ids);
+    for (const [id, c] of fetchedContacts) {
+      if (c instanceof CrmsyncError) continue;
+      if (c === null) {
+        gone.push(id);
+        continue;
+      }
+      // Never load a fetch older than what the warehouse holds (a sync may have loaded a newer one).
+      const held = versions.get(id);
+      const fetchedAt = c.updated_at ? Date.parse(c.updated_at) : NaN;
+      if (held != null && Number.isFinite(fetchedAt) && fetchedAt < held) continue;
+      fresh.push(c);
+    }
+    const ctx = { loadId, syncedAt };
+    if (fresh.length) {
+      await w.loadContacts(fresh, ctx);
+      result.contactsLoaded = fresh.length;
+    }
+    let deletedAt = -Infinity;
+    const deletedIds: number[] = [];
+    for (const [id, p] of contacts) {
+      if (p.deletedAt === null) continue;
+      deletedIds.push(id);
+      deletedAt = Math.max(deletedAt, p.deletedAt);
+    }
+    if (deletedIds.length) result.contactsTombstoned += await w.tombstoneContacts(deletedIds, { ...ctx, deletedAt: new Date(deletedAt) });
+    if (gone.length) result.contactsTombstoned += await w.tombstoneContacts(gone, { ...ctx, deletedAt: syncedAt });
+
+    const campaigns = [...fetchedCampaigns.values()].filter((c): c is Campaign => c !== null && !(c instanceof CrmsyncError));
+    if (campaigns.length) await w.loadEntities('campaigns', campaigns, ctx, { complete: false });
+    const funnels = [...fetchedFunnels.values()].filter((f): f is Funnel => f !== null && !(f instanceof CrmsyncError));
+    if (funnels.length) await w.loadEntities('funnels', funnels, ctx, { complete: false });
+
+    const marks = await readContactMarks(w.connection, [...contacts.keys()]);
+    const contactMarks: ContactEventMark[] = [];
+    for (const [id, p] of contacts) {
+      const prev = marks.get(id);
+      contactMarks.push({
+        contact_id: id,
+        last_event_at: new Date(Math.max(p.newest, prev?.lastEventAt ?? -Infinity)).toISOString(),
+        last_delivery_id: p.newestDelivery,
+        deleted_event_at: p.deletedAt === null ? null : new Date(p.deletedAt).toISOString(),
+      });
+    }
+
+    const webhookEvents = events.map((e) => {
+      const err = eventErrors.get(e) ?? fetchError(e);
+      if (err || e.problem) result.failed++;
+      return webhookEventRow(e, err, syncedAt);
+    });
+    await commitApplierWrite(w.connection, {
+      spoolId: deps.spoolId,
+      appliedSeq: lastSeq,
+      loadId,
+      syncedAt,
+      webhookEvents,
+      emailEvents: events.filter((e) => e.group === 'email' && e.envelope).map(emailEventRow),
+      commerceEvents: events.filter((e) => e.group === 'commerce' && e.envelope).map(commerceEventRow),
+      contactMarks,
+    });
+    for (const [id, p] of contacts) deps.lastApplied.set(id, Math.max(p.newest, deps.lastApplied.get(id) ?? -Infinity));
+    if (deps.lastApplied.size > 200_000) {
+      // Bounded: dropping old entries only costs a refetch for a late delivery.
+      let drop = deps.lastApplied.size - 150_000;
+      for (const id of deps.lastApplied.keys()) {
+        if (drop-- <= 0) break;
+        deps.lastApplied.delete(id);
+      }
+    }
+    if (result.failed) deps.logger?.warn({ failed: result.failed, loadId }, 'some webhook events could not be applied; see webhook_events.error');
+    return result;
+  });
+}

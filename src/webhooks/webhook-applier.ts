@@ -1,0 +1,118 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from '../logger.js';
+import { applyBatch, type ApplierWarehouse, type ApplyBatchResult } from './apply-batch.js';
+import { readAppliedSeq } from './applier-sql.js';
+import type { WebhookRefetcher } from './refetcher.js';
+import type { Spool } from './spool.js';
+import type { WebhookMetrics } from './webhook-metrics.js';
+
+export interface WebhookApplierOptions {
+  spool: Spool;
+  spoolId: string;
+  refetcher: WebhookRefetcher;
+  /** Opens a write scope (the warehouse lock is held only inside it, so the sync worker gets turns). */
+  withWarehouse: <T>(fn: (w: ApplierWarehouse & { migrate(): Promise<void> }) => Promise<T>) => Promise<T>;
+  metrics?: WebhookMetrics;
+  logger?: Logger;
+  /** Deliveries per warehouse scope. */
+  batchSize?: number;
+  /** Wait this long for a batch to fill before applying a partial one (fewer, larger scopes). */
+  lingerMs?: number;
+  /** Concurrent refetches; the CRM client's rate limiter paces them further. */
+  concurrency?: number;
+  now?: () => number;
+}
+
+export interface ApplierStatus {
+  appliedSeq: number;
+  batches: number;
+  consecutiveFailures: number;
+  lastError: string | null;
+  lastBatch: ApplyBatchResult | null;
+}
+
+export interface WebhookApplier {
+  start(): void;
+  /** Resolves once every delivery up to `seq` (default: all durable now) is applied; false on timeout. */
+  waitApplied(seq?: number, timeoutMs?: number): Promise<boolean>;
+  status(): ApplierStatus;
+  stop(): Promise<void>;
+}
+
+/** Drains the spool into the warehouse in batches, in order, retrying a failed batch with backoff. */
+export function createWebhookApplier(options: WebhookApplierOptions): WebhookApplier {
+  const { spool, logger, metrics } = options;
+  const batchSize = options.batchSize ?? 500;
+  const lingerMs = options.lingerMs ?? 100;
+  const lastApplied = new Map<number, number>();
+  const abort = new AbortController();
+  let cursor: number | undefined;
+  let running: Promise<void> | undefined;
+  const status: ApplierStatus = { appliedSeq: 0, batches: 0, consecutiveFailures: 0, lastError: null, lastBatch: null };
+
+  const init = async (): Promise<number> =>
+    options.withWarehouse(async (w) => {
+      await w.migrate();
+      return readAppliedSeq(w.connection, options.spoolId);
+    });
+
+  const pause = (ms: number): Promise<void> => sleep(ms, undefined, { signal: abort.signal }).catch(() => undefined);
+
+  const loop = async (): Promise<void> => {
+    while (!abort.signal.aborted) {
+      try {
+        if (cursor === undefined) {
+          cursor = await init();
+          status.appliedSeq = cursor;
+          await spool.markApplied(cursor);
+        }
+        if (!(await spool.waitFor(cursor, 500))) continue;
+        if (lingerMs > 0 && spool.stats().committedSeq - cursor < batchSize) await pause(lingerMs);
+        const records = await spool.read(cursor, batchSize);
+        if (records.length === 0) continue;
+        const result = await applyBatch(records, { spoolId: options.spoolId, refetcher: options.refetcher, withWarehouse: options.withWarehouse, lastApplied, concurrency: options.concurrency ?? 4, ...(logger ? { logger } : {}), ...(options.now ? { now: options.now } : {}) });
+        cursor = result.appliedSeq;
+        status.appliedSeq = cursor;
+        status.batches++;
+        status.lastBatch = result;
+        status.consecutiveFailures = 0;
+        status.lastError = null;
+        metrics?.countApplied('events', result.events);
+        metrics?.countApplied('contacts_loaded', result.contactsLoaded);
+        metrics?.countApplied('contacts_tombstoned', result.contactsTombstoned);
+        metrics?.countApplied('refetches', result.refetches);
+        metrics?.countApplied('failed', result.failed);
+        logger?.debug({ appliedSeq: cursor, events: result.events, refetches: result.refetches }, 'webhook batch applied');
+        await spool.markApplied(cursor);
+      } catch (err) {
+        if (abort.signal.aborted) break;
+        status.consecutiveFailures++;
+        const e = err as { code?: string; message?: string; retryAfterMs?: number };
+        status.lastError = `${e.code ?? 'ERROR'}: ${e.message ?? String(err)}`;
+        const delay = Math.max(e.retryAfterMs ?? 0, Math.min(60_000, 250 * 2 ** Math.min(status.consecutiveFailures, 8)));
+        logger?.warn({ code: e.code, attempt: status.consecutiveFailures, retryInMs: delay }, 'applying webhook batch failed; retrying');
+        await pause(delay);
+      }
+    }
+  };
+
+  return {
+    start() {
+      running ??= loop();
+    },
+    async waitApplied(seq, timeoutMs = 30_000) {
+      const target = seq ?? spool.stats().committedSeq;
+      const deadline = Date.now() + timeoutMs;
+      while (status.appliedSeq < target) {
+        if (Date.now() > deadline || abort.signal.aborted) return false;
+        await sleep(20);
+      }
+      return true;
+    },
+    status: () => ({ ...status }),
+    async stop() {
+      abort.abort();
+      await running;
+    },
+  };
+}
