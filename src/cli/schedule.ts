@@ -1,0 +1,132 @@
+import { ScheduleNotFoundError, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
+import type { Command } from 'commander';
+import { loadConfig, type Config } from '../config.js';
+import { CrmsyncError } from '../errors.js';
+import { parseDuration } from '../sync/parse-duration.js';
+import { resolveStreams } from '../sync/streams.js';
+import { withTemporal } from '../temporal/connect.js';
+import { taskQueues } from '../temporal/task-queues.js';
+import type { syncWorkflow } from '../../workflows/sync-workflow.js';
+import type { SyncWorkflowInput } from '../../workflows/sync-types.js';
+
+export const DEFAULT_SCHEDULE_ID = 'crmsync-sync-schedule';
+
+export class ScheduleMissingError extends CrmsyncError {
+  constructor(id: string) {
+    super('SCHEDULE_NOT_FOUND', `No schedule "${id}"; list them with \`crmsync schedule list\` or create one with \`crmsync schedule create --every 15m\`.`);
+  }
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+export function registerScheduleCommand(program: Command): void {
+  const schedule = program.command('schedule').description('Scheduled incremental syncs as Temporal Schedules (overlapping runs are skipped)');
+  schedule
+    .command('create')
+    .description('create (or replace) the sync schedule')
+    .requiredOption('--every <duration>', 'interval between incremental syncs, e.g. 15m')
+    .option('--reconcile-every <duration>', 'contacts reconciliation sweep cadence', '24h')
+    .option('--stream <name>', 'only this stream (repeatable)', collect, [])
+    .option('--id <id>', 'schedule id', DEFAULT_SCHEDULE_ID)
+    .action(async (raw: { every: string; reconcileEvery: string; stream: string[]; id: string }) => {
+      const config = loadConfig();
+      const everyMs = parseDuration(raw.every, '--every');
+      const reconcileEveryMs = parseDuration(raw.reconcileEvery, '--reconcile-every');
+      const streams = resolveStreams(raw.stream);
+      await withScheduleClient(config, async (client) => {
+        await createSchedule(client, config, { id: raw.id, everyMs, reconcileEveryMs, streams });
+        process.stdout.write(`schedule ${raw.id}: sync every ${raw.every}, contacts reconciliation every ${raw.reconcileEvery}\n`);
+        if (!config.temporal.address) {
+          process.stdout.write('note: TEMPORAL_ADDRESS is unset, so the schedule lives in the embedded server and fires only while `crmsync worker` runs.\n');
+        }
+      });
+    });
+  schedule
+    .command('list')
+    .description('list crmsync schedules')
+    .action(async () => {
+      await withScheduleClient(loadConfig(), async (client) => {
+        const rows = await listSchedules(client);
+        if (rows.length === 0) process.stdout.write('no schedules\n');
+        for (const r of rows) process.stdout.write(`${r.id}  ${r.paused ? 'paused' : 'active'}  every ${r.every}  next ${r.next ?? '-'}\n`);
+      });
+    });
+  for (const [name, verb] of [
+    ['pause', 'pause'],
+    ['resume', 'resume'],
+    ['delete', 'delete'],
+  ] as const) {
+    schedule
+      .command(name)
+      .description(`${verb} a schedule`)
+      .option('--id <id>', 'schedule id', DEFAULT_SCHEDULE_ID)
+      .action(async (raw: { id: string }) => {
+        await withScheduleClient(loadConfig(), async (client) => {
+          await changeSchedule(client, raw.id, verb);
+          process.stdout.write(`schedule ${raw.id}: ${verb === 'delete' ? 'deleted' : verb === 'pause' ? 'paused' : 'resumed'}\n`);
+        });
+      });
+  }
+}
+
+async function withScheduleClient<T>(config: Config, fn: (client: Client) => Promise<T>): Promise<T> {
+  return await withTemporal(config, (t) => fn(t.client));
+}
+
+export async function createSchedule(
+  client: Client,
+  config: Pick<Config, 'temporal'>,
+  opts: { id: string; everyMs: number; reconcileEveryMs: number; streams: string[] },
+): Promise<void> {
+  const queues = taskQueues(config);
+  const input: SyncWorkflowInput = {
+    streams: opts.streams,
+    reconcile: 'auto',
+    reconcileEveryMs: opts.reconcileEveryMs,
+    warehouseTaskQueue: queues.warehouse,
+  };
+  // Replacing keeps one schedule per id: create after deleting an old one with other settings.
+  await client.schedule
+    .getHandle(opts.id)
+    .delete()
+    .catch((err: unknown) => {
+      if (!(err instanceof ScheduleNotFoundError)) throw err;
+    });
+  await client.schedule.create<typeof syncWorkflow>({
+    scheduleId: opts.id,
+    spec: { intervals: [{ every: opts.everyMs }] },
+    action: { type: 'startWorkflow', workflowType: 'syncWorkflow', taskQueue: queues.main, workflowId: `${opts.id}-run`, args: [input] },
+    policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: opts.everyMs },
+  });
+}
+
+export async function listSchedules(client: Client): Promise<{ id: string; paused: boolean; every: string; next: string | undefined }[]> {
+  const out: { id: string; paused: boolean; every: string; next: string | undefined }[] = [];
+  for await (const s of client.schedule.list()) {
+    if (!s.scheduleId.startsWith('crmsync')) continue;
+    const d = await client.schedule.getHandle(s.scheduleId).describe();
+    const every = d.spec.intervals?.[0]?.every;
+    out.push({
+      id: s.scheduleId,
+      paused: d.state.paused,
+      every: every === undefined ? '?' : `${Math.round(Number(every) / 1000)}s`,
+      next: d.info.nextActionTimes[0]?.toISOString(),
+    });
+  }
+  return out;
+}
+
+export async function changeSchedule(client: Client, id: string, verb: 'pause' | 'resume' | 'delete'): Promise<void> {
+  const handle = client.schedule.getHandle(id);
+  try {
+    if (verb === 'pause') await handle.pause('paused with crmsync schedule pause');
+    else if (verb === 'resume') await handle.unpause('resumed with crmsync schedule resume');
+    else await handle.delete();
+  } catch (err) {
+    if (err instanceof ScheduleNotFoundError) throw new ScheduleMissingError(id);
+    throw err;
+  }
+}
+
