@@ -67,7 +67,9 @@ async function startOnce(options: DevServerOptions, port: number): Promise<DevSe
   if (namespace !== 'default') args.push('--namespace', namespace);
   if (options.dbFile) args.push('--db-filename', options.dbFile);
 
-  const child = spawn('/bin/sh', ['-c', WATCHDOG, options.cliPath, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  // Own process group: a terminal's Ctrl-C reaches only us, so workers can drain against a live
+  // server before stop(); the watchdog and the hooks below still end it with this process.
+  const child = spawn('/bin/sh', ['-c', WATCHDOG, options.cliPath, ...args], { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
   // The pipe only signals our death; nothing is written, and its errors mean the shell is gone.
   child.stdin?.on('error', () => undefined);
   let output = '';
