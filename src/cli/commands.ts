@@ -1,4 +1,7 @@
 import type { Command } from 'commander';
+import { registerSimulatorCommand } from './simulator.js';
 
 /** Every command file exports a `register*Command(program)`; add new ones here. */
-export const commands: ((program: Command) => void)[] = [];
+export const commands: ((program: Command) => void)[] = [
+  registerSimulatorCommand,
+];

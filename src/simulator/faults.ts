@@ -1,0 +1,67 @@
+import type { FaultOptions } from './options.js';
+import { validateFaults } from './options.js';
+import { createRng, type Rng } from './rng.js';
+
+export type FaultDecision =
+  | { kind: 'drop' }
+  | { kind: 'rate_limited'; retryAfterSec: number }
+  | { kind: 'error'; status: number }
+  | { kind: 'pass'; latencyMs: number; truncate: boolean };
+
+/**
+ * Decides each request's fault. Draws come from one RNG seeded by the simulator seed, in request
+ * order, so a sequential test sees the same faults on every run. The rate limit is a fixed
+ * one-second window per credential, so `Retry-After` is the time left in the window.
+ */
+export class FaultInjector {
+  #faults: FaultOptions;
+  #rng: Rng;
+  readonly #windows = new Map<string, { start: number; count: number }>();
+
+  constructor(
+    private readonly seed: number,
+    faults: FaultOptions,
+    private readonly now: () => number,
+  ) {
+    this.#faults = validateFaults(faults);
+    this.#rng = createRng(seed ^ 0xfa017);
+  }
+
+  get faults(): FaultOptions {
+    return { ...this.#faults };
+  }
+
+  /** Replaces the faults and restarts the random stream, so a test can replay a sequence. */
+  set(faults: FaultOptions): void {
+    this.#faults = validateFaults(faults);
+    this.#rng = createRng(this.seed ^ 0xfa017);
+    this.#windows.clear();
+  }
+
+  decide(credential: string, isReport: boolean): FaultDecision {
+    const f = this.#faults;
+    // Always draw the same number of values so one fault's rate does not shift another's stream.
+    const dropDraw = this.#rng();
+    const errorDraw = this.#rng();
+    const truncDraw = this.#rng();
+    const latencyDraw = this.#rng();
+    if (f.rateLimitRps !== undefined) {
+      const now = this.now();
+      let w = this.#windows.get(credential);
+      if (!w || now - w.start >= 1000) {
+        w = { start: now, count: 0 };
+        this.#windows.set(credential, w);
+      }
+      w.count++;
+      if (w.count > f.rateLimitRps) return { kind: 'rate_limited', retryAfterSec: Math.max(1, Math.ceil((w.start + 1000 - now) / 1000)) };
+    }
+    if (f.dropRate && dropDraw < f.dropRate) return { kind: 'drop' };
+    if (f.errorRate && errorDraw < f.errorRate) return { kind: 'error', status: [500, 502, 503][Math.floor(errorDraw * 1e6) % 3] as number };
+    let latencyMs = 0;
+    const l = f.latencyMs;
+    if (l && 'min' in l) latencyMs = l.min + latencyDraw * (l.max - l.min);
+    else if (l && 'mean' in l) latencyMs = Math.min(l.max ?? l.mean * 10, -Math.log(1 - latencyDraw) * l.mean);
+    if (isReport && f.slowReportsMs) latencyMs += f.slowReportsMs;
+    return { kind: 'pass', latencyMs, truncate: !!f.truncateRate && truncDraw < f.truncateRate };
+  }
+}

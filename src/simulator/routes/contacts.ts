@@ -1,0 +1,199 @@
+import type { RouteCtx, RouteDef, SimResponse } from '../http-types.js';
+import { ok } from '../http-types.js';
+import type { ContactRec } from '../model.js';
+import { paginator, queryArray, queryBool, readPaging } from '../paging.js';
+import { CONTACT_STATUSES } from '../contact-input.js';
+import type { ContactView } from '../serialize.js';
+import { notFound, SimError } from '../sim-error.js';
+
+const READ = ['crm_read_contacts', 'crm_manage_contacts'];
+const WRITE = ['crm_manage_contacts'];
+const DELETE = ['crm_manage_contacts_delete'];
+
+type SortKey = 'id' | 'email' | 'created_at' | 'updated_at' | 'first_name' | 'last_name' | 'status';
+const SORTABLE: Record<SortKey, (c: ContactRec) => string | number> = {
+  id: (c) => c.id,
+  email: (c) => c.email.toLowerCase(),
+  created_at: (c) => c.createdAt,
+  updated_at: (c) => c.updatedAt,
+  first_name: (c) => (c.firstName ?? '').toLowerCase(),
+  last_name: (c) => (c.lastName ?? '').toLowerCase(),
+  status: (c) => c.status,
+};
+
+/** Sort as each mode reads it; null key means "no ORDER BY" (real mode, unknown column: table order). */
+function readSort(ctx: RouteCtx): { key: SortKey | null; desc: boolean } {
+  const q = ctx.query;
+  if (ctx.real) {
+    // fluentcrm-2.9 ignores order_by/order_type and honours sort_by/sort_type.
+    const by = q.get('sort_by');
+    const type = (q.get('sort_type') ?? 'DESC').toUpperCase();
+    if (by === null || by === '') return { key: 'id', desc: type !== 'ASC' };
+    if (!(by in SORTABLE)) return { key: null, desc: false };
+    return { key: by as SortKey, desc: type !== 'ASC' };
+  }
+  const by = q.get('order_by') ?? q.get('sort_by') ?? 'id';
+  const type = (q.get('order_type') ?? q.get('sort_type') ?? 'DESC').toUpperCase();
+  if (!['id', 'email', 'created_at'].includes(by)) throw new SimError(400, 'rest_invalid_param', `Invalid parameter(s): order_by; use id, email or created_at (got "${by.slice(0, 40)}").`);
+  if (type !== 'ASC' && type !== 'DESC') throw new SimError(400, 'rest_invalid_param', 'Invalid parameter(s): order_type; use ASC or DESC.');
+  return { key: by as SortKey, desc: type === 'DESC' };
+}
+
+function ids(values: string[], name: string, real: boolean): number[] {
+  const out: number[] = [];
+  for (const v of values) {
+    const n = Number(v);
+    if (Number.isInteger(n) && n > 0) out.push(n);
+    else if (!real) throw new SimError(400, 'rest_invalid_param', `Invalid parameter(s): ${name}; use integer ids.`);
+  }
+  return out;
+}
+
+function listContacts(ctx: RouteCtx): SimResponse {
+  const paging = readPaging(ctx, 10);
+  const sort = readSort(ctx);
+  const q = ctx.query;
+  let statuses = queryArray(q, 'statuses');
+  const unknown = statuses.filter((s) => !(CONTACT_STATUSES as readonly string[]).includes(s));
+  if (unknown.length > 0) {
+    if (ctx.real) statuses = statuses.filter((s) => !unknown.includes(s));
+    else throw new SimError(400, 'rest_invalid_param', `Invalid parameter(s): statuses; use ${CONTACT_STATUSES.join(', ')}.`);
+  }
+  const tags = ids(queryArray(q, 'tags'), 'tags', ctx.real);
+  const lists = ids(queryArray(q, 'lists'), 'lists', ctx.real);
+  const companies = ids(queryArray(q, 'company_ids'), 'company_ids', ctx.real);
+  const search = (q.get('search') ?? '').trim().toLowerCase().slice(0, 200);
+  const custom = queryBool(q, 'custom_fields');
+  const view: ContactView = custom ? { customKey: ctx.real ? 'custom_fields' : 'custom_values' } : {};
+  const store = ctx.state.contacts;
+  const filtered = statuses.length > 0 || tags.length > 0 || lists.length > 0 || companies.length > 0 || search !== '';
+  const offset = (paging.page - 1) * paging.perPage;
+  let total: number;
+  let page: ContactRec[];
+  // created_at follows id order (ids are allocated in creation order), so it shares the fast path.
+  if (!filtered && (sort.key === 'id' || sort.key === 'created_at' || sort.key === null)) {
+    total = store.size;
+    page = [];
+    for (let i = offset; i < Math.min(total, offset + paging.perPage); i++) {
+      const id = store.idAt(sort.desc ? total - 1 - i : i);
+      const c = ctx.state.contact(id);
+      if (c) page.push(c);
+    }
+  } else {
+    const matches: ContactRec[] = [];
+    for (let i = 0; i < store.size; i++) {
+      const c = ctx.state.contact(store.idAt(i));
+      if (!c) continue;
+      if (statuses.length > 0 && !statuses.includes(c.status)) continue;
+      if (tags.length > 0 && !c.tags.some((t) => tags.includes(t))) continue;
+      if (lists.length > 0 && !c.lists.some((l) => lists.includes(l))) continue;
+      if (companies.length > 0 && !c.companyIds.some((x) => companies.includes(x))) continue;
+      if (search && !`${c.firstName ?? ''} ${c.lastName ?? ''} ${c.email}`.toLowerCase().includes(search)) continue;
+      matches.push(c);
+    }
+    if (sort.key !== null) {
+      const key = SORTABLE[sort.key];
+      const dir = sort.desc ? -1 : 1;
+      matches.sort((a, b) => {
+        const x = key(a);
+        const y = key(b);
+        return x < y ? -dir : x > y ? dir : (a.id - b.id) * dir;
+      });
+    }
+    total = matches.length;
+    page = matches.slice(offset, offset + paging.perPage);
+  }
+  const data = page.map((c) => ctx.ser.contact(c, view));
+  const body: Record<string, unknown> = { subscribers: paginator(ctx, paging, total, data) };
+  if (ctx.real) body.custom = q.get('custom_fields');
+  return ok(body);
+}
+
+function readView(ctx: RouteCtx): ContactView {
+  const withs = queryArray(ctx.query, 'with');
+  const view: ContactView = {};
+  if (withs.includes('stats')) view.stats = true;
+  if (withs.includes('custom_fields')) view.customKey = 'custom_fields';
+  if (withs.includes('subscriber.custom_values')) view.customKey = 'custom_values';
+  if (withs.includes('companies')) view.companies = true;
+  return view;
+}
+
+function contactId(ctx: RouteCtx): number {
+  return Number(ctx.params.id);
+}
+
+function getContact(ctx: RouteCtx): SimResponse {
+  let id = contactId(ctx);
+  if (id === 0) {
+    const email = ctx.query.get('get_by_email');
+    if (!email) throw notFound('subscriber', { status: 422, body: { message: 'Subscriber not found' } });
+    const found = ctx.state.contacts.findIdByEmail(email.slice(0, 254));
+    if (found === undefined) throw notFound('subscriber', { status: 422, body: { message: 'Subscriber not found' } });
+    id = found;
+  }
+  const c = ctx.state.requireContact(id);
+  const out = ctx.ser.contact(c, readView(ctx));
+  if (ctx.real) {
+    out.unsubscribe_reason = '';
+    out.unsubscribe_date = '';
+  }
+  return ok({ subscriber: out });
+}
+
+function createContact(ctx: RouteCtx): SimResponse {
+  const { action, contact } = ctx.state.createContact(ctx.body, { forceUpdate: ctx.query.get('__force_update') ?? undefined });
+  return ok({
+    message: action === 'created' ? 'Successfully added the subscriber.' : 'Subscriber successfully updated',
+    contact: ctx.ser.contact(contact),
+    action_type: action,
+  });
+}
+
+function updateContact(ctx: RouteCtx): SimResponse {
+  const raw = ctx.body.subscriber;
+  const body = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : ctx.body;
+  const { contact, isDirty } = ctx.state.updateContact(contactId(ctx), body);
+  const out: Record<string, unknown> = { message: 'Subscriber successfully updated', contact: ctx.ser.contact(contact), isDirty };
+  if (ctx.real) out.values = [];
+  return ok(out);
+}
+
+function deleteContact(ctx: RouteCtx): SimResponse {
+  ctx.state.deleteContact(contactId(ctx));
+  return ok({ message: 'Selected Subscriber has been deleted successfully' });
+}
+
+function listNotes(ctx: RouteCtx): SimResponse {
+  const id = contactId(ctx);
+  if (!ctx.real) ctx.state.requireContact(id);
+  const paging = readPaging(ctx, 10);
+  const search = (ctx.query.get('search') ?? '').toLowerCase().slice(0, 200);
+  const notes = [...ctx.state.notes.values()]
+    .filter((n) => n.subscriberId === id && (!search || n.title.toLowerCase().includes(search)))
+    .sort((a, b) => b.id - a.id);
+  const offset = (paging.page - 1) * paging.perPage;
+  const data = notes.slice(offset, offset + paging.perPage).map((n) => ctx.ser.note(n, true));
+  return ok({ notes: paginator(ctx, paging, notes.length, data) });
+}
+
+function addNote(ctx: RouteCtx): SimResponse {
+  const note = ctx.state.addNote(contactId(ctx), ctx.body);
+  return ok({ note: ctx.ser.note(note, false), message: 'Note successfully added' });
+}
+
+function updateNote(ctx: RouteCtx): SimResponse {
+  const note = ctx.state.updateNote(contactId(ctx), Number(ctx.params.noteId), ctx.body);
+  return ok({ note: ctx.ser.note(note, false), message: 'Note successfully updated' });
+}
+
+export const contactRoutes: RouteDef[] = [
+  { method: 'GET', path: '/subscribers', caps: READ, handler: listContacts },
+  { method: 'POST', path: '/subscribers', caps: WRITE, handler: createContact },
+  { method: 'GET', path: '/subscribers/:id', caps: READ, handler: getContact },
+  { method: 'PUT', path: '/subscribers/:id', caps: WRITE, handler: updateContact },
+  { method: 'DELETE', path: '/subscribers/:id', caps: DELETE, handler: deleteContact },
+  { method: 'GET', path: '/subscribers/:id/notes', caps: READ, handler: listNotes },
+  { method: 'POST', path: '/subscribers/:id/notes', caps: WRITE, handler: addNote },
+  { method: 'PUT', path: '/subscribers/:id/notes/:noteId', caps: WRITE, handler: updateNote },
+];

@@ -1,0 +1,2 @@
+import type { RouteDef } from '../http-types.js';
+export const marketingRoutes: RouteDef[] = [];

@@ -1,0 +1,47 @@
+import type { RouteCtx, RouteDef, SimResponse } from '../http-types.js';
+import { ok } from '../http-types.js';
+import { queryArray } from '../paging.js';
+
+const FIELD_TYPES = {
+  text: { type: 'text', label: 'Single Line Text' },
+  textarea: { type: 'textarea', label: 'Multi Line Text' },
+  number: { type: 'number', label: 'Numeric Field' },
+  'select-one': { type: 'select-one', label: 'Select choice', options: [] },
+  checkbox: { type: 'checkbox', label: 'Checkboxes', options: [] },
+  radio: { type: 'radio', label: 'Radio Choice', options: [] },
+  date: { type: 'date', label: 'Date' },
+  url: { type: 'url', label: 'URL' },
+  email: { type: 'email', label: 'Email' },
+};
+
+function customFields(ctx: RouteCtx): SimResponse {
+  const fields = ctx.state.customFields.map((f) => {
+    const out: Record<string, unknown> = { label: f.label, slug: f.slug, type: f.type, field_key: f.fieldKey };
+    if (f.options) out.options = [...f.options];
+    out.group = 'default';
+    return out;
+  });
+  const body: Record<string, unknown> = { fields };
+  if (queryArray(ctx.query, 'with').includes('field_types')) body.field_types = FIELD_TYPES;
+  return ok(body);
+}
+
+/** Public: providers call it without credentials; a bad security code is a 200 with status false. */
+function bounce(ctx: RouteCtx): SimResponse {
+  const code = ctx.query.get('security_code') ?? (typeof ctx.body.security_code === 'string' ? ctx.body.security_code : '');
+  if (code !== 'simulator-bounce-code') return ok({ status: false, message: 'Invalid security code', time: Math.floor(ctx.state.now / 1000) });
+  const email = typeof ctx.body.email === 'string' ? ctx.body.email : '';
+  const id = email ? ctx.state.contacts.findIdByEmail(email) : undefined;
+  if (id !== undefined) {
+    const type = ctx.body.type === 'complaint' ? 'complained' : 'bounced';
+    ctx.state.updateContact(id, { status: type });
+    ctx.state.emit(type === 'complained' ? 'email.spam_complaint' : 'email.bounced', { email: { id: 0, subject: null, contact_id: id, campaign_id: null } });
+  }
+  return ok({ status: true, message: id === undefined ? 'Contact not found' : 'Recorded', time: Math.floor(ctx.state.now / 1000) });
+}
+
+export const miscRoutes: RouteDef[] = [
+  { method: 'GET', path: '/custom-fields/contacts', caps: ['crm_read_contacts', 'crm_manage_contacts'], handler: customFields },
+  { method: 'POST', path: '/public/bounce_handler/simulator', caps: [], handler: bounce, bench: false },
+  { method: 'POST', path: '/public/bounce-handler', caps: [], handler: bounce, bench: false },
+];

@@ -1,0 +1,54 @@
+import type { RouteCtx, RouteDef, SimResponse } from '../http-types.js';
+import { ok } from '../http-types.js';
+import { SimError } from '../sim-error.js';
+
+const SETTINGS = ['crm_manage_settings'];
+
+function list(ctx: RouteCtx): SimResponse {
+  return ok({ webhooks: [...ctx.webhooks.hooks.values()].map((h) => ctx.webhooks.json(h)) });
+}
+
+function create(ctx: RouteCtx): SimResponse {
+  const h = ctx.webhooks.create(ctx.body);
+  return ok({ id: h.id, webhook: ctx.webhooks.json(h), message: 'Successfully created the WebHook' });
+}
+
+function update(ctx: RouteCtx): SimResponse {
+  const h = ctx.webhooks.update(Number(ctx.params.id), ctx.body);
+  return ok({ webhook: ctx.webhooks.json(h), message: 'Successfully updated the webhook' });
+}
+
+function remove(ctx: RouteCtx): SimResponse {
+  ctx.webhooks.delete(Number(ctx.params.id));
+  return ok({ webhooks: [...ctx.webhooks.hooks.values()].map((h) => ctx.webhooks.json(h)), message: 'Successfully deleted the webhook' });
+}
+
+async function test(ctx: RouteCtx): Promise<SimResponse> {
+  const d = await ctx.webhooks.test(Number(ctx.params.id));
+  return ok({ message: d.status === 'success' ? 'Test payload delivered' : 'Test payload could not be delivered', delivery: ctx.webhooks.deliveryJson(d) });
+}
+
+function deliveries(ctx: RouteCtx): SimResponse {
+  const id = Number(ctx.params.id);
+  ctx.webhooks.require(id);
+  const status = ctx.query.get('status');
+  if (status !== null && !['success', 'failed', 'pending'].includes(status)) {
+    throw new SimError(400, 'rest_invalid_param', 'Invalid parameter(s): status; use success, failed or pending.');
+  }
+  const perPage = Number(ctx.query.get('per_page') ?? 25);
+  const page = Number(ctx.query.get('page') ?? 1);
+  if (!Number.isInteger(perPage) || perPage < 1 || perPage > 1000) throw new SimError(400, 'rest_invalid_param', 'Invalid parameter(s): per_page; use 1 to 1000.');
+  if (!Number.isInteger(page) || page < 1) throw new SimError(400, 'rest_invalid_param', 'Invalid parameter(s): page; use an integer >= 1.');
+  const rows = [...ctx.webhooks.deliveries.values()].filter((d) => d.webhookId === id && (status === null || d.status === status)).sort((a, b) => b.id - a.id);
+  const data = rows.slice((page - 1) * perPage, page * perPage).map((d) => ctx.webhooks.deliveryJson(d));
+  return ok({ deliveries: data, pagination: { total: rows.length, per_page: perPage, current_page: page, last_page: Math.max(1, Math.ceil(rows.length / perPage)) } });
+}
+
+export const webhookRoutes: RouteDef[] = [
+  { method: 'GET', path: '/webhooks', caps: SETTINGS, handler: list, bench: false },
+  { method: 'POST', path: '/webhooks', caps: SETTINGS, handler: create, bench: false },
+  { method: 'PUT', path: '/webhooks/:id', caps: SETTINGS, handler: update, bench: false },
+  { method: 'DELETE', path: '/webhooks/:id', caps: SETTINGS, handler: remove, bench: false },
+  { method: 'POST', path: '/webhooks/:id/test', caps: SETTINGS, handler: test, bench: false },
+  { method: 'GET', path: '/webhooks/:id/deliveries', caps: SETTINGS, handler: deliveries, bench: false },
+];

@@ -1,0 +1,175 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { authenticate, claimedUser } from './auth.js';
+import { readBody } from './body.js';
+import type { FaultInjector } from './faults.js';
+import type { RouteCtx, SimResponse } from './http-types.js';
+import type { Marketing } from './marketing.js';
+import type { ResolvedOptions } from './options.js';
+import { htmlErrorPage, writeResponse } from './responses.js';
+import type { Router } from './router.js';
+import { Serializer } from './serialize.js';
+import { SimError } from './sim-error.js';
+import type { SimState } from './state.js';
+import type { WebhookDispatcher } from './webhook-dispatcher.js';
+
+export interface SimulatorStats {
+  requests: number;
+  byRoute: Record<string, number>;
+  status429: number;
+  status5xx: number;
+}
+
+export interface ServerDeps {
+  opts: ResolvedOptions;
+  state: SimState;
+  marketing: Marketing;
+  webhooks: WebhookDispatcher;
+  router: Router;
+  faults: FaultInjector;
+  stats: SimulatorStats;
+  basePath: string;
+  /** Ground-truth handler for the admin prefix, when enabled. */
+  admin?: (req: IncomingMessage, path: string) => SimResponse | undefined;
+}
+
+export const ADMIN_PREFIX = '/__simulator';
+
+const noRoute = (): SimError => new SimError(404, 'rest_no_route', 'No route was found matching the URL and request method.');
+
+function errorResponse(err: unknown, real: boolean, wantsJson: boolean): SimResponse {
+  if (err instanceof SimError) {
+    if (real && err.real) {
+      if (err.real.status >= 500 && !wantsJson) return { status: err.real.status, body: null, raw: htmlErrorPage(), contentType: 'text/html; charset=UTF-8' };
+      return { status: err.real.status, body: err.real.body, headers: err.extraHeaders };
+    }
+    return { status: err.status, body: err.specBody(), headers: err.extraHeaders };
+  }
+  // A bug in the simulator: answer like a server error rather than crash the process.
+  const message = err instanceof Error ? err.message : String(err);
+  return { status: 500, body: { code: 'internal_server_error', message: `Simulator error: ${message}`, data: { status: 500 } } };
+}
+
+/** The request pipeline: route, faults, auth, capability, body, handler, response. */
+export function createSimServer(deps: ServerDeps): Server {
+  const { opts, stats } = deps;
+  const real = opts.mode === 'real';
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? '/', 'http://sim.invalid');
+    const wantsJson = String(req.headers.accept ?? '').includes('json');
+    if (deps.admin && url.pathname.startsWith(ADMIN_PREFIX)) {
+      const out = deps.admin(req, url.pathname.slice(ADMIN_PREFIX.length));
+      writeResponse(res, out ?? errorResponse(noRoute(), false, true));
+      return;
+    }
+    stats.requests++;
+    let method = (req.method ?? 'GET').toUpperCase();
+    if (method === 'POST') {
+      const override = req.headers['x-http-method-override'] ?? url.searchParams.get('_method');
+      if (typeof override === 'string' && ['PUT', 'DELETE', 'PATCH', 'GET'].includes(override.toUpperCase())) method = override.toUpperCase();
+    }
+    const path = url.pathname.startsWith(deps.basePath) ? url.pathname.slice(deps.basePath.length) || '/' : undefined;
+    const match = path === undefined ? undefined : deps.router.match(method, path);
+    if (!match || path === undefined) {
+      stats.byRoute['(no route)'] = (stats.byRoute['(no route)'] ?? 0) + 1;
+      req.resume();
+      writeResponse(res, errorResponse(noRoute(), real, true));
+      return;
+    }
+    const routeKey = `${match.def.method} ${match.def.path}`;
+    stats.byRoute[routeKey] = (stats.byRoute[routeKey] ?? 0) + 1;
+    const decision = deps.faults.decide(claimedUser(req.headers), match.def.report === true);
+    if (decision.kind === 'drop') {
+      req.socket.destroy();
+      return;
+    }
+    const send = (out: SimResponse, truncate = false): void => {
+      if (out.status === 429) stats.status429++;
+      if (out.status >= 500) stats.status5xx++;
+      writeResponse(res, out, { truncate, headers: { allow: match.def.method } });
+    };
+    if (decision.kind === 'rate_limited') {
+      req.resume();
+      send({
+        status: 429,
+        body: { code: 'rest_rate_limited', message: `Too many requests; retry after ${decision.retryAfterSec} s.`, data: { status: 429 } },
+        headers: { 'retry-after': String(decision.retryAfterSec) },
+      });
+      return;
+    }
+    if (decision.kind === 'error') {
+      req.resume();
+      send(
+        real && !wantsJson
+          ? { status: decision.status, body: null, raw: htmlErrorPage(), contentType: 'text/html; charset=UTF-8' }
+          : { status: decision.status, body: { code: 'internal_server_error', message: 'Injected server error; retry the request.', data: { status: decision.status } } },
+      );
+      return;
+    }
+    if (decision.latencyMs > 0) await new Promise((r) => setTimeout(r, decision.latencyMs));
+    const started = performance.now();
+    let out: SimResponse;
+    try {
+      let username: string | undefined;
+      if (match.def.caps.length > 0) {
+        const user = authenticate(opts.users, req.headers, url.searchParams);
+        if (!user) {
+          req.resume();
+          throw new SimError(401, real ? 'rest_forbidden' : 'rest_not_logged_in', 'Sorry, you are not allowed to do that. Send valid HTTP Basic credentials.', {
+            status: 401,
+            body: { code: 'rest_forbidden', message: 'Sorry, you are not allowed to do that.', data: { status: 401 } },
+          });
+        }
+        if (!match.def.caps.some((c) => user.capabilities.includes(c))) {
+          req.resume();
+          throw new SimError(403, 'rest_forbidden', `Sorry, you are not allowed to do that. This route needs one of: ${match.def.caps.join(', ')}.`, {
+            status: 403,
+            body: { code: 'rest_forbidden', message: 'Sorry, you are not allowed to do that.', data: { status: 403 } },
+          });
+        }
+        username = user.username;
+      }
+      const body = method === 'GET' ? (req.resume(), {}) : await readBody(req, opts.maxBodyBytes);
+      const ctx: RouteCtx = {
+        method,
+        path,
+        query: url.searchParams,
+        params: match.params,
+        body,
+        headers: req.headers,
+        state: deps.state,
+        marketing: deps.marketing,
+        webhooks: deps.webhooks,
+        ser: new Serializer(deps.state),
+        basePath: deps.basePath,
+        origin: `http://${req.headers.host ?? 'localhost'}`,
+        real,
+        username,
+      };
+      out = await match.def.handler(ctx);
+      if (real && match.def.bench !== false && out.raw === undefined && out.status < 300 && typeof out.body === 'object' && out.body !== null && !Array.isArray(out.body)) {
+        out = { ...out, body: { ...(out.body as object), __bench: (performance.now() - started) / 1000 } };
+      }
+    } catch (err) {
+      out = errorResponse(err, real, wantsJson);
+    }
+    send(out, decision.truncate);
+  };
+  return createServer({ keepAlive: true }, (req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      if (!res.headersSent) writeResponse(res, errorResponse(err, false, true));
+      else res.destroy();
+    });
+  });
+}
+
+export async function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return server.address() as AddressInfo;
+}

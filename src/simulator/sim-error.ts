@@ -1,0 +1,33 @@
+import { CrmsyncError } from '../errors.js';
+
+/**
+ * An error answer of the simulated service. `status`/`code`/`message` give the body the spec
+ * describes ({code, message, data: {status}}); `real` overrides it in real-deployment mode with
+ * what fluentcrm-2.9 actually sent (often 422 with a bare field map, or a body with no code).
+ */
+export class SimError extends CrmsyncError {
+  constructor(
+    readonly status: number,
+    code: string | null,
+    message: string,
+    readonly real?: { status: number; body: unknown; contentType?: string },
+    readonly extraHeaders?: Record<string, string>,
+  ) {
+    super(code ?? 'SIM_ERROR', message);
+    this.specCode = code;
+  }
+
+  readonly specCode: string | null;
+
+  specBody(): unknown {
+    return this.specCode === null
+      ? { message: this.message, data: { status: this.status } }
+      : { code: this.specCode, message: this.message, data: { status: this.status } };
+  }
+}
+
+export const notFound = (what: string, real?: SimError['real']): SimError =>
+  new SimError(404, 'rest_post_invalid_id', `Invalid ${what} ID; check the id (it may have been deleted).`, real);
+
+export const invalidParam = (field: string, message: string, realRule = 'invalid'): SimError =>
+  new SimError(400, 'rest_invalid_param', `Invalid parameter(s): ${field}. ${message}`, { status: 422, body: { [field]: { [realRule]: message } } });

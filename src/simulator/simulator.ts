@@ -1,0 +1,117 @@
+import type { IncomingMessage } from 'node:http';
+import { authenticate } from './auth.js';
+import { startChurn, type ChurnHandle, type ChurnOptions } from './churn.js';
+import { FaultInjector } from './faults.js';
+import type { SimResponse } from './http-types.js';
+import { Marketing } from './marketing.js';
+import { createMutateApi, type MutateApi } from './mutate.js';
+import { resolveOptions, type FaultOptions, type SimulatorOptions } from './options.js';
+import { Router } from './router.js';
+import { companyRoutes } from './routes/companies.js';
+import { contactRoutes } from './routes/contacts.js';
+import { miscRoutes } from './routes/misc.js';
+import { taxonomyRoutes } from './routes/taxonomy.js';
+import { webhookRoutes } from './routes/webhooks.js';
+import { marketingRoutes } from './routes/marketing.js';
+import { reportRoutes } from './routes/reports.js';
+import { ADMIN_PREFIX, createSimServer, listen, type SimulatorStats } from './server.js';
+import { SimState } from './state.js';
+import { buildTruth, type SimulatorTruth } from './truth.js';
+import { WebhookDispatcher } from './webhook-dispatcher.js';
+
+export interface RunningSimulator {
+  /** http://127.0.0.1:PORT/v2 (real mode: .../wp-json/fluent-crm/v2), the spec's {base_url}. */
+  baseUrl: string;
+  /** The admin user (all capabilities). */
+  credentials: { username: string; password: string };
+  /** A user without delete or settings capabilities, for 403 tests (when users were not given). */
+  managerCredentials: { username: string; password: string } | undefined;
+  /** Ground-truth endpoint (GET, admin credentials), when started with admin: true. */
+  adminUrl: string | undefined;
+  mode: 'spec' | 'real';
+  truth(): SimulatorTruth;
+  mutate: MutateApi;
+  setFaults(f: FaultOptions): void;
+  churn(opts: ChurnOptions): ChurnHandle;
+  stats(): SimulatorStats;
+  resetStats(): void;
+  /** Resolves once no webhook delivery is pending or in flight (or after timeoutMs). */
+  settleWebhooks(timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Starts the simulated CRM on an HTTP port (default 127.0.0.1, port 0). */
+export async function startSimulator(options: SimulatorOptions = {}): Promise<RunningSimulator> {
+  const opts = resolveOptions(options);
+  const state = new SimState(opts);
+  const marketing = new Marketing(state);
+  const webhooks = new WebhookDispatcher({ timeScale: opts.webhookTimeScale, allowHttp: opts.allowHttpWebhookUrls, now: opts.now });
+  state.onEvent((e) => webhooks.onEvent(e));
+  const faults = new FaultInjector(opts.seed, opts.faults, opts.now);
+  const router = new Router().add([...contactRoutes, ...taxonomyRoutes, ...companyRoutes, ...miscRoutes, ...webhookRoutes, ...marketingRoutes, ...reportRoutes]);
+  const stats: SimulatorStats = { requests: 0, byRoute: {}, status429: 0, status5xx: 0 };
+  const basePath = opts.mode === 'real' ? '/wp-json/fluent-crm/v2' : '/v2';
+  const truth = (): SimulatorTruth => buildTruth(state, marketing, webhooks);
+  const admin = opts.admin
+    ? (req: IncomingMessage, path: string): SimResponse | undefined => {
+        const user = authenticate(opts.users.filter((u) => u.username === opts.credentials.username), req.headers, new URLSearchParams());
+        req.resume();
+        if (!user || user.username !== opts.credentials.username) return { status: 401, body: { code: 'unauthorized', message: 'The admin endpoint needs the admin credentials.', data: { status: 401 } } };
+        if (req.method === 'GET' && path === '/truth') return { status: 200, body: truth() };
+        if (req.method === 'GET' && path === '/stats') return { status: 200, body: stats };
+        return undefined;
+      }
+    : undefined;
+  const server = createSimServer({
+    opts,
+    state,
+    marketing,
+    webhooks,
+    router,
+    faults,
+    stats,
+    basePath,
+    ...(admin ? { admin } : {}),
+  });
+  const address = await listen(server, opts.port, opts.host);
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const origin = `http://${host}:${address.port}`;
+  const churns = new Set<ChurnHandle>();
+  const manager = options.users ? undefined : opts.users.find((u) => u.username !== opts.credentials.username);
+  return {
+    baseUrl: `${origin}${basePath}`,
+    credentials: { ...opts.credentials },
+    managerCredentials: manager ? { username: manager.username, password: manager.password } : undefined,
+    adminUrl: opts.admin ? `${origin}${ADMIN_PREFIX}/truth` : undefined,
+    mode: opts.mode,
+    truth,
+    mutate: createMutateApi(state, marketing),
+    setFaults: (f) => faults.set(f),
+    churn: (o) => {
+      const h = startChurn(state, o, opts.seed + churns.size);
+      churns.add(h);
+      return {
+        counts: h.counts,
+        stop: async () => {
+          churns.delete(h);
+          await h.stop();
+        },
+      };
+    },
+    stats: () => structuredClone(stats),
+    resetStats: () => {
+      stats.requests = 0;
+      stats.byRoute = {};
+      stats.status429 = 0;
+      stats.status5xx = 0;
+    },
+    settleWebhooks: (t) => webhooks.settle(t),
+    close: async () => {
+      for (const c of churns) await c.stop();
+      churns.clear();
+      await webhooks.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
