@@ -1,0 +1,142 @@
+import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import type { Contact, FunnelSubscriber, ReportSnapshot } from '../crm/types.js';
+import type { Logger } from '../logger.js';
+import { FUNNEL_SUBSCRIBER_SPEC, ENTITY_SPECS } from './entity-specs.js';
+import { WarehouseInputError, WarehouseReadOnlyError } from './errors.js';
+import { loadContacts } from './load-contacts.js';
+import { loadRows } from './load-rows.js';
+import { migrate } from './migrate.js';
+import { queryRows } from './plain-rows.js';
+import { publishLake } from './publish-lake.js';
+import { insertReportSnapshot } from './report-snapshots.js';
+import { readCount } from './sql-run.js';
+import { getSyncState, recordRun, setSyncState } from './sync-state.js';
+import { tombstoneContacts, tombstoneContactsNotIn } from './tombstone-contacts.js';
+import type { EntityRow, EntityTable, LoadContext, LoadStats, SyncRunRecord, Warehouse } from './types.js';
+
+/** What a handle reads: the DuckDB file, or (while a long write holds it) the Parquet lake. */
+export type WarehouseSource =
+  | { kind: 'duckdb'; path: string; readOnly: boolean }
+  | { kind: 'lake'; path: string; publishedAt: string | null };
+
+export interface WarehouseHandle extends Warehouse {
+  /** The underlying connection, for other modules' own tables (e.g. appender bulk writes). */
+  readonly connection: DuckDBConnection;
+  readonly source: WarehouseSource;
+  /** Flush the write-ahead log into the database file. */
+  checkpoint(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface DuckDbWarehouseDeps {
+  instance: DuckDBInstance;
+  connection: DuckDBConnection;
+  source: WarehouseSource;
+  lakePath: string;
+  sqlDir: string;
+  siteTimeZone: string;
+  logger?: Logger;
+}
+
+export class DuckDbWarehouse implements WarehouseHandle {
+  readonly connection: DuckDBConnection;
+  readonly source: WarehouseSource;
+  readonly #deps: DuckDbWarehouseDeps;
+  #closed = false;
+
+  constructor(deps: DuckDbWarehouseDeps) {
+    this.#deps = deps;
+    this.connection = deps.connection;
+    this.source = deps.source;
+  }
+
+  get #writable(): boolean {
+    return this.source.kind === 'duckdb' && !this.source.readOnly;
+  }
+
+  #requireWrite(operation: string): void {
+    if (!this.#writable) throw new WarehouseReadOnlyError(operation);
+  }
+
+  async migrate(): Promise<void> {
+    this.#requireWrite('migrate');
+    await migrate(this.connection, { sqlDir: this.#deps.sqlDir, ...(this.#deps.logger ? { logger: this.#deps.logger } : {}) });
+  }
+
+  async loadContacts(contacts: readonly Contact[], ctx: LoadContext): Promise<LoadStats> {
+    this.#requireWrite('loadContacts');
+    return loadContacts(this.connection, contacts, ctx, { siteTimeZone: this.#deps.siteTimeZone });
+  }
+
+  async tombstoneContacts(ids: readonly number[], ctx: LoadContext & { deletedAt?: Date }): Promise<number> {
+    this.#requireWrite('tombstoneContacts');
+    return tombstoneContacts(this.connection, ids, ctx);
+  }
+
+  async tombstoneContactsNotIn(seenIds: readonly number[], maxId: number, ctx: LoadContext): Promise<number> {
+    this.#requireWrite('tombstoneContactsNotIn');
+    return tombstoneContactsNotIn(this.connection, seenIds, maxId, ctx);
+  }
+
+  async loadEntities(table: EntityTable, rows: readonly EntityRow[], ctx: LoadContext, opts: { complete: boolean }): Promise<LoadStats> {
+    this.#requireWrite('loadEntities');
+    const spec = ENTITY_SPECS[table];
+    if (!spec) throw new WarehouseInputError(`Unknown entity table "${String(table)}"; use one of ${Object.keys(ENTITY_SPECS).join(', ')}.`);
+    return loadRows(this.connection, spec, rows, ctx, { complete: opts.complete, siteTimeZone: this.#deps.siteTimeZone });
+  }
+
+  async loadFunnelSubscribers(funnelId: number, rows: readonly FunnelSubscriber[], ctx: LoadContext, opts: { complete: boolean }): Promise<LoadStats> {
+    this.#requireWrite('loadFunnelSubscribers');
+    if (!Number.isSafeInteger(funnelId)) throw new WarehouseInputError(`funnelId must be an integer, got ${String(funnelId)}.`);
+    const stray = rows.find((r) => r.funnel_id !== funnelId);
+    if (stray) throw new WarehouseInputError(`Funnel subscriber ${stray.id} belongs to funnel ${stray.funnel_id}, not ${funnelId}; load each funnel's subscribers separately.`);
+    return loadRows(this.connection, FUNNEL_SUBSCRIBER_SPEC, rows, ctx, {
+      complete: opts.complete,
+      siteTimeZone: this.#deps.siteTimeZone,
+      scope: `funnel_subscribers.funnel_id = ${funnelId}`,
+    });
+  }
+
+  async insertReportSnapshot(snapshot: ReportSnapshot, ctx: LoadContext): Promise<number> {
+    this.#requireWrite('insertReportSnapshot');
+    return insertReportSnapshot(this.connection, snapshot, ctx);
+  }
+
+  async getSyncState<T = Record<string, unknown>>(stream: string): Promise<T | null> {
+    return getSyncState<T>(this.connection, stream);
+  }
+
+  async setSyncState(stream: string, state: Record<string, unknown>): Promise<void> {
+    this.#requireWrite('setSyncState');
+    await setSyncState(this.connection, stream, state);
+  }
+
+  async recordRun(run: SyncRunRecord): Promise<void> {
+    this.#requireWrite('recordRun');
+    await recordRun(this.connection, run);
+  }
+
+  async maxContactId(): Promise<number> {
+    return readCount(this.connection, 'SELECT coalesce(max(id), 0) FROM contacts');
+  }
+
+  async query(sql: string, params?: readonly unknown[]): Promise<Record<string, unknown>[]> {
+    return queryRows(this.connection, sql, params);
+  }
+
+  async publishLake(tables?: readonly string[]): Promise<void> {
+    this.#requireWrite('publishLake');
+    await publishLake({ connection: this.connection, lakePath: this.#deps.lakePath, ...(this.#deps.logger ? { logger: this.#deps.logger } : {}) }, tables);
+  }
+
+  async checkpoint(): Promise<void> {
+    if (this.#writable) await this.connection.run('CHECKPOINT');
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.connection.closeSync();
+    this.#deps.instance.closeSync();
+  }
+}

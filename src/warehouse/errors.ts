@@ -1,0 +1,49 @@
+import { CrmsyncError } from '../errors.js';
+
+/** Another process (or scope) holds the DuckDB file for writing longer than we were willing to wait. */
+export class WarehouseLockedError extends CrmsyncError {
+  override readonly code = 'WAREHOUSE_LOCKED' as const;
+  constructor(dbPath: string, waitedMs: number, options: { cause?: unknown } = {}) {
+    super(
+      'WAREHOUSE_LOCKED',
+      `The warehouse ${dbPath} is locked by another writer (waited ${waitedMs} ms); retry later, or raise lockTimeoutMs if loads are expected to take longer.`,
+      { retryable: true, retryAfterMs: 1_000, ...options },
+    );
+  }
+}
+
+export class WarehouseNotFoundError extends CrmsyncError {
+  override readonly code = 'WAREHOUSE_NOT_FOUND' as const;
+  constructor(dbPath: string) {
+    super('WAREHOUSE_NOT_FOUND', `No warehouse at ${dbPath} and no published lake; run \`crmsync sync\` first, or set CRMSYNC_DB / CRMSYNC_LAKE to an existing warehouse.`);
+  }
+}
+
+/** A write was attempted on a handle opened for reading (read-only file or lake fallback). */
+export class WarehouseReadOnlyError extends CrmsyncError {
+  override readonly code = 'WAREHOUSE_READ_ONLY' as const;
+  constructor(operation: string) {
+    super('WAREHOUSE_READ_ONLY', `${operation} needs a writable warehouse; open it with withWarehouse({ write: true }).`);
+  }
+}
+
+export class WarehouseInputError extends CrmsyncError {
+  override readonly code = 'WAREHOUSE_INPUT_INVALID' as const;
+  constructor(message: string) {
+    super('WAREHOUSE_INPUT_INVALID', message);
+  }
+}
+
+export class MigrationError extends CrmsyncError {
+  override readonly code = 'WAREHOUSE_MIGRATION_FAILED' as const;
+  constructor(file: string, options: { cause?: unknown } = {}) {
+    const detail = options.cause instanceof Error ? `: ${options.cause.message}` : '';
+    super('WAREHOUSE_MIGRATION_FAILED', `Migration ${file} failed${detail}; fix the SQL file (applied migrations are never edited: add a new numbered file).`, options);
+  }
+}
+
+/** DuckDB reports a held file lock with this text; other failures to open are not retried. */
+export function isDuckDbLockError(err: unknown): boolean {
+  const message = err instanceof Error ? err.message : String(err);
+  return /Could not set lock on file|Conflicting lock is held|database is locked/i.test(message);
+}

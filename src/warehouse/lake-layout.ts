@@ -1,0 +1,43 @@
+import { CONTACT_BUCKET_SIZE } from './contact-columns.js';
+import { REPORT_TABLES } from './report-snapshots.js';
+
+/**
+ * How each table is laid out in the lake:
+ * - `bucket`: hive partitions `id_bucket=N/` by id range; a publish rewrites the ranges loads
+ *   touched (recorded in `_lake_dirty`) and hard-links the others from the previous generation.
+ * - `append`: one new file per publish with the new snapshots; compacted into one file when a
+ *   table would exceed MAX_APPEND_FILES.
+ * - `whole`: small tables, rewritten as one file when their content hash changed.
+ */
+export type LakeLayout =
+  | { kind: 'bucket'; column: string; size: number }
+  | { kind: 'append'; column: string }
+  | { kind: 'whole' };
+
+export const MAX_APPEND_FILES = 16;
+export const BUCKET_COLUMN = 'id_bucket';
+
+const bucket = (column: string): LakeLayout => ({ kind: 'bucket', column, size: CONTACT_BUCKET_SIZE });
+
+export const LAKE_TABLES: Record<string, LakeLayout> = {
+  contacts: bucket('id'),
+  contacts_history: bucket('id'),
+  contact_tags: bucket('contact_id'),
+  contact_lists: bucket('contact_id'),
+  tags: { kind: 'whole' },
+  lists: { kind: 'whole' },
+  companies: { kind: 'whole' },
+  custom_fields: { kind: 'whole' },
+  campaigns: { kind: 'whole' },
+  funnels: { kind: 'whole' },
+  funnel_subscribers: { kind: 'whole' },
+  webhook_events: { kind: 'whole' },
+  _sync_state: { kind: 'whole' },
+  _sync_runs: { kind: 'whole' },
+  ...Object.fromEntries(REPORT_TABLES.map((t) => [t, { kind: 'append', column: 'snapshot_id' } as LakeLayout])),
+  report_automation_step_rows: { kind: 'append', column: 'snapshot_id' },
+};
+
+/** Where generations of each table live; `<lake>/<table>` is a symlink to the current one. */
+export const GENERATIONS_DIR = '_generations';
+export const MANIFEST_FILE = '_manifest.json';

@@ -1,0 +1,137 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { Contact } from '../crm/types.js';
+import { CONTACT_BUCKET_SIZE, CONTACT_COLUMNS, CONTACT_FIELD_NAMES } from './contact-columns.js';
+import { WarehouseInputError } from './errors.js';
+import { quoteIdent, quoteLiteral } from './quote.js';
+import { fingerprintExpr, timestampExpr, timestampLiteral } from './sql-expr.js';
+import { stageDocs } from './stage.js';
+import { inTransaction, readCount } from './sql-run.js';
+import type { LoadContext, LoadStats } from './types.js';
+
+export const MAX_CONTACTS_PER_LOAD = 500_000;
+export const MAX_DOC_BYTES = 1 << 20;
+
+export interface LoadContactsOptions {
+  siteTimeZone: string;
+}
+
+/**
+ * Stages the contacts (one JSON document each, through the appender), types and fingerprints
+ * them in SQL, and writes only new or changed ones: one MERGE into `contacts`, a closed and a new
+ * version in `contacts_history`, and their tag and list memberships. A tombstoned contact that
+ * reappears is live again.
+ */
+export async function loadContacts(
+  connection: DuckDBConnection,
+  contacts: readonly Contact[],
+  ctx: LoadContext,
+  opts: LoadContactsOptions,
+): Promise<LoadStats> {
+  const docs = toDocs(contacts);
+  if (docs.length === 0) return { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
+  await stageDocs(connection, '_stage_contact_docs', docs);
+  return inTransaction(connection, async () => {
+    await connection.run(stageSql(opts.siteTimeZone));
+    await connection.run(diffSql());
+    const inserted = await readCount(connection, 'SELECT count(*) FROM _stage_contacts_diff WHERE _is_new');
+    const changed = await readCount(connection, 'SELECT count(*) FROM _stage_contacts_diff');
+    if (changed > 0) await applyDiff(connection, ctx);
+    await connection.run('DROP TABLE IF EXISTS _stage_contact_docs; DROP TABLE IF EXISTS _stage_contacts; DROP TABLE IF EXISTS _stage_contacts_diff');
+    return { inserted, updated: changed - inserted, unchanged: docs.length - changed, deleted: 0 };
+  });
+}
+
+function toDocs(contacts: readonly Contact[]): string[] {
+  if (contacts.length > MAX_CONTACTS_PER_LOAD) {
+    throw new WarehouseInputError(`loadContacts got ${contacts.length} contacts; load at most ${MAX_CONTACTS_PER_LOAD} per call (split the batch).`);
+  }
+  // Last occurrence wins: a page re-read within one batch carries the newer state.
+  const byId = new Map<number, Contact>();
+  for (const c of contacts) {
+    if (!Number.isSafeInteger(c.id) || c.id <= 0) throw new WarehouseInputError(`Contact id ${String(c.id)} is not a positive integer; the client must normalize ids.`);
+    byId.delete(c.id);
+    byId.set(c.id, c);
+  }
+  const docs: string[] = [];
+  for (const c of byId.values()) {
+    const doc = JSON.stringify(c);
+    if (doc.length > MAX_DOC_BYTES) throw new WarehouseInputError(`Contact ${c.id} is ${doc.length} bytes as JSON; the limit is ${MAX_DOC_BYTES}.`);
+    docs.push(doc);
+  }
+  return docs;
+}
+
+const TRANSFORM_SPEC = JSON.stringify({
+  ...Object.fromEntries(
+    CONTACT_COLUMNS.filter(([n]) => n !== 'tag_ids' && n !== 'list_ids').map(([n, t]) => [n, t === 'TIMESTAMPTZ' || t === 'DATE' ? 'VARCHAR' : t]),
+  ),
+  tags: [{ id: 'BIGINT' }],
+  lists: [{ id: 'BIGINT' }],
+  raw: 'JSON',
+});
+
+function stageSql(siteTimeZone: string): string {
+  const typed = CONTACT_COLUMNS.map(([n, t]) => {
+    const src = `j.${quoteIdent(n)}`;
+    if (n === 'tag_ids') return `list_sort(list_distinct(list_transform(j.tags, x -> x.id))) AS tag_ids`;
+    if (n === 'list_ids') return `list_sort(list_distinct(list_transform(j.lists, x -> x.id))) AS list_ids`;
+    if (t === 'TIMESTAMPTZ') return `${timestampExpr(src, siteTimeZone)} AS ${quoteIdent(n)}`;
+    if (t === 'DATE') return `TRY_CAST(${src} AS DATE) AS ${quoteIdent(n)}`;
+    if (n === 'custom_values') return `coalesce(${src}, '{}') AS custom_values`;
+    return `${src} AS ${quoteIdent(n)}`;
+  });
+  return `CREATE OR REPLACE TEMP TABLE _stage_contacts AS
+    SELECT *, ${fingerprintExpr(CONTACT_FIELD_NAMES)} AS _fingerprint FROM (
+      SELECT ${typed.join(', ')}, j.raw AS raw
+      FROM (SELECT json_transform(doc, ${quoteLiteral(TRANSFORM_SPEC)}) AS j FROM _stage_contact_docs)
+    )`;
+}
+
+// New, changed or tombstoned-and-back rows, with the start of the open history version (if any)
+// so the new version never starts before the previous one.
+function diffSql(): string {
+  return `CREATE OR REPLACE TEMP TABLE _stage_contacts_diff AS
+    SELECT s.*, c.id IS NULL AS _is_new, h.last_from AS _prev_from
+    FROM _stage_contacts s
+    LEFT JOIN contacts c ON c.id = s.id
+    LEFT JOIN (
+      SELECT id, max(coalesce(valid_to, valid_from)) AS last_from FROM contacts_history
+      WHERE id IN (SELECT id FROM _stage_contacts) GROUP BY id
+    ) h ON h.id = s.id
+    WHERE c.id IS NULL OR c._fingerprint <> s._fingerprint OR c._deleted_at IS NOT NULL`;
+}
+
+async function applyDiff(connection: DuckDBConnection, ctx: LoadContext): Promise<void> {
+  const load = quoteLiteral(ctx.loadId);
+  const at = timestampLiteral(ctx.syncedAt);
+  const cols = [...CONTACT_FIELD_NAMES, 'raw', '_fingerprint'].map(quoteIdent);
+  const histCols = [...CONTACT_FIELD_NAMES, '_fingerprint'].map(quoteIdent);
+  // valid_from: when the CRM says this state began (updated_at), unless that is not after the
+  // previous version (e.g. a tag change that did not bump updated_at): then when we saw it.
+  const validFrom = `CASE WHEN _prev_from IS NULL THEN coalesce(updated_at, created_at, ${at})
+    WHEN coalesce(updated_at, created_at) > _prev_from THEN updated_at
+    ELSE greatest(${at}, _prev_from) END`;
+  await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_contacts_versions AS
+    SELECT *, ${validFrom} AS _valid_from FROM _stage_contacts_diff`);
+  await connection.run(`MERGE INTO contacts USING _stage_contacts_versions d ON contacts.id = d.id
+    WHEN MATCHED THEN UPDATE SET ${cols.map((c) => `${c} = d.${c}`).join(', ')}, _load_id = ${load}, _synced_at = ${at}, _deleted_at = NULL
+    WHEN NOT MATCHED THEN INSERT (${cols.join(', ')}, _load_id, _synced_at, _deleted_at)
+      VALUES (${cols.map((c) => `d.${c}`).join(', ')}, ${load}, ${at}, NULL)`);
+  await connection.run(`UPDATE contacts_history SET valid_to = greatest(contacts_history.valid_from, d._valid_from)
+    FROM _stage_contacts_versions d WHERE contacts_history.id = d.id AND contacts_history.valid_to IS NULL AND NOT d._is_new`);
+  await connection.run(`INSERT INTO contacts_history (${histCols.join(', ')}, valid_from, valid_to, _load_id, _synced_at)
+    SELECT ${histCols.join(', ')}, _valid_from, NULL, ${load}, ${at} FROM _stage_contacts_versions`);
+  await connection.run(`DELETE FROM contact_tags WHERE contact_id IN (SELECT id FROM _stage_contacts_versions WHERE NOT _is_new)`);
+  await connection.run(`DELETE FROM contact_lists WHERE contact_id IN (SELECT id FROM _stage_contacts_versions WHERE NOT _is_new)`);
+  await connection.run(`INSERT INTO contact_tags SELECT id, unnest(tag_ids), ${load}, ${at} FROM _stage_contacts_versions`);
+  await connection.run(`INSERT INTO contact_lists SELECT id, unnest(list_ids), ${load}, ${at} FROM _stage_contacts_versions`);
+  await markContactBucketsDirty(connection, '_stage_contacts_versions');
+  await connection.run('DROP TABLE IF EXISTS _stage_contacts_versions');
+}
+
+/** Records the lake partitions (id ranges) of the four contact tables touched by `idTable`'s ids. */
+export async function markContactBucketsDirty(connection: DuckDBConnection, idTable: string): Promise<void> {
+  await connection.run(`INSERT OR IGNORE INTO _lake_dirty
+    SELECT t.name, b.part FROM (SELECT DISTINCT CAST(id // ${CONTACT_BUCKET_SIZE} AS VARCHAR) AS part FROM ${quoteIdent(idTable)}) b
+    CROSS JOIN (VALUES ('contacts'), ('contacts_history'), ('contact_tags'), ('contact_lists')) t(name)`);
+}

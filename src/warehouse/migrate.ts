@@ -1,0 +1,88 @@
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { Logger } from '../logger.js';
+import { MigrationError } from './errors.js';
+import { quoteLiteral } from './quote.js';
+
+const MIGRATION_FILE = /^(\d{3})_[\w-]+\.sql$/;
+
+// The ledger must exist before any numbered file can be recorded in it.
+const CREATE_LEDGER = `CREATE TABLE IF NOT EXISTS _migrations (
+  version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, checksum VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL
+)`;
+
+export interface MigrationFile {
+  version: number;
+  name: string;
+  sql: string;
+  checksum: string;
+}
+
+export function listMigrations(sqlDir: string): MigrationFile[] {
+  return readdirSync(sqlDir)
+    .filter((f) => MIGRATION_FILE.test(f))
+    .sort()
+    .map((name) => {
+      const sql = readFileSync(join(sqlDir, name), 'utf8');
+      return { version: Number(name.slice(0, 3)), name, sql, checksum: createHash('sha256').update(sql).digest('hex') };
+    });
+}
+
+export function listViewFiles(sqlDir: string): { name: string; sql: string }[] {
+  const dir = join(sqlDir, 'views');
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((f) => f.endsWith('.sql')).sort();
+  } catch {
+    return [];
+  }
+  return names.map((name) => ({ name, sql: readFileSync(join(dir, name), 'utf8') }));
+}
+
+/**
+ * Applies each numbered file of `sql/` once (each in its own transaction, recorded in
+ * `_migrations`), then re-applies every file of `sql/views/` (CREATE OR REPLACE), so running it
+ * twice changes nothing. Returns the names of the migrations applied now.
+ */
+export async function migrate(connection: DuckDBConnection, opts: { sqlDir: string; logger?: Logger }): Promise<string[]> {
+  await connection.run(CREATE_LEDGER);
+  const reader = await connection.runAndReadAll('SELECT version, checksum FROM _migrations');
+  const applied = new Map(reader.getRowObjectsJS().map((r) => [Number(r.version), String(r.checksum)]));
+  const done: string[] = [];
+  for (const m of listMigrations(opts.sqlDir)) {
+    const previous = applied.get(m.version);
+    if (previous !== undefined) {
+      if (previous !== m.checksum) {
+        opts.logger?.warn({ migration: m.name }, 'applied migration was edited since; add a new numbered file instead');
+      }
+      continue;
+    }
+    await connection.run('BEGIN TRANSACTION');
+    try {
+      await connection.run(m.sql);
+      await connection.run(
+        `INSERT INTO _migrations VALUES (${m.version}, ${quoteLiteral(m.name)}, ${quoteLiteral(m.checksum)}, now())`,
+      );
+      await connection.run('COMMIT');
+    } catch (err) {
+      await connection.run('ROLLBACK').catch(() => undefined);
+      throw new MigrationError(m.name, { cause: err });
+    }
+    done.push(m.name);
+    opts.logger?.info({ migration: m.name }, 'applied migration');
+  }
+  await applyViews(connection, opts.sqlDir);
+  return done;
+}
+
+export async function applyViews(connection: DuckDBConnection, sqlDir: string): Promise<void> {
+  for (const v of listViewFiles(sqlDir)) {
+    try {
+      await connection.run(v.sql);
+    } catch (err) {
+      throw new MigrationError(`views/${v.name}`, { cause: err });
+    }
+  }
+}

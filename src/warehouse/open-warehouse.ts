@@ -1,0 +1,65 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import type { Logger } from '../logger.js';
+import { DuckDbWarehouse, type WarehouseHandle } from './duckdb-warehouse.js';
+import { isDuckDbLockError, WarehouseLockedError } from './errors.js';
+import { attachLakeViews } from './lake-reader.js';
+import { findSqlDir } from './sql-dir.js';
+
+export interface OpenWarehouseOptions {
+  dbPath: string;
+  lakePath: string;
+  logger?: Logger;
+  readOnly?: boolean;
+  /** Zone-less CRM timestamps are read in this IANA zone (default UTC). */
+  siteTimeZone?: string;
+  /** Folder of numbered migrations (default: the project's sql/). */
+  sqlDir?: string;
+}
+
+/**
+ * Opens the DuckDB file (created if needed unless read-only). Does not migrate and does not wait
+ * for locks: a held lock is a WarehouseLockedError. Prefer withWarehouse, which does both.
+ */
+export async function openWarehouse(opts: OpenWarehouseOptions): Promise<WarehouseHandle> {
+  const readOnly = opts.readOnly ?? false;
+  if (!readOnly && opts.dbPath !== ':memory:') mkdirSync(dirname(opts.dbPath), { recursive: true });
+  let instance: DuckDBInstance;
+  try {
+    instance = await DuckDBInstance.create(opts.dbPath, readOnly ? { access_mode: 'READ_ONLY' } : {});
+  } catch (err) {
+    if (isDuckDbLockError(err)) throw new WarehouseLockedError(opts.dbPath, 0, { cause: err });
+    throw err;
+  }
+  const connection = await instance.connect();
+  // Timestamps print and compare in UTC whatever the machine's zone.
+  await connection.run(`SET TimeZone = 'UTC'`);
+  return new DuckDbWarehouse({
+    instance,
+    connection,
+    source: { kind: 'duckdb', path: opts.dbPath, readOnly },
+    lakePath: opts.lakePath,
+    sqlDir: opts.sqlDir ?? findSqlDir(),
+    siteTimeZone: opts.siteTimeZone ?? 'UTC',
+    ...(opts.logger ? { logger: opts.logger } : {}),
+  });
+}
+
+/** An in-memory DuckDB whose tables are views over the published Parquet lake (read-only). */
+export async function openLakeReader(opts: { lakePath: string; sqlDir?: string; logger?: Logger }): Promise<WarehouseHandle> {
+  const instance = await DuckDBInstance.create(':memory:');
+  const connection = await instance.connect();
+  await connection.run(`SET TimeZone = 'UTC'`);
+  const sqlDir = opts.sqlDir ?? findSqlDir();
+  const { publishedAt } = await attachLakeViews(connection, opts.lakePath, sqlDir);
+  return new DuckDbWarehouse({
+    instance,
+    connection,
+    source: { kind: 'lake', path: opts.lakePath, publishedAt },
+    lakePath: opts.lakePath,
+    sqlDir,
+    siteTimeZone: 'UTC',
+    ...(opts.logger ? { logger: opts.logger } : {}),
+  });
+}

@@ -1,0 +1,171 @@
+import { randomUUID } from 'node:crypto';
+import { link, mkdir, readdir, readlink, rename, rm, symlink } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { Logger } from '../logger.js';
+import { BUCKET_COLUMN, GENERATIONS_DIR, LAKE_TABLES, MAX_APPEND_FILES, type LakeLayout } from './lake-layout.js';
+import { readLakeManifest, writeLakeManifest, type LakeManifest } from './lake-manifest.js';
+import { quoteIdent, quoteLiteral } from './quote.js';
+import { readCount } from './sql-run.js';
+
+const KEEP_GENERATIONS = 3;
+
+interface PublishContext {
+  connection: DuckDBConnection;
+  lakePath: string;
+  logger?: Logger;
+}
+
+/**
+ * Publishes changed tables to `<lake>/<table>/`. Each publish of a table builds a new
+ * generation directory (unchanged files hard-linked from the previous one, changed ones written
+ * fresh) and then atomically swaps the `<lake>/<table>` symlink to it: a reader sees the old
+ * generation or the new one, never a half-written file or a mix.
+ */
+export async function publishLake(ctx: PublishContext, tables?: readonly string[]): Promise<string[]> {
+  const existing = new Set(
+    (await ctx.connection.runAndReadAll(`SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main'`))
+      .getRows()
+      .map((r) => String(r[0])),
+  );
+  const wanted = (tables ?? Object.keys(LAKE_TABLES)).filter((t) => LAKE_TABLES[t] && existing.has(t));
+  await mkdir(join(ctx.lakePath, GENERATIONS_DIR), { recursive: true });
+  const manifest: LakeManifest = (await readLakeManifest(ctx.lakePath)) ?? { publishedAt: null, tables: {} };
+  const published: string[] = [];
+  for (const table of wanted) {
+    if (await publishTable(ctx, table, LAKE_TABLES[table]!, manifest)) published.push(table);
+  }
+  if (published.length > 0) {
+    manifest.publishedAt = new Date().toISOString();
+    await writeLakeManifest(ctx.lakePath, manifest);
+    ctx.logger?.info({ tables: published }, 'published lake');
+  }
+  return published;
+}
+
+async function publishTable(ctx: PublishContext, table: string, layout: LakeLayout, manifest: LakeManifest): Promise<boolean> {
+  const { connection } = ctx;
+  const current = await currentGeneration(ctx.lakePath, table);
+  const t = quoteIdent(table);
+  await connection.run(`CREATE OR REPLACE TEMP TABLE _publish_dirty AS SELECT part FROM _lake_dirty WHERE table_name = ${quoteLiteral(table)}`);
+  const dirtyCount = await readCount(connection, 'SELECT count(*) FROM _publish_dirty');
+  let contentHash: string | undefined;
+  if (layout.kind === 'whole') {
+    contentHash = await tableHash(connection, table);
+    if (current && manifest.tables[table]?.contentHash === contentHash) return false;
+  } else if (current && dirtyCount === 0) {
+    return false;
+  }
+
+  const generation = (current?.generation ?? 0) + 1;
+  const genDir = join(ctx.lakePath, GENERATIONS_DIR, table, String(generation).padStart(6, '0'));
+  await rm(genDir, { recursive: true, force: true });
+  await mkdir(genDir, { recursive: true });
+  const file = `part-${String(generation).padStart(6, '0')}.parquet`;
+
+  if (layout.kind === 'whole') {
+    await copyTo(connection, `SELECT * FROM ${t}`, join(genDir, file));
+  } else if (layout.kind === 'append') {
+    const previous = current ? await listParquet(current.dir) : [];
+    if (!current || previous.length + 1 > MAX_APPEND_FILES) {
+      await copyTo(connection, `SELECT * FROM ${t}`, join(genDir, file));
+    } else {
+      for (const f of previous) await link(join(current.dir, f), join(genDir, f));
+      await copyTo(connection, `SELECT * FROM ${t} WHERE ${quoteIdent(layout.column)} IN (SELECT part FROM _publish_dirty)`, join(genDir, file));
+    }
+  } else {
+    await publishBuckets(ctx, table, layout, current?.dir ?? null, genDir, generation);
+  }
+
+  await swapSymlink(ctx.lakePath, table, genDir);
+  await connection.run(`DELETE FROM _lake_dirty WHERE table_name = ${quoteLiteral(table)} AND part IN (SELECT part FROM _publish_dirty)`);
+  const files = await listParquet(genDir);
+  const rows = await readCount(connection, `SELECT count(*) FROM ${t}`);
+  manifest.tables[table] = { generation, publishedAt: new Date().toISOString(), rows, files: files.length, ...(contentHash ? { contentHash } : {}) };
+  await pruneGenerations(join(ctx.lakePath, GENERATIONS_DIR, table), generation);
+  return true;
+}
+
+async function publishBuckets(
+  ctx: PublishContext,
+  table: string,
+  layout: Extract<LakeLayout, { kind: 'bucket' }>,
+  previousDir: string | null,
+  genDir: string,
+  generation: number,
+): Promise<void> {
+  const { connection } = ctx;
+  const bucketExpr = `${quoteIdent(layout.column)} // ${layout.size}`;
+  const dirty = new Set(
+    (await connection.runAndReadAll('SELECT part FROM _publish_dirty')).getRows().map((r) => `${BUCKET_COLUMN}=${String(r[0])}`),
+  );
+  if (previousDir) {
+    for (const part of await readdir(previousDir)) {
+      if (dirty.has(part) || !part.startsWith(`${BUCKET_COLUMN}=`)) continue;
+      await mkdir(join(genDir, part));
+      for (const f of await listParquet(join(previousDir, part))) await link(join(previousDir, part, f), join(genDir, part, f));
+    }
+  }
+  const where = previousDir ? `WHERE CAST(${bucketExpr} AS VARCHAR) IN (SELECT part FROM _publish_dirty)` : '';
+  const tmp = join(genDir, `.copy-${randomUUID()}`);
+  await connection.run(
+    `COPY (SELECT *, ${bucketExpr} AS ${BUCKET_COLUMN} FROM ${quoteIdent(table)} ${where}) TO ${quoteLiteral(tmp)}
+     (FORMAT parquet, PARTITION_BY (${BUCKET_COLUMN}), FILENAME_PATTERN ${quoteLiteral(`part-${String(generation).padStart(6, '0')}-{i}`)})`,
+  );
+  for (const part of await safeReaddir(tmp)) {
+    await mkdir(join(genDir, part), { recursive: true });
+    for (const f of await listParquet(join(tmp, part))) await rename(join(tmp, part, f), join(genDir, part, f));
+  }
+  await rm(tmp, { recursive: true, force: true });
+  // Readers need at least one file to learn the schema of an empty table.
+  if ((await readdir(genDir)).length === 0) {
+    await mkdir(join(genDir, `${BUCKET_COLUMN}=0`));
+    await copyTo(connection, `SELECT * FROM ${quoteIdent(table)} LIMIT 0`, join(genDir, `${BUCKET_COLUMN}=0`, 'part-empty.parquet'));
+  }
+}
+
+async function copyTo(connection: DuckDBConnection, select: string, path: string): Promise<void> {
+  await connection.run(`COPY (${select}) TO ${quoteLiteral(path)} (FORMAT parquet)`);
+}
+
+async function tableHash(connection: DuckDBConnection, table: string): Promise<string> {
+  const reader = await connection.runAndReadAll(`SELECT count(*), coalesce(sum(hash(t)::HUGEINT), 0) FROM ${quoteIdent(table)} t`);
+  const row = reader.getRows()[0] ?? [];
+  return `${String(row[0])}:${String(row[1])}`;
+}
+
+async function currentGeneration(lakePath: string, table: string): Promise<{ generation: number; dir: string } | null> {
+  try {
+    const target = await readlink(join(lakePath, table));
+    const generation = Number(target.split('/').pop());
+    if (!Number.isInteger(generation)) return null;
+    return { generation, dir: join(lakePath, target) };
+  } catch {
+    return null;
+  }
+}
+
+async function swapSymlink(lakePath: string, table: string, genDir: string): Promise<void> {
+  const tmp = join(lakePath, `.${table}.${randomUUID()}.tmp`);
+  await symlink(relative(lakePath, genDir), tmp);
+  await rename(tmp, join(lakePath, table));
+}
+
+async function pruneGenerations(tableGenDir: string, current: number): Promise<void> {
+  for (const name of await safeReaddir(tableGenDir)) {
+    const n = Number(name);
+    if (Number.isInteger(n) && n <= current - KEEP_GENERATIONS) await rm(join(tableGenDir, name), { recursive: true, force: true });
+  }
+}
+
+async function listParquet(dir: string): Promise<string[]> {
+  return (await safeReaddir(dir)).filter((f) => f.endsWith('.parquet'));
+}
+
+async function safeReaddir(dir: string): Promise<string[]> {
+  try {
+    return await readdir(dir);
+  } catch {
+    return [];
+  }
+}

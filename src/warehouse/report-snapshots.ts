@@ -1,0 +1,69 @@
+import { randomUUID } from 'node:crypto';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { ReportSnapshot } from '../crm/types.js';
+import { WarehouseInputError } from './errors.js';
+import { quoteIdent } from './quote.js';
+import { inTransaction } from './sql-run.js';
+import type { LoadContext } from './types.js';
+
+export const REPORT_TABLES = [
+  'report_overview',
+  'report_subscriber_growth',
+  'report_campaign_email_stats',
+  'report_funnel_conversion_stats',
+  'report_automation_steps',
+  'report_other',
+] as const;
+export type ReportTable = (typeof REPORT_TABLES)[number];
+
+const MAX_SNAPSHOT_BYTES = 16 << 20;
+
+// Report names as the client may spell them: a short name or the endpoint path.
+const PATTERNS: [RegExp, ReportTable][] = [
+  [/^(reports\/)?overview$/, 'report_overview'],
+  [/^(reports\/)?subscriber[-_]growth$/, 'report_subscriber_growth'],
+  [/^(reports\/campaigns\/[^/]+\/)?(campaign[-_])?email[-_]stats$/, 'report_campaign_email_stats'],
+  [/^(reports\/funnels\/[^/]+\/)?(funnel[-_])?conversion[-_]stats$/, 'report_funnel_conversion_stats'],
+  [/^(reports\/automations\/[^/]+\/steps|(automation[-_])?steps|automation[-_]steps)$/, 'report_automation_steps'],
+];
+
+/** The report_* table a snapshot lands in (report_other when the report has no table of its own). */
+export function reportTableFor(report: string): ReportTable {
+  const name = report.trim().replace(/^\/+|\/+$/g, '').replace(/^v2\//, '').toLowerCase();
+  return PATTERNS.find(([re]) => re.test(name))?.[1] ?? 'report_other';
+}
+
+/**
+ * Adds one dated snapshot. The automation step report is also flattened into
+ * report_automation_step_rows (one row per step) for drop-off queries.
+ */
+export async function insertReportSnapshot(connection: DuckDBConnection, snapshot: ReportSnapshot, ctx: LoadContext): Promise<number> {
+  const table = reportTableFor(snapshot.report);
+  const params = JSON.stringify(snapshot.params ?? {});
+  const data = JSON.stringify(snapshot.data ?? {});
+  if (params.length + data.length > MAX_SNAPSHOT_BYTES) {
+    throw new WarehouseInputError(`Report ${snapshot.report} snapshot is ${params.length + data.length} bytes; the limit is ${MAX_SNAPSHOT_BYTES}.`);
+  }
+  const snapshotId = randomUUID();
+  const values = [snapshotId, ctx.syncedAt.toISOString(), snapshot.report, params, data, ctx.loadId];
+  return inTransaction(connection, async () => {
+    await connection.run(
+      `INSERT INTO ${quoteIdent(table)} VALUES ($1, CAST($2 AS TIMESTAMPTZ), $3, CAST($4 AS JSON), CAST($5 AS JSON), $6, CAST($2 AS TIMESTAMPTZ))`,
+      values,
+    );
+    await connection.run(`INSERT OR IGNORE INTO _lake_dirty VALUES ($1, $2)`, [table, snapshotId]);
+    if (table === 'report_automation_steps') {
+      await connection.run(
+        `INSERT INTO report_automation_step_rows
+         SELECT $1, CAST($2 AS TIMESTAMPTZ), TRY_CAST(coalesce(json_extract_string($4, '$.funnel_id'), json_extract_string($4, '$.id'), json_extract_string($5, '$.funnel.id')) AS BIGINT),
+           TRY_CAST(s->>'sequence_id' AS BIGINT), s->>'label', s->>'type', TRY_CAST(s->>'count' AS BIGINT),
+           TRY_CAST(s->>'percent' AS DOUBLE), TRY_CAST(s->>'percent_text' AS DOUBLE), TRY_CAST(s->>'previous_step_count' AS BIGINT),
+           TRY_CAST(s->>'drop_count' AS BIGINT), TRY_CAST(s->>'drop_percent' AS DOUBLE), $6, CAST($2 AS TIMESTAMPTZ)
+         FROM (SELECT unnest(CAST(coalesce(json_extract(CAST($5 AS JSON), '$.stats'), '[]') AS JSON[])) AS s)`,
+        values,
+      );
+      await connection.run(`INSERT OR IGNORE INTO _lake_dirty VALUES ('report_automation_step_rows', $1)`, [snapshotId]);
+    }
+    return 1;
+  });
+}

@@ -1,0 +1,60 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { WarehouseInputError } from './errors.js';
+import { markContactBucketsDirty } from './load-contacts.js';
+import { quoteLiteral } from './quote.js';
+import { timestampLiteral } from './sql-expr.js';
+import { inTransaction, readCount } from './sql-run.js';
+import { stageIds } from './stage.js';
+import type { LoadContext } from './types.js';
+
+export const MAX_IDS_PER_CALL = 5_000_000;
+
+/** Sets `_deleted_at` on the given live contacts and closes their open history version. */
+export async function tombstoneContacts(
+  connection: DuckDBConnection,
+  ids: readonly number[],
+  ctx: LoadContext & { deletedAt?: Date },
+): Promise<number> {
+  checkIds(ids);
+  if (ids.length === 0) return 0;
+  await stageIds(connection, '_stage_tombstone_ids', ids);
+  return inTransaction(connection, () => tombstoneWhere(connection, 'id IN (SELECT id FROM _stage_tombstone_ids)', ctx));
+}
+
+/** Reconciliation: tombstones live contacts with id ≤ maxId that the sweep did not see. */
+export async function tombstoneContactsNotIn(
+  connection: DuckDBConnection,
+  seenIds: readonly number[],
+  maxId: number,
+  ctx: LoadContext,
+): Promise<number> {
+  checkIds(seenIds);
+  if (!Number.isFinite(maxId)) throw new WarehouseInputError(`maxId must be a finite number, got ${maxId}.`);
+  await stageIds(connection, '_stage_seen_ids', seenIds);
+  return inTransaction(connection, () =>
+    tombstoneWhere(connection, `id <= ${Math.floor(maxId)} AND id NOT IN (SELECT id FROM _stage_seen_ids)`, ctx),
+  );
+}
+
+async function tombstoneWhere(connection: DuckDBConnection, where: string, ctx: LoadContext & { deletedAt?: Date }): Promise<number> {
+  const deletedAt = timestampLiteral(ctx.deletedAt ?? ctx.syncedAt);
+  await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_tombstoned AS
+    SELECT id FROM contacts WHERE _deleted_at IS NULL AND (${where})`);
+  const n = await readCount(connection, 'SELECT count(*) FROM _stage_tombstoned');
+  if (n > 0) {
+    await connection.run(`UPDATE contacts SET _deleted_at = ${deletedAt}, _load_id = ${quoteLiteral(ctx.loadId)}, _synced_at = ${timestampLiteral(ctx.syncedAt)}
+      WHERE id IN (SELECT id FROM _stage_tombstoned)`);
+    await connection.run(`UPDATE contacts_history SET valid_to = greatest(valid_from, ${deletedAt})
+      WHERE valid_to IS NULL AND id IN (SELECT id FROM _stage_tombstoned)`);
+    await markContactBucketsDirty(connection, '_stage_tombstoned');
+  }
+  await connection.run('DROP TABLE IF EXISTS _stage_tombstoned');
+  return n;
+}
+
+function checkIds(ids: readonly number[]): void {
+  if (ids.length > MAX_IDS_PER_CALL) throw new WarehouseInputError(`Got ${ids.length} ids; pass at most ${MAX_IDS_PER_CALL} per call.`);
+  for (const id of ids) {
+    if (!Number.isSafeInteger(id)) throw new WarehouseInputError(`Contact id ${String(id)} is not an integer.`);
+  }
+}

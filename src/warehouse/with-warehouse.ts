@@ -1,0 +1,105 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from '../logger.js';
+import type { WarehouseHandle, WarehouseSource } from './duckdb-warehouse.js';
+import { WarehouseLockedError, WarehouseNotFoundError } from './errors.js';
+import { MANIFEST_FILE } from './lake-layout.js';
+import { openLakeReader, openWarehouse, type OpenWarehouseOptions } from './open-warehouse.js';
+import { acquireProcessLock, isWriterActive } from './process-locks.js';
+
+export interface WithWarehouseOptions extends Omit<OpenWarehouseOptions, 'readOnly'> {
+  write: boolean;
+  /** Writers: how long to wait for the file (default 60 s). Readers: before falling back to the lake (default 1.5 s). */
+  lockTimeoutMs?: number;
+  /** Readers: called once with what is being read (the file, or the lake and when it was published). */
+  onSource?: (source: WarehouseSource) => void;
+}
+
+const DEFAULT_WRITE_WAIT_MS = 60_000;
+const DEFAULT_READ_WAIT_MS = 1_500;
+
+/**
+ * Scoped access. A writer holds the DuckDB file only for this scope: it waits for other writers
+ * (a mutex in this process, DuckDB's file lock across processes, retried with backoff), migrates,
+ * runs `fn`, checkpoints and closes. A reader opens the file read-only with a short wait and,
+ * while a long write holds it, reads the published Parquet lake instead.
+ */
+export async function withWarehouse<T>(opts: WithWarehouseOptions, fn: (w: WarehouseHandle) => Promise<T>): Promise<T> {
+  const handle = opts.write ? await openWriter(opts) : await openReader(opts);
+  try {
+    if (opts.write) await handle.migrate();
+    const result = await fn(handle);
+    await handle.checkpoint();
+    return result;
+  } finally {
+    await handle.close();
+  }
+}
+
+async function openWriter(opts: WithWarehouseOptions): Promise<WarehouseHandle & { close(): Promise<void> }> {
+  const timeout = opts.lockTimeoutMs ?? DEFAULT_WRITE_WAIT_MS;
+  const started = Date.now();
+  const lock = await acquireProcessLock(opts.dbPath, timeout);
+  if (!lock) throw new WarehouseLockedError(opts.dbPath, Date.now() - started);
+  try {
+    const handle = await openWithBackoff({ ...opts, readOnly: false }, started + timeout);
+    const close = handle.close.bind(handle);
+    return Object.assign(handle, {
+      async close() {
+        try {
+          await close();
+        } finally {
+          lock.release();
+        }
+      },
+    });
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+}
+
+async function openReader(opts: WithWarehouseOptions): Promise<WarehouseHandle> {
+  const lakeReady = existsSync(join(opts.lakePath, MANIFEST_FILE));
+  const started = Date.now();
+  let reason = 'no warehouse file';
+  if (existsSync(opts.dbPath)) {
+    if (isWriterActive(opts.dbPath)) {
+      reason = 'a write in this process holds the warehouse file';
+    } else {
+      try {
+        const handle = await openWithBackoff({ ...opts, readOnly: true }, started + (opts.lockTimeoutMs ?? DEFAULT_READ_WAIT_MS));
+        opts.onSource?.(handle.source);
+        return handle;
+      } catch (err) {
+        if (!(err instanceof WarehouseLockedError) || !lakeReady) throw err;
+        reason = 'a running sync holds the warehouse file';
+      }
+    }
+  }
+  if (!lakeReady) {
+    if (!existsSync(opts.dbPath)) throw new WarehouseNotFoundError(opts.dbPath);
+    throw new WarehouseLockedError(opts.dbPath, Date.now() - started);
+  }
+  const handle = await openLakeReader({ lakePath: opts.lakePath, ...(opts.sqlDir ? { sqlDir: opts.sqlDir } : {}), ...(opts.logger ? { logger: opts.logger } : {}) });
+  opts.logger?.info({ reason, lake: opts.lakePath, source: handle.source }, 'reading the Parquet lake');
+  opts.onSource?.(handle.source);
+  return handle;
+}
+
+async function openWithBackoff(opts: OpenWarehouseOptions, deadline: number): Promise<WarehouseHandle> {
+  let delay = 25;
+  const started = Date.now();
+  for (;;) {
+    try {
+      return await openWarehouse(opts);
+    } catch (err) {
+      if (!(err instanceof WarehouseLockedError)) throw err;
+      const left = deadline - Date.now();
+      if (left <= 0) throw new WarehouseLockedError(opts.dbPath, Date.now() - started, { cause: err.cause });
+      await sleep(Math.min(left, delay * (0.5 + Math.random())));
+      delay = Math.min(delay * 2, 1_000);
+    }
+  }
+}

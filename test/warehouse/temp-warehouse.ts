@@ -1,0 +1,26 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { withWarehouse, type WarehouseHandle } from '../../src/warehouse/index.js';
+import type { LoadContext } from '../../src/warehouse/types.js';
+
+export interface TempPaths {
+  dir: string;
+  dbPath: string;
+  lakePath: string;
+}
+
+export function tempPaths(): TempPaths & { cleanup(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'crmsync-wh-'));
+  return { dir, dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake'), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export function writeScope<T>(p: TempPaths, fn: (w: WarehouseHandle) => Promise<T>, extra: { siteTimeZone?: string } = {}): Promise<T> {
+  return withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: true, lockTimeoutMs: 30_000, ...extra }, fn);
+}
+
+let seq = 0;
+export function ctx(syncedAt = new Date()): LoadContext {
+  seq += 1;
+  return { loadId: `load-${seq}`, syncedAt };
+}
