@@ -6,6 +6,8 @@
  * the CRM sent it so that a schema change loses nothing.
  */
 
+import type { Secret } from '../secret.js';
+
 export type JsonObject = Record<string, unknown>;
 
 /** One page of an offset-paginated listing, whatever envelope the endpoint used. */
@@ -17,6 +19,24 @@ export interface Page<T> {
   currentPage: number;
   /** Last page number, or undefined when unknown (then pages are read until one comes back short). */
   lastPage: number | undefined;
+  /** Offset-pagination drift noticed while reading this page (set by `paginate`); absent when none. */
+  drift?: DriftEvent[];
+}
+
+/**
+ * Offset pagination drifts when rows are inserted or deleted during a scan: rows shift across page
+ * boundaries, so some are seen twice and others not at all. The paginator reports what it notices.
+ */
+export interface DriftEvent {
+  kind: 'total_changed' | 'overlap' | 'order_violation' | 'count_mismatch';
+  /** The page on which it was noticed. */
+  page: number;
+  /** Human-readable account, e.g. "total went from 500 to 497 between page 3 and page 4". */
+  detail: string;
+  previousTotal?: number;
+  total?: number;
+  /** Ids involved (duplicates at a boundary, or the out-of-order pair). */
+  ids?: Array<number | string>;
 }
 
 export const CONTACT_STATUSES = ['subscribed', 'unsubscribed', 'pending', 'bounced', 'complained'] as const;
@@ -193,4 +213,146 @@ export interface ReportSnapshot {
   report: string;
   params: JsonObject;
   data: JsonObject;
+}
+
+export interface Note {
+  id: number;
+  subscriber_id: number | null;
+  parent_id: number | null;
+  created_by: number | null;
+  status: string | null;
+  type: string | null;
+  is_private: boolean | null;
+  title: string | null;
+  /** HTML text. */
+  description: string | null;
+  created_at: string | null;
+  updated_at: string | null;
+  raw: JsonObject;
+}
+
+export const NOTE_TYPES = [
+  'note', 'call', 'email', 'meeting', 'quote_sent', 'quote_accepted', 'quote_refused', 'invoice_sent',
+  'invoice_part_paid', 'invoice_paid', 'invoice_refunded', 'transaction', 'feedback', 'tweet', 'facebook_post',
+] as const;
+
+export interface NoteWrite {
+  title: string;
+  description: string;
+  type: string;
+  /** Zone-less `YYYY-MM-DD HH:MM:SS` in site time, as the CRM expects; defaults to now (UTC) when omitted. */
+  created_at?: string;
+}
+
+export interface TaxonomyWrite {
+  title: string;
+  slug?: string;
+  description?: string;
+}
+
+export interface CompanyWrite {
+  name: string;
+  email?: string;
+  phone?: string;
+  type?: string;
+  owner_id?: number;
+  industry?: string;
+  website?: string;
+  description?: string;
+  logo?: string;
+  linkedin_url?: string;
+  address_line_1?: string;
+  address_line_2?: string;
+  city?: string;
+  state?: string;
+  country?: string;
+  postal_code?: string;
+  employees_number?: number;
+}
+
+export interface Template {
+  id: number;
+  title: string | null;
+  email_subject: string | null;
+  edit_type: string | null;
+  design_template: string | null;
+  status: string | null;
+  created_at: string | null;
+  updated_at: string | null;
+  raw: JsonObject;
+}
+
+export interface Sequence {
+  id: number;
+  title: string;
+  slug: string | null;
+  status: string | null;
+  design_template: string | null;
+  created_by: number | null;
+  created_at: string | null;
+  updated_at: string | null;
+  stats: JsonObject | null;
+  raw: JsonObject;
+}
+
+/** A row of GET /sequences/{id}/subscribers; its inner shape is not specified, so raw is the truth. */
+export interface SequenceSubscriber {
+  id: number | null;
+  subscriber_id: number | null;
+  status: string | null;
+  created_at: string | null;
+  updated_at: string | null;
+  raw: JsonObject;
+}
+
+export interface CampaignStatusReport {
+  current_timestamp: string | null;
+  stat: Array<{ status: string; total: number }>;
+  campaign: Campaign;
+  sent_count: number | null;
+  analytics: JsonObject;
+  subject_analytics: JsonObject;
+  raw: JsonObject;
+}
+
+export interface FunnelSubscriberDetail {
+  subscriber: FunnelSubscriber;
+  /** Funnel steps, as sent. */
+  sequences: JsonObject[];
+}
+
+/**
+ * A webhook registration. Outbound webhooks (spec) carry name, url, events, status, secret; the real
+ * deployment's inbound webhooks carry object_type/key/value instead: `name`, `url` and `status` are
+ * taken from `value` then.
+ */
+export interface Webhook {
+  id: number;
+  name: string | null;
+  url: string | null;
+  events: string[];
+  status: string | null;
+  /** Never logged; `raw.secret` is replaced by "[redacted]". */
+  secret: Secret | null;
+  created_at: string | null;
+  updated_at: string | null;
+  raw: JsonObject;
+}
+
+export interface WebhookWrite {
+  name: string;
+  url: string;
+  events: string[];
+  status?: 'active' | 'inactive';
+  secret?: string | Secret;
+}
+
+export interface WebhookDelivery {
+  id: number;
+  event: string | null;
+  status: string | null;
+  response_code: number | null;
+  response_time: number | null;
+  attempted_at: string | null;
+  raw: JsonObject;
 }

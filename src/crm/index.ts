@@ -1,0 +1,22 @@
+/** The CRM client: the one way crmsync talks to the CRM. */
+export { createCrmClient, crmClientFromConfig, withCrmClient, type CrmClient, type CrmClientOptions } from './create-crm-client.js';
+export * from './errors.js';
+export { createRateLimiter, sharedRateLimiter, RateLimiterAbortedError } from './rate-limiter.js';
+export type { RateLimiter, RateLimiterOptions, RateLimiterSnapshot, RequestOutcome, Ticket } from './rate-limiter.js';
+export { paginate, type PaginateOptions } from './paginate.js';
+export { parseRetryAfter } from './retry-after.js';
+export { createTimestampNormalizer, type TimestampNormalizer } from './timestamps.js';
+export { formatSiteTime } from './site-time.js';
+export type { ClientStats, RetryPolicy } from './request-executor.js';
+export type { ContactListQuery, ContactUpdate, ContactsApi } from './resources/contacts.js';
+export type { NotesApi } from './resources/notes.js';
+export type { TaxonomyApi, TaxonomyListQuery } from './resources/taxonomies.js';
+export type { CompaniesApi } from './resources/companies.js';
+export type { CampaignsApi } from './resources/campaigns.js';
+export type { TemplatesApi, SequencesApi } from './resources/emails.js';
+export { FUNNEL_STATUSES, type FunnelsApi, type FunnelSubscriberFilter } from './resources/funnels.js';
+export type { ReportsApi, DateRange } from './resources/reports.js';
+export type { WebhooksApi } from './resources/webhooks.js';
+export type { CustomFieldsApi } from './resources/custom-fields.js';
+export type { TransportTimeouts } from './transport.js';
+export * from './types.js';

@@ -1,0 +1,149 @@
+import { CrmArgumentError } from './errors.js';
+import type { DriftEvent, Page } from './types.js';
+
+export interface PaginateOptions<T> {
+  perPage: number;
+  startPage?: number;
+  /** Pages fetched at once once the last page is known (default 1). The rate limiter still applies. */
+  concurrency?: number;
+  onDrift?: (e: DriftEvent) => void;
+  /** Identity of a row for boundary checks (default: its numeric or string `id`). */
+  idOf?: (item: T) => number | string | undefined;
+  /** The listing's id order, when sorted by id: enables order checks across page boundaries. */
+  order?: 'asc' | 'desc';
+  /** Safety stop (default 1,000,000 pages). */
+  maxPages?: number;
+}
+
+const defaultIdOf = (item: unknown): number | string | undefined => {
+  const id = (item as { id?: unknown } | null)?.id;
+  return typeof id === 'number' || typeof id === 'string' ? id : undefined;
+};
+
+/**
+ * Reads an offset-paginated listing page by page. With a known `last_page` it fetches up to
+ * `concurrency` pages ahead and still yields them in order; without one it reads until a short page.
+ * When the listing grows during the scan it keeps reading past the first `last_page`.
+ *
+ * Drift (rows inserted or deleted mid-scan shift across page boundaries) is reported, never hidden:
+ * a changed `total`, ids seen on two adjacent pages, ids out of the requested order at a boundary, and
+ * at the end a difference between the final total and the distinct rows read. Each event goes to
+ * `onDrift` and into the `drift` array of the page where it was noticed. Rows are yielded as received.
+ */
+export async function* paginate<T>(fetchPage: (page: number, perPage: number) => Promise<Page<T>>, opts: PaginateOptions<T>): AsyncGenerator<Page<T>> {
+  const perPage = opts.perPage;
+  const start = opts.startPage ?? 1;
+  const concurrency = Math.max(1, Math.floor(opts.concurrency ?? 1));
+  const maxPages = opts.maxPages ?? 1_000_000;
+  const idOf = opts.idOf ?? defaultIdOf;
+  if (!Number.isInteger(perPage) || perPage < 1) throw new CrmArgumentError(`paginate: perPage must be a positive integer, got ${perPage}`);
+  if (!Number.isInteger(start) || start < 1) throw new CrmArgumentError(`paginate: startPage must be >= 1, got ${start}`);
+
+  let prev: { page: number; total: number | undefined; ids: Array<number | string> } | undefined;
+  const seen = new Set<number | string>();
+  let lastTotal: number | undefined;
+  let rowsWithoutId = 0;
+  let repeated = false;
+
+  function check(p: Page<T>, pageNo: number): Page<T> {
+    const events: DriftEvent[] = [];
+    const ids: Array<number | string> = [];
+    for (const item of p.items) {
+      const id = idOf(item);
+      if (id === undefined) rowsWithoutId++;
+      else {
+        ids.push(id);
+        seen.add(id);
+      }
+    }
+    if (prev) {
+      if (prev.total !== undefined && p.total !== undefined && prev.total !== p.total) {
+        events.push({
+          kind: 'total_changed',
+          page: pageNo,
+          detail: `total went from ${prev.total} to ${p.total} between page ${prev.page} and page ${pageNo}: rows were ${p.total > prev.total ? 'added' : 'removed'} during the scan, so rows may be missed or repeated`,
+          previousTotal: prev.total,
+          total: p.total,
+        });
+      }
+      const before = new Set(prev.ids);
+      const dup = ids.filter((id) => before.has(id));
+      repeated = ids.length > 0 && dup.length === ids.length;
+      if (dup.length > 0) {
+        events.push({
+          kind: 'overlap',
+          page: pageNo,
+          detail: `${dup.length} row(s) of page ${prev.page} appeared again on page ${pageNo}: rows were inserted ahead of the scan position`,
+          ids: dup.slice(0, 50),
+        });
+      } else if (opts.order && prev.ids.length > 0 && ids.length > 0) {
+        const a = prev.ids[prev.ids.length - 1]!;
+        const b = ids[0]!;
+        const bad = opts.order === 'asc' ? b < a : b > a;
+        if (bad) {
+          events.push({
+            kind: 'order_violation',
+            page: pageNo,
+            detail: `page ${pageNo} starts at id ${b} after page ${prev.page} ended at id ${a} (${opts.order} order expected)`,
+            ids: [a, b],
+          });
+        }
+      }
+    }
+    prev = { page: pageNo, total: p.total, ids };
+    if (p.total !== undefined) lastTotal = p.total;
+    for (const e of events) opts.onDrift?.(e);
+    return events.length ? { ...p, drift: [...(p.drift ?? []), ...events] } : p;
+  }
+
+  function finalCheck(last: Page<T>, pageNo: number): Page<T> | undefined {
+    if (lastTotal === undefined || rowsWithoutId > 0 || seen.size === lastTotal) return undefined;
+    const e: DriftEvent = {
+      kind: 'count_mismatch',
+      page: pageNo,
+      detail: `read ${seen.size} distinct rows but the listing reports ${lastTotal}: rows shifted across page boundaries during the scan; re-read or reconcile`,
+      total: lastTotal,
+    };
+    opts.onDrift?.(e);
+    return { ...last, drift: [...(last.drift ?? []), e] };
+  }
+
+  let page = start;
+  let current = await fetchPage(page, perPage);
+  let knownLast = current.lastPage;
+  const pagesLimit = start + maxPages - 1;
+
+  // Known last page: fetch ahead within `concurrency`, yield in order; keep going if the listing grew.
+  const ahead = new Map<number, Promise<Page<T>>>();
+  const schedule = (upTo: number) => {
+    for (let n = page + 1; n <= Math.min(upTo, page + concurrency, pagesLimit); n++) {
+      if (!ahead.has(n)) {
+        const pr = fetchPage(n, perPage);
+        pr.catch(() => undefined); // awaited below; avoid an unhandled rejection if the consumer stops early
+        ahead.set(n, pr);
+      }
+    }
+  };
+
+  for (;;) {
+    const checked = check(current, page);
+    const isShort = current.items.length < perPage;
+    if (current.lastPage !== undefined && (knownLast === undefined || current.lastPage > knownLast)) knownLast = current.lastPage;
+    const hasMore =
+      page < pagesLimit &&
+      current.items.length > 0 &&
+      // A server that ignores `page` returns the same rows again: stop instead of looping forever.
+      !(repeated && current.lastPage === undefined) &&
+      (knownLast !== undefined ? page < knownLast || (!isShort && current.lastPage === undefined) : !isShort);
+    if (!hasMore) {
+      yield finalCheck(checked, page) ?? checked;
+      return;
+    }
+    if (knownLast !== undefined) schedule(knownLast);
+    yield checked;
+    const next = ahead.get(page + 1);
+    ahead.delete(page + 1);
+    page++;
+    current = await (next ?? fetchPage(page, perPage));
+  }
+}

@@ -1,0 +1,238 @@
+import { CrmsyncError } from '../errors.js';
+
+/**
+ * Process-wide rate control for CRM requests: a concurrency cap plus a requests-per-second budget
+ * (a token bucket with a burst of about one request, so requests go out evenly spaced), adapted
+ * from what the server says:
+ *
+ * - without a configured budget it starts at `initialRps` and grows by half per second while the
+ *   limiter is the bottleneck (slow start) until the first 429;
+ * - a 429 records the send rate at that moment as the server's limit, drops to 85% of it and pauses
+ *   everyone for Retry-After; later 429s from requests sent before that drop are not counted again;
+ * - afterwards it climbs quickly back to 95% of the learned limit, then probes above it slowly
+ *   (about 1% of the limit per 10 s) so it stays just under the limit instead of oscillating;
+ * - a sustained rise in latency (4x the best seen, and 250 ms over it) stops the climb and backs off 10%.
+ */
+export interface RateLimiterOptions {
+  /** Hard ceiling in requests/s (CRM_MAX_RPS). When set, the limiter starts there. */
+  maxRps?: number;
+  /** Starting rate when no ceiling is configured (default 10). */
+  initialRps?: number;
+  /** Floor of the adaptive rate (default 0.5). */
+  minRps?: number;
+  /** Requests in flight at once (CRM_MAX_CONCURRENCY, default 8). */
+  maxConcurrency?: number;
+  /** false: a fixed budget, no adaptation (429s still pause). Default true. */
+  adaptive?: boolean;
+  /** Injected clock for tests. */
+  now?: () => number;
+}
+
+export type RequestOutcome =
+  | { kind: 'ok'; latencyMs: number }
+  | { kind: 'rateLimited'; retryAfterMs?: number }
+  | { kind: 'error' };
+
+export interface Ticket {
+  /** Report how the request went; frees the concurrency slot. Idempotent. */
+  release(outcome: RequestOutcome): void;
+}
+
+export interface RateLimiterSnapshot {
+  rps: number;
+  learnedLimitRps: number | undefined;
+  phase: 'slow_start' | 'steady';
+  inFlight: number;
+  queued: number;
+  pausedForMs: number;
+  granted: number;
+  rateLimited: number;
+}
+
+export interface RateLimiter {
+  acquire(signal?: AbortSignal): Promise<Ticket>;
+  /** Holds every request until `ms` from now (the server's Retry-After). */
+  pause(ms: number): void;
+  snapshot(): RateLimiterSnapshot;
+}
+
+export class RateLimiterAbortedError extends CrmsyncError {
+  constructor() {
+    super('CRM_REQUEST_ABORTED', 'The CRM request was cancelled while waiting for the rate limiter', { retryable: false });
+  }
+}
+
+interface Waiter {
+  resolve: (t: Ticket) => void;
+  reject: (e: unknown) => void;
+  signal: AbortSignal | undefined;
+  onAbort: (() => void) | undefined;
+}
+
+const DEFAULT_PAUSE_MS = 1000;
+
+export function createRateLimiter(opts: RateLimiterOptions = {}): RateLimiter {
+  const now = opts.now ?? (() => performance.now());
+  const ceiling = opts.maxRps ?? Infinity;
+  const minRps = Math.min(opts.minRps ?? 0.5, ceiling);
+  const maxConcurrency = Math.max(1, Math.floor(opts.maxConcurrency ?? 8));
+  const adaptive = opts.adaptive ?? true;
+  if (!(ceiling > 0)) throw new RangeError(`maxRps must be positive, got ${opts.maxRps}`);
+
+  let rps = Math.min(ceiling, opts.maxRps ?? opts.initialRps ?? 10);
+  let phase: 'slow_start' | 'steady' = opts.maxRps !== undefined || !adaptive ? 'steady' : 'slow_start';
+  let learned: number | undefined;
+  let lastDecreaseAt = -Infinity;
+  let lastLatencyCutAt = -Infinity;
+  let pausedUntil = -Infinity;
+  let nextSlot = -Infinity;
+  let inFlight = 0;
+  let granted = 0;
+  let rateLimited = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let saturatedAt = -Infinity;
+  let bestLatency = Infinity;
+  let ewmaLatency: number | undefined;
+  const queue: Waiter[] = [];
+  const recentGrants: number[] = []; // dispatch times within the last second
+
+  const interval = () => 1000 / rps;
+
+  function sendRate(t: number): number {
+    while (recentGrants.length && recentGrants[0]! < t - 1000) recentGrants.shift();
+    return recentGrants.length;
+  }
+
+  function pump(): void {
+    timer = undefined;
+    while (queue.length > 0 && inFlight < maxConcurrency) {
+      const t = now();
+      const wait = Math.max(pausedUntil - t, nextSlot - t);
+      if (wait > 0) {
+        timer = setTimeout(pump, Math.max(1, Math.ceil(wait)));
+        if (nextSlot >= pausedUntil) saturatedAt = t; // held back by the budget, not by a pause
+        return;
+      }
+      // Burst of at most one interval: lateness of one timer tick is recovered, idle time is not banked.
+      nextSlot = Math.max(nextSlot, t - interval()) + interval();
+      inFlight++;
+      granted++;
+      recentGrants.push(t);
+      if (recentGrants.length > 4096) recentGrants.splice(0, recentGrants.length - 4096);
+      const w = queue.shift()!;
+      if (w.onAbort) w.signal?.removeEventListener('abort', w.onAbort);
+      w.resolve(makeTicket(t));
+    }
+  }
+
+  function makeTicket(dispatchedAt: number): Ticket {
+    let released = false;
+    return {
+      release(outcome) {
+        if (released) return;
+        released = true;
+        inFlight--;
+        onOutcome(outcome, dispatchedAt);
+        if (queue.length > 0 && timer === undefined) pump();
+      },
+    };
+  }
+
+  function onOutcome(o: RequestOutcome, dispatchedAt: number): void {
+    const t = now();
+    if (o.kind === 'rateLimited') {
+      rateLimited++;
+      pause(o.retryAfterMs ?? DEFAULT_PAUSE_MS);
+      if (!adaptive || dispatchedAt < lastDecreaseAt) return; // same episode: already reacted
+      const sent = sendRate(t);
+      learned = Math.max(minRps, Math.min(rps, sent > 0 ? sent : rps));
+      rps = Math.max(minRps, learned * 0.85);
+      phase = 'steady';
+      lastDecreaseAt = t;
+      nextSlot = Math.max(nextSlot, pausedUntil);
+      return;
+    }
+    if (o.kind !== 'ok' || !adaptive) return;
+    const lat = o.latencyMs;
+    bestLatency = Math.min(bestLatency, lat);
+    ewmaLatency = ewmaLatency === undefined ? lat : ewmaLatency * 0.9 + lat * 0.1;
+    const slow = ewmaLatency > Math.max(4 * bestLatency, bestLatency + 250);
+    if (slow) {
+      if (t - lastLatencyCutAt > 2000 && t - saturatedAt < 1000) {
+        rps = Math.max(minRps, rps * 0.9);
+        lastLatencyCutAt = t;
+      }
+      return;
+    }
+    // Grow only while the budget is what holds requests back, so an idle period does not bank rate.
+    if (t - saturatedAt > 1000) return;
+    if (phase === 'slow_start') {
+      rps = Math.min(ceiling, rps + 0.5);
+    } else if (learned === undefined || rps < learned * 0.95) {
+      const target = learned === undefined ? ceiling : learned * 0.95;
+      rps = Math.min(ceiling, target, rps + Math.max(1, (learned ?? rps) * 0.1) / rps);
+    } else {
+      rps = Math.min(ceiling, rps + (learned * 0.001) / rps);
+      if (rps > learned) learned = rps; // probed past it without a 429: the limit is higher
+    }
+  }
+
+  function pause(ms: number): void {
+    if (!(ms > 0)) return;
+    const until = now() + ms;
+    if (until > pausedUntil) pausedUntil = until;
+    if (timer !== undefined) {
+      clearTimeout(timer);
+      timer = undefined;
+    }
+    if (queue.length > 0) pump();
+  }
+
+  return {
+    acquire(signal) {
+      if (signal?.aborted) return Promise.reject(new RateLimiterAbortedError());
+      return new Promise<Ticket>((resolve, reject) => {
+        const w: Waiter = { resolve, reject, signal, onAbort: undefined };
+        if (signal) {
+          w.onAbort = () => {
+            const i = queue.indexOf(w);
+            if (i >= 0) queue.splice(i, 1);
+            reject(new RateLimiterAbortedError());
+          };
+          signal.addEventListener('abort', w.onAbort, { once: true });
+        }
+        queue.push(w);
+        if (timer === undefined) pump();
+      });
+    },
+    pause,
+    snapshot() {
+      return {
+        rps,
+        learnedLimitRps: learned,
+        phase,
+        inFlight,
+        queued: queue.length,
+        pausedForMs: Math.max(0, pausedUntil - now()),
+        granted,
+        rateLimited,
+      };
+    },
+  };
+}
+
+/**
+ * The per-process shared limiters, one per CRM origin and user (servers limit per credential), so
+ * every client, activity and command in one process draws from the same budget. The first caller's
+ * options win for a key. This map is the one deliberate module-level registry in src/crm.
+ */
+const shared = new Map<string, RateLimiter>();
+
+export function sharedRateLimiter(key: string, opts: RateLimiterOptions = {}): RateLimiter {
+  let l = shared.get(key);
+  if (!l) {
+    l = createRateLimiter(opts);
+    shared.set(key, l);
+  }
+  return l;
+}

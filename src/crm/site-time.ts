@@ -1,0 +1,16 @@
+/** Formats an instant as the CRM's zone-less `YYYY-MM-DD HH:MM:SS` in the site's time zone. */
+export function formatSiteTime(ms: number, timeZone: string): string {
+  const parts = new Intl.DateTimeFormat('en-CA', {
+    timeZone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  }).formatToParts(new Date(ms));
+  const p: Record<string, string> = {};
+  for (const x of parts) p[x.type] = x.value;
+  return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second}`;
+}

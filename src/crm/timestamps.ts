@@ -1,0 +1,62 @@
+/**
+ * Timestamp normalization. The CRM sends `YYYY-MM-DD HH:MM:SS` without a zone (site time) for most
+ * resources and ISO 8601 UTC for funnels and webhooks; consumers get ISO 8601 UTC with `Z`.
+ */
+export type TimestampNormalizer = (value: unknown) => string | null;
+
+const ZONELESS = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?)?$/;
+const ZONED = /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i;
+
+/** Builds a normalizer that reads zone-less timestamps in `timeZone` (an IANA name). */
+export function createTimestampNormalizer(timeZone: string = 'UTC'): TimestampNormalizer {
+  const offsetOf = timeZone === 'UTC' || timeZone === 'Etc/UTC' ? () => 0 : createOffsetLookup(timeZone);
+  return (value) => {
+    if (typeof value !== 'string') return null;
+    const s = value.trim();
+    if (s === '' || s.startsWith('0000-00-00')) return null;
+    const m = ZONELESS.exec(s);
+    if (m) {
+      const [, y, mo, d, h = '0', mi = '0', sec = '0', frac = '0'] = m;
+      const wall = Date.UTC(+y!, +mo! - 1, +d!, +h, +mi, +sec, Math.round(Number(`0.${frac}`) * 1000));
+      if (!Number.isFinite(wall)) return null;
+      // The wall time minus the zone's offset at that instant; re-check once for DST edges.
+      let utc = wall - offsetOf(wall);
+      const again = wall - offsetOf(utc);
+      if (again !== utc) utc = again;
+      return new Date(utc).toISOString();
+    }
+    if (ZONED.test(s)) {
+      const t = Date.parse(s.replace(' ', 'T'));
+      return Number.isFinite(t) ? new Date(t).toISOString() : null;
+    }
+    return null;
+  };
+}
+
+/** Offset (ms, wall minus UTC) of `timeZone` at a UTC instant, cached per hour. */
+function createOffsetLookup(timeZone: string): (utcMs: number) => number {
+  const fmt = new Intl.DateTimeFormat('en-US', {
+    timeZone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  });
+  const cache = new Map<number, number>();
+  return (utcMs) => {
+    const bucket = Math.floor(utcMs / 900_000); // 15-minute buckets: some zones have 15/30/45-minute offsets
+    const hit = cache.get(bucket);
+    if (hit !== undefined) return hit;
+    const at = bucket * 900_000;
+    const p: Record<string, number> = {};
+    for (const part of fmt.formatToParts(new Date(at))) if (part.type !== 'literal') p[part.type] = Number(part.value);
+    const wall = Date.UTC(p.year!, p.month! - 1, p.day!, p.hour!, p.minute!, p.second!);
+    const offset = wall - at;
+    if (cache.size > 10_000) cache.clear();
+    cache.set(bucket, offset);
+    return offset;
+  };
+}
