@@ -1,9 +1,15 @@
 // Pure values shared by the workflows and the command line (no imports, so both sides may use it).
+// Ids are scoped by the main task queue (CRMSYNC_TASK_QUEUE, default "crmsync"): one deployment,
+// one id per stream, whatever the number of runs or schedules.
 
 /** One id per stream: Temporal refuses a second running child with the same id. */
-export function streamWorkflowId(stream: string): string {
-  return `crmsync-stream-${stream}`;
+export function streamWorkflowId(stream: string, scope = 'crmsync'): string {
+  return `${scope}-stream-${stream}`;
 }
 
-/** Manual `crmsync sync` runs use this id with a failing conflict policy; schedules add their own suffix. */
-export const SYNC_WORKFLOW_ID = 'crmsync-sync';
+/** Manual `crmsync sync` runs use this id with a failing conflict policy. */
+export function syncWorkflowId(scope = 'crmsync'): string {
+  return `${scope}-sync`;
+}
+
+export const SYNC_WORKFLOW_ID = syncWorkflowId();

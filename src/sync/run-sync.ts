@@ -2,7 +2,7 @@ import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { TaskQueues } from '../temporal/task-queues.js';
 import type { syncWorkflow } from '../../workflows/sync-workflow.js';
-import { streamWorkflowId, SYNC_WORKFLOW_ID } from '../../workflows/sync-ids.js';
+import { streamWorkflowId, syncWorkflowId } from '../../workflows/sync-ids.js';
 import type { StreamProgress, SyncResult, SyncWorkflowInput } from '../../workflows/sync-types.js';
 import { SyncAlreadyRunningError, SyncFailedError } from './sync-errors.js';
 
@@ -21,7 +21,7 @@ export interface RunSyncOptions {
  * failed streams.
  */
 export async function runSync(options: RunSyncOptions): Promise<SyncResult> {
-  const workflowId = options.workflowId ?? SYNC_WORKFLOW_ID;
+  const workflowId = options.workflowId ?? syncWorkflowId(options.taskQueues.main);
   let handle;
   try {
     handle = await options.client.workflow.start<typeof syncWorkflow>('syncWorkflow', {
@@ -39,7 +39,7 @@ export async function runSync(options: RunSyncOptions): Promise<SyncResult> {
   const poller = (async () => {
     if (!options.onProgress) return;
     while (!stop) {
-      const streams = await readStreamProgress(options.client, options.input.streams).catch(() => undefined);
+      const streams = await readStreamProgress(options.client, options.input.streams, options.taskQueues.main).catch(() => undefined);
       if (streams && !stop) options.onProgress(streams);
       await Promise.race([result.catch(() => undefined), sleep(options.pollMs ?? 500)]);
     }
@@ -53,18 +53,18 @@ export async function runSync(options: RunSyncOptions): Promise<SyncResult> {
     stop = true;
     await poller;
     if (options.onProgress) {
-      const streams = await readStreamProgress(options.client, options.input.streams).catch(() => undefined);
+      const streams = await readStreamProgress(options.client, options.input.streams, options.taskQueues.main).catch(() => undefined);
       if (streams) options.onProgress(streams);
     }
   }
 }
 
 /** Progress of each stream's latest workflow (running or just finished), via its query. */
-export async function readStreamProgress(client: Client, streams: readonly string[]): Promise<StreamProgress[]> {
+export async function readStreamProgress(client: Client, streams: readonly string[], scope: string): Promise<StreamProgress[]> {
   const out = await Promise.all(
     streams.map(async (s) => {
       try {
-        return await client.workflow.getHandle(streamWorkflowId(s)).query<StreamProgress>('progress');
+        return await client.workflow.getHandle(streamWorkflowId(s, scope)).query<StreamProgress>('progress');
       } catch {
         return undefined;
       }

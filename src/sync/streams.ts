@@ -40,4 +40,4 @@ export function resolveStreams(requested: readonly string[] | undefined): Stream
   return STREAM_NAMES.filter((s) => requested.includes(s));
 }
 
-export { streamWorkflowId, SYNC_WORKFLOW_ID } from '../../workflows/sync-ids.js';
+export { streamWorkflowId, syncWorkflowId, SYNC_WORKFLOW_ID } from '../../workflows/sync-ids.js';

@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { STREAM_NAMES } from '../../src/sync/streams.js';
+import { differencesFromTruth } from './helpers/compare-truth.js';
+import { withSyncEnv } from './helpers/sync-env.js';
+
+describe('sync against the simulator on a real Temporal dev server', () => {
+  it('a full backfill of every stream equals the ground truth; a no-change incremental makes at most two contact requests', async () => {
+    await withSyncEnv({ sim: { contacts: 420, seed: 11 } }, async (env) => {
+      const first = await env.sync({ streams: [...STREAM_NAMES] });
+      expect(first.failed).toEqual([]);
+      expect(first.streams.find((s) => s.stream === 'contacts')?.mode).toBe('backfill');
+      expect(await env.read((w) => differencesFromTruth(w, env.sim.truth(), STREAM_NAMES))).toEqual([]);
+      const reports = await env.read((w) => w.query(`SELECT count(*) AS n FROM report_overview`));
+      expect(Number(reports[0]?.n)).toBe(1);
+      const runs = await env.read((w) => w.query(`SELECT stream, status FROM _sync_runs WHERE run_id = $1`, [first.runId]));
+      expect(runs.map((r) => r.stream).sort()).toEqual([...STREAM_NAMES].sort());
+      expect(new Set(runs.map((r) => r.status))).toEqual(new Set(['succeeded']));
+
+      env.sim.resetStats();
+      const second = await env.sync({ streams: ['contacts'], reconcile: 'never' });
+      expect(second.streams[0]?.mode).toBe('incremental');
+      const contactRequests = Object.entries(env.sim.stats().byRoute)
+        .filter(([route]) => /subscribers/.test(route))
+        .reduce((n, [, c]) => n + Number(c), 0);
+      expect(contactRequests).toBeGreaterThanOrEqual(1);
+      expect(contactRequests).toBeLessThanOrEqual(2);
+    });
+  });
+});
