@@ -1,0 +1,90 @@
+import { request as httpRequest } from 'node:http';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { describe, expect, it } from 'vitest';
+import { Secret } from '../../src/secret.js';
+import { createSecretResolver } from '../../src/webhooks/secret-resolver.js';
+import { withWebhookService } from '../../src/webhooks/webhook-service.js';
+import { makeDelivery, withTempDir } from './helpers.js';
+
+const SECRET = 'server-test-secret-0123456789';
+
+const withService = <T>(fn: (s: { url: string; base: string }) => Promise<T>) =>
+  withTempDir((dir) =>
+    withWebhookService(
+      { spoolDir: join(dir, 'spool'), host: '127.0.0.1', port: 0, secrets: createSecretResolver({ secret: new Secret(SECRET) }), maxBodyBytes: 64 * 1024 },
+      (s) => fn({ url: s.url, base: new URL(s.url).origin }),
+    ),
+  );
+
+/** Streams a chunked body of `size` bytes with node:http and returns the status the server answered. */
+function postChunked(url: string, headers: Record<string, string>, size: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: 'POST', headers: { ...headers, 'transfer-encoding': 'chunked' } }, (res) => {
+      res.resume();
+      resolve(res.statusCode!);
+    });
+    req.on('error', reject);
+    const chunk = Buffer.alloc(16 * 1024, 0x20);
+    let sent = 0;
+    const pump = (): void => {
+      while (sent < size) {
+        sent += chunk.length;
+        if (!req.write(chunk)) return void req.once('drain', pump);
+      }
+      req.end();
+    };
+    pump();
+  });
+}
+
+describe('webhook HTTP server', () => {
+  it('accepts deliveries over HTTP, and serves health, readiness and counters by outcome', async () => {
+    await withService(async ({ url, base }) => {
+      const d = makeDelivery({ secret: SECRET });
+      const ok = await request(url, { method: 'POST', headers: d.headers, body: d.body });
+      expect(ok.statusCode).toBe(202);
+      await ok.body.dump();
+      const dup = await request(url, { method: 'POST', headers: d.headers, body: d.body });
+      expect(dup.statusCode).toBe(200);
+      await dup.body.dump();
+      const bad = await request(url, { method: 'POST', headers: { ...d.headers, 'x-service-signature': 'sha256=00' }, body: d.body });
+      expect(bad.statusCode).toBe(401);
+      await bad.body.dump();
+      const get = await request(url, { method: 'GET' });
+      expect(get.statusCode).toBe(405);
+      expect(get.headers.allow).toBe('POST');
+      await get.body.dump();
+
+      const health = await request(`${base}/healthz`);
+      expect(health.statusCode).toBe(200);
+      await health.body.dump();
+      const ready = await request(`${base}/readyz`);
+      expect(ready.statusCode).toBe(200);
+      expect(await ready.body.json()).toMatchObject({ status: 'ready', spool: { healthy: true, committedSeq: 1 } });
+      const metrics = await (await request(`${base}/metrics`)).body.text();
+      expect(metrics).toContain('crmsync_webhook_deliveries_total{outcome="accepted",reason="accepted"} 1');
+      expect(metrics).toContain('crmsync_webhook_deliveries_total{outcome="duplicate",reason="duplicate"} 1');
+      expect(metrics).toContain('crmsync_webhook_deliveries_total{outcome="rejected",reason="bad_signature"} 1');
+      expect(metrics).toContain('crmsync_webhook_deliveries_total{outcome="rejected",reason="method_not_allowed"} 1');
+      expect(metrics).not.toContain(SECRET);
+      const other = await request(`${base}/elsewhere`);
+      expect(other.statusCode).toBe(404);
+      await other.body.dump();
+    });
+  });
+
+  it('answers 413 to an oversized streamed body without buffering it, and keeps serving', async () => {
+    await withService(async ({ url }) => {
+      const d = makeDelivery({ secret: SECRET });
+      const { 'content-length': _cl, ...headers } = d.headers;
+      expect(await postChunked(url, headers, 8 * 1024 * 1024)).toBe(413);
+      const declared = await request(url, { method: 'POST', headers: { ...d.headers }, body: Buffer.alloc(100 * 1024, 0x20) });
+      expect(declared.statusCode).toBe(413);
+      await declared.body.dump();
+      const ok = await request(url, { method: 'POST', headers: d.headers, body: d.body });
+      expect(ok.statusCode).toBe(202);
+      await ok.body.dump();
+    });
+  });
+});
