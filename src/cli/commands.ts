@@ -1,7 +1,9 @@
 import type { Command } from 'commander';
 import { registerSimulatorCommand } from './simulator.js';
+import { registerQueryCommand } from './query.js';
 
 /** Every command file exports a `register*Command(program)`; add new ones here. */
 export const commands: ((program: Command) => void)[] = [
+  registerQueryCommand,
   registerSimulatorCommand,
 ];

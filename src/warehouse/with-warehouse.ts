@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Logger } from '../logger.js';
 import type { WarehouseHandle, WarehouseSource } from './duckdb-warehouse.js';
 import { WarehouseLockedError, WarehouseNotFoundError } from './errors.js';
 import { MANIFEST_FILE } from './lake-layout.js';
