@@ -23,11 +23,14 @@ export function warehouseOpener(config: Pick<Config, 'dbPath' | 'lakePath'>): Op
 export interface SyncRuntime {
   client: SyncCrmClient;
   writes: WriteQueue;
+  /** Closes the CRM client's connections. */
+  close(): Promise<void>;
 }
 
 /** The CRM client from configuration (credentials stay in this process) and the one write queue. */
 export function createSyncRuntime(config: Config): SyncRuntime {
-  return { client: crmClientFromConfig(config) as unknown as SyncCrmClient, writes: createWriteQueue(warehouseOpener(config)) };
+  const client = crmClientFromConfig(config);
+  return { client, writes: createWriteQueue(warehouseOpener(config)), close: () => client.close() };
 }
 
 /**

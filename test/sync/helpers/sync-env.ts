@@ -105,6 +105,7 @@ export async function withSyncEnv<T>(
     });
   } finally {
     for (const stop of [...stops]) await stop().catch(() => undefined);
+    await runtime.close();
     await native.close();
     await connection.close();
     await sim.close();
