@@ -1,9 +1,15 @@
 import type { Command } from 'commander';
 import { registerSimulatorCommand } from './simulator.js';
 import { registerQueryCommand } from './query.js';
+import { registerSyncCommand } from './sync.js';
+import { registerWorkerCommand } from './worker.js';
+import { registerScheduleCommand } from './schedule.js';
 
 /** Every command file exports a `register*Command(program)`; add new ones here. */
 export const commands: ((program: Command) => void)[] = [
   registerQueryCommand,
   registerSimulatorCommand,
+  registerSyncCommand,
+  registerWorkerCommand,
+  registerScheduleCommand,
 ];
