@@ -54,7 +54,8 @@ describe('fuzzing the ingest endpoint', () => {
             if (m === 0) body = randomBytes(Math.floor(rand() * 300));
             if (m === 1) {
               body = Buffer.from(body);
-              body[Math.floor(rand() * body.length)] ^= 1 << Math.floor(rand() * 8);
+              const k = Math.floor(rand() * body.length);
+              body[k] = body[k]! ^ (1 << Math.floor(rand() * 8));
             }
             if (m === 2) body = body.subarray(0, Math.floor(rand() * body.length));
             if (m === 3) headers['x-service-signature'] = `sha256=${randomBytes(32).toString('hex')}`;

@@ -1,0 +1,11 @@
+import type { CrmClient } from '../crm/index.js';
+import type { WebhookRefetcher } from './refetcher.js';
+
+/** The applier's refetches through the CRM client (its limiter paces them; not found is null). */
+export function createClientRefetcher(client: Pick<CrmClient, 'contacts' | 'campaigns' | 'funnels'>): WebhookRefetcher {
+  return {
+    contact: (id) => client.contacts.get(id),
+    campaign: (id) => client.campaigns.get(id),
+    funnel: (id) => client.funnels.get(id),
+  };
+}
