@@ -1,10 +1,12 @@
 import { checkId, checkPageQuery, type ClientContext } from '../client-context.js';
 import { CrmArgumentError } from '../errors.js';
+import { nullIfNotFound } from '../not-found.js';
 import { asObject, parsePage, parseRecord } from '../parse.js';
 import type { Company, CompanyWrite, JsonObject, Page } from '../types.js';
 
 export interface CompaniesApi {
   listPage(q: { page: number; perPage: number; search?: string; sortBy?: string; sortOrder?: 'asc' | 'desc' }): Promise<Page<Company>>;
+  get(id: number): Promise<Company | null>;
   create(body: CompanyWrite): Promise<Company>;
   /** The updated company when the server returns it, else null (the response body is not specified). */
   update(id: number, body: Partial<CompanyWrite>): Promise<Company | null>;
@@ -30,6 +32,10 @@ export function createCompaniesApi(ctx: ClientContext): CompaniesApi {
         query: { page: q.page, per_page: q.perPage, search: q.search, sort_by: q.sortBy, sort_order: q.sortOrder?.toUpperCase() },
       });
       return parsePage(res, ['companies'], schemas.Company, q, 'GET /companies');
+    },
+    get(id) {
+      checkId(id, 'company id');
+      return nullIfNotFound(async () => companyIn(await exec({ method: 'GET', path: `/companies/${id}` }), 'GET /companies/{id}'));
     },
     async create(body) {
       if (!body?.name) throw new CrmArgumentError('A company needs a name');
