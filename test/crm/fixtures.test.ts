@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type {
+  CrmError} from '../../src/crm/index.js';
 import {
   AuthenticationError,
   BadResponseError,
   createCrmClient,
   createRateLimiter,
   type CrmClient,
-  CrmError,
   DuplicateError,
   ForbiddenError,
   NotFoundError,
