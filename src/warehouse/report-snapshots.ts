@@ -55,12 +55,12 @@ export async function insertReportSnapshot(connection: DuckDBConnection, snapsho
     if (table === 'report_automation_steps') {
       await connection.run(
         `INSERT INTO report_automation_step_rows
-         SELECT $1, CAST($2 AS TIMESTAMPTZ), TRY_CAST(coalesce(json_extract_string($4, '$.funnel_id'), json_extract_string($4, '$.id'), json_extract_string($5, '$.funnel.id')) AS BIGINT),
+         SELECT $1, CAST($2 AS TIMESTAMPTZ), TRY_CAST(coalesce(json_extract_string($3, '$.funnel_id'), json_extract_string($3, '$.id'), json_extract_string($4, '$.funnel.id')) AS BIGINT),
            TRY_CAST(s->>'sequence_id' AS BIGINT), s->>'label', s->>'type', TRY_CAST(s->>'count' AS BIGINT),
            TRY_CAST(s->>'percent' AS DOUBLE), TRY_CAST(s->>'percent_text' AS DOUBLE), TRY_CAST(s->>'previous_step_count' AS BIGINT),
-           TRY_CAST(s->>'drop_count' AS BIGINT), TRY_CAST(s->>'drop_percent' AS DOUBLE), $6, CAST($2 AS TIMESTAMPTZ)
-         FROM (SELECT unnest(CAST(coalesce(json_extract(CAST($5 AS JSON), '$.stats'), '[]') AS JSON[])) AS s)`,
-        values,
+           TRY_CAST(s->>'drop_count' AS BIGINT), TRY_CAST(s->>'drop_percent' AS DOUBLE), $5, CAST($2 AS TIMESTAMPTZ)
+         FROM (SELECT unnest(CAST(coalesce(json_extract(CAST($4 AS JSON), '$.stats'), '[]') AS JSON[])) AS s)`,
+        [snapshotId, ctx.syncedAt.toISOString(), params, data, ctx.loadId],
       );
       await connection.run(`INSERT OR IGNORE INTO _lake_dirty VALUES ('report_automation_step_rows', $1)`, [snapshotId]);
     }
