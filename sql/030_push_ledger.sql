@@ -1,6 +1,7 @@
 -- Reverse sync (push): one row per pushed key and source, updated after every attempt.
 -- `fingerprint` is the content of the last attempt (or rejection); `pushed_fingerprint` the
--- content last accepted by the CRM, which the planner compares with the source.
+-- content last accepted by the CRM, which the planner compares with the source;
+-- `source_fingerprint` the raw source row of that success, so an unchanged source costs no request.
 CREATE TABLE IF NOT EXISTS _push_ledger (
   source VARCHAR NOT NULL,
   push_key VARCHAR NOT NULL,
@@ -8,6 +9,7 @@ CREATE TABLE IF NOT EXISTS _push_ledger (
   outcome VARCHAR NOT NULL,
   fingerprint VARCHAR,
   pushed_fingerprint VARCHAR,
+  source_fingerprint VARCHAR,
   contact_id BIGINT,
   action_type VARCHAR,
   http_status INTEGER,

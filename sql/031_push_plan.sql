@@ -8,6 +8,7 @@ CREATE TABLE IF NOT EXISTS _push_plan (
   row_number INTEGER NOT NULL,
   action VARCHAR NOT NULL,
   fingerprint VARCHAR NOT NULL,
+  source_fingerprint VARCHAR NOT NULL,
   body VARCHAR NOT NULL,
   PRIMARY KEY (run_id, seq)
 );

@@ -4,8 +4,8 @@ import type { PlannedRow, ResolvedRow } from './push-types.js';
 export interface Classified {
   planned: PlannedRow[];
   unchanged: ResolvedRow[];
-  /** Unchanged keys whose ledger row still shows a later rejection or failure. */
-  settled: string[];
+  /** Unchanged rows whose ledger entry shows a later rejection or failure, or another raw row. */
+  settled: { key: string; sourceFingerprint: string }[];
 }
 
 /**
@@ -15,12 +15,14 @@ export interface Classified {
 export function classifyRows(rows: readonly ResolvedRow[], ledger: ReadonlyMap<string, LedgerState>): Classified {
   const planned: PlannedRow[] = [];
   const unchanged: ResolvedRow[] = [];
-  const settled: string[] = [];
+  const settled: Classified['settled'] = [];
   for (const row of rows) {
     const state = ledger.get(row.key);
     if (state?.pushedFingerprint === row.fingerprint) {
       unchanged.push(row);
-      if (state.outcome !== 'succeeded') settled.push(row.key);
+      if (state.outcome !== 'succeeded' || state.sourceFingerprint !== row.sourceFingerprint) {
+        settled.push({ key: row.key, sourceFingerprint: row.sourceFingerprint });
+      }
     } else if (state?.outcome === 'failed') {
       planned.push({ ...row, action: 'retry' });
     } else if (state?.pushedFingerprint) {

@@ -1,6 +1,6 @@
 import type { CustomField } from '../crm/types.js';
 import { mapSourceRow, rejection } from './map-source-row.js';
-import type { ContactDraft, RowRejection } from './push-types.js';
+import type { ContactDraft, RowRejection, SourceRow } from './push-types.js';
 
 export interface DraftedRows {
   drafts: ContactDraft[];
@@ -11,21 +11,21 @@ export interface DraftedRows {
  * Maps and checks every source row. Rows sharing an email (case-insensitively) are all rejected:
  * the CRM would merge them in arrival order, so which one wins would be an accident.
  */
-export function draftRows(rows: readonly Record<string, unknown>[], fields: ReadonlyMap<string, CustomField>): DraftedRows {
+export function draftRows(rows: readonly SourceRow[], fields: ReadonlyMap<string, CustomField>): DraftedRows {
   const byKey = new Map<string, ContactDraft[]>();
   const rejections: RowRejection[] = [];
-  rows.forEach((row, i) => {
-    const result = mapSourceRow(row, i + 1, fields);
+  for (const row of rows) {
+    const result = mapSourceRow(row.data, row.rowNumber, fields, row.sourceFingerprint);
     if (!result.ok) {
       const r = result.rejection;
       // A row without a usable email still gets a ledger entry, keyed by its position.
       rejections.push(r.key.length > 0 ? r : { ...r, key: `row:${r.rowNumber}` });
-      return;
+      continue;
     }
     const same = byKey.get(result.draft.key);
     if (same) same.push(result.draft);
     else byKey.set(result.draft.key, [result.draft]);
-  });
+  }
   const drafts: ContactDraft[] = [];
   for (const group of byKey.values()) {
     const [first] = group;

@@ -34,7 +34,12 @@ class Rejected extends Error {
  * Maps one source row (a JSON object, one key per column) to the create body, checking every
  * field locally. Empty and null cells are left out: the CRM's upsert never blanks a field anyway.
  */
-export function mapSourceRow(row: Record<string, unknown>, rowNumber: number, fields: ReadonlyMap<string, CustomField>): DraftResult {
+export function mapSourceRow(
+  row: Record<string, unknown>,
+  rowNumber: number,
+  fields: ReadonlyMap<string, CustomField>,
+  sourceFingerprint = '',
+): DraftResult {
   const rawEmail = typeof row.email === 'string' ? row.email.trim() : row.email == null ? '' : String(row.email);
   const key = rawEmail.toLowerCase();
   try {
@@ -57,7 +62,7 @@ export function mapSourceRow(row: Record<string, unknown>, rowNumber: number, fi
     }
     const customValues = mapCustomValues(row, fields);
     if (Object.keys(customValues).length > 0) body.custom_values = customValues;
-    return { ok: true, draft: { rowNumber, key, body, tags: refs(row, 'tags'), lists: refs(row, 'lists') } };
+    return { ok: true, draft: { rowNumber, sourceFingerprint, key, body, tags: refs(row, 'tags'), lists: refs(row, 'lists') } };
   } catch (err) {
     if (!(err instanceof Rejected)) throw err;
     return { ok: false, rejection: rejection(rowNumber, key, rawEmail, err.field, err.reason) };

@@ -1,12 +1,12 @@
 import type { TaxonomyRef } from '../crm/types.js';
 import { classifyRows } from './classify-rows.js';
-import { draftRows } from './draft-rows.js';
+import { draftRows, type DraftedRows } from './draft-rows.js';
 import type { PushCrm } from './push-crm.js';
-import { PushLedger } from './push-ledger.js';
+import { PushLedger, type LedgerState } from './push-ledger.js';
 import { PushPlanStore } from './push-plan-store.js';
-import { emptyCounts, type ContactDraft, type PlannedRow, type PushCounts, type RowRejection } from './push-types.js';
+import { emptyCounts, type ContactDraft, type PlannedRow, type PushCounts, type RowRejection, type SourceRow } from './push-types.js';
 import { readSourceRows } from './read-source-rows.js';
-import { collectMissing, resolveDrafts } from './resolve-drafts.js';
+import { collectMissing, resolveDrafts, type ResolvedRows } from './resolve-drafts.js';
 import { parseSourceSpec } from './source-spec.js';
 import type { SqlRunner } from './sql-runner.js';
 import { TaxonomyIndex, type TaxonomyKind } from './taxonomy-index.js';
@@ -46,21 +46,32 @@ export async function planPush(deps: PlanPushDeps, opts: PlanPushOptions): Promi
   const now = deps.now ?? (() => new Date());
   const spec = parseSourceSpec(opts.from);
   const rows = await readSourceRows(deps.db, spec, opts.maxRows);
-  const fields = new Map((await deps.crm.listCustomFields()).map((f) => [f.slug, f]));
-  const drafted = draftRows(rows, fields);
-
-  const tagIndex = await buildIndex(deps.crm, 'tag', drafted.drafts);
-  const listIndex = await buildIndex(deps.crm, 'list', drafted.drafts);
-  const createdTags = opts.createMissing ? await createMissing(deps.crm, tagIndex, drafted.drafts, opts.dryRun) : [];
-  const createdLists = opts.createMissing ? await createMissing(deps.crm, listIndex, drafted.drafts, opts.dryRun) : [];
-  const { resolved, rejections } = resolveDrafts(drafted.drafts, tagIndex, listIndex);
-  const allRejections = [...drafted.rejections, ...rejections].sort((a, b) => a.rowNumber - b.rowNumber);
-
   const ledger = new PushLedger(deps.db);
-  const { planned, unchanged, settled } = classifyRows(resolved, await ledger.read(spec.sourceId));
+  const ledgerState = await ledger.read(spec.sourceId);
+  // Rows identical to the source row of their last success need no check and no CRM call: a
+  // push of an unchanged source sends no request at all.
+  const { settledRows, rest } = splitSettled(rows, ledgerState);
+
+  let drafted: DraftedRows = { drafts: [], rejections: [] };
+  let createdTags: string[] = [];
+  let createdLists: string[] = [];
+  let resolved: ResolvedRows = { resolved: [], rejections: [] };
+  if (rest.length > 0) {
+    const fields = new Map((await deps.crm.listCustomFields()).map((f) => [f.slug, f]));
+    drafted = draftRows(rest, fields);
+    const tagIndex = await buildIndex(deps.crm, 'tag', drafted.drafts);
+    const listIndex = await buildIndex(deps.crm, 'list', drafted.drafts);
+    if (opts.createMissing) {
+      createdTags = await createMissing(deps.crm, tagIndex, drafted.drafts, opts.dryRun);
+      createdLists = await createMissing(deps.crm, listIndex, drafted.drafts, opts.dryRun);
+    }
+    resolved = resolveDrafts(drafted.drafts, tagIndex, listIndex);
+  }
+  const allRejections = [...drafted.rejections, ...resolved.rejections].sort((a, b) => a.rowNumber - b.rowNumber);
+  const { planned, unchanged, settled } = classifyRows(resolved.resolved, ledgerState);
   const counts = emptyCounts();
   for (const row of planned) counts[row.action] += 1;
-  counts.unchanged = unchanged.length;
+  counts.unchanged = settledRows + unchanged.length;
   counts.invalid = allRejections.length;
 
   if (!opts.dryRun) {
@@ -69,7 +80,7 @@ export async function planPush(deps: PlanPushDeps, opts: PlanPushOptions): Promi
     await plans.pruneStale(at);
     await ledger.pruneRejections(spec.sourceId, allRejections.map((r) => r.key));
     await ledger.recordRejections(spec.sourceId, opts.runId, allRejections, at);
-    await ledger.clearSettled(spec.sourceId, settled, at);
+    await ledger.settle(spec.sourceId, settled, at);
     await plans.save(opts.runId, spec.sourceId, planned);
     await plans.startRun(opts.runId, spec.sourceId, rows.length, counts, at);
   }
@@ -85,6 +96,22 @@ export async function planPush(deps: PlanPushDeps, opts: PlanPushOptions): Promi
     sample: planned.slice(0, sampleSize).map(({ action, rowNumber, body }) => ({ action, rowNumber, body })),
     rejectedSample: allRejections.slice(0, sampleSize),
   };
+}
+
+function splitSettled(rows: readonly SourceRow[], ledger: ReadonlyMap<string, LedgerState>): { settledRows: number; rest: SourceRow[] } {
+  const keyOf = (r: SourceRow) => (r.data.email == null ? '' : String(r.data.email).trim().toLowerCase());
+  const perKey = new Map<string, number>();
+  for (const r of rows) perKey.set(keyOf(r), (perKey.get(keyOf(r)) ?? 0) + 1);
+  const rest: SourceRow[] = [];
+  let settledRows = 0;
+  for (const r of rows) {
+    const key = keyOf(r);
+    const state = ledger.get(key);
+    const settled = key !== '' && perKey.get(key) === 1 && state?.outcome === 'succeeded' && state.sourceFingerprint === r.sourceFingerprint;
+    if (settled) settledRows++;
+    else rest.push(r);
+  }
+  return { settledRows, rest };
 }
 
 async function buildIndex(crm: PushCrm, kind: TaxonomyKind, drafts: readonly ContactDraft[]): Promise<TaxonomyIndex> {

@@ -4,6 +4,7 @@ import { sqlTimestamp, type SqlRunner } from './sql-runner.js';
 export interface LedgerState {
   outcome: 'succeeded' | 'failed' | 'rejected';
   pushedFingerprint: string | null;
+  sourceFingerprint: string | null;
 }
 
 export interface SendSuccess {
@@ -11,6 +12,7 @@ export interface SendSuccess {
   key: string;
   email: string;
   fingerprint: string;
+  sourceFingerprint: string;
   runId: string;
   httpStatus: number;
   contactId: number | null;
@@ -39,12 +41,13 @@ export class PushLedger {
   constructor(private readonly db: SqlRunner) {}
 
   async read(source: string): Promise<Map<string, LedgerState>> {
-    const rows = await this.db.query('SELECT push_key, outcome, pushed_fingerprint FROM _push_ledger WHERE source = ?', [source]);
+    const rows = await this.db.query('SELECT push_key, outcome, pushed_fingerprint, source_fingerprint FROM _push_ledger WHERE source = ?', [source]);
     const out = new Map<string, LedgerState>();
     for (const r of rows) {
       out.set(String(r.push_key), {
         outcome: r.outcome as LedgerState['outcome'],
         pushedFingerprint: r.pushed_fingerprint == null ? null : String(r.pushed_fingerprint),
+        sourceFingerprint: r.source_fingerprint == null ? null : String(r.source_fingerprint),
       });
     }
     return out;
@@ -98,32 +101,38 @@ export class PushLedger {
     );
   }
 
-  /** Keys that are unchanged since their last success but carry a later rejection or failure. */
-  async clearSettled(source: string, keys: readonly string[], at: Date): Promise<void> {
-    if (keys.length === 0) return;
-    await this.db.query(
-      `UPDATE _push_ledger SET outcome = 'succeeded', http_status = NULL, error_code = NULL, error_field = NULL,
-         error_message = NULL, retryable = NULL, failures = 0, updated_at = ?::TIMESTAMP
-       WHERE source = ? AND push_key IN (SELECT unnest(from_json(?::JSON, '["VARCHAR"]')))`,
-      [sqlTimestamp(at), source, JSON.stringify(keys)],
-    );
+  /**
+   * Rows whose content equals their last success but whose ledger entry shows a later rejection
+   * or failure, or an older raw source row: mark them settled so the next run skips them cheaply.
+   */
+  async settle(source: string, rows: readonly { key: string; sourceFingerprint: string }[], at: Date): Promise<void> {
+    for (let i = 0; i < rows.length; i += 1000) {
+      const data = JSON.stringify(rows.slice(i, i + 1000).map((r) => ({ k: r.key, s: r.sourceFingerprint })));
+      await this.db.query(
+        `UPDATE _push_ledger SET outcome = 'succeeded', source_fingerprint = p.s, http_status = NULL, error_code = NULL,
+           error_field = NULL, error_message = NULL, retryable = NULL, failures = 0, updated_at = ?::TIMESTAMP
+         FROM (SELECT unnest(from_json(?::JSON, '[{"k":"VARCHAR","s":"VARCHAR"}]'), recursive := true)) p
+         WHERE _push_ledger.source = ? AND _push_ledger.push_key = p.k`,
+        [sqlTimestamp(at), data, source],
+      );
+    }
   }
 
   /** Written right after the CRM accepted the row, before the next row's outcome is known. */
   async recordSuccess(s: SendSuccess): Promise<void> {
     const at = sqlTimestamp(s.at);
     await this.db.query(
-      `INSERT INTO _push_ledger (source, push_key, email, outcome, fingerprint, pushed_fingerprint, contact_id, action_type,
-                                 http_status, attempts, failures, run_id, first_seen_at, last_attempt_at, succeeded_at, updated_at)
-       VALUES (?, ?, ?, 'succeeded', ?, ?, ?, ?, ?, 1, 0, ?, ?::TIMESTAMP, ?::TIMESTAMP, ?::TIMESTAMP, ?::TIMESTAMP)
+      `INSERT INTO _push_ledger (source, push_key, email, outcome, fingerprint, pushed_fingerprint, source_fingerprint, contact_id,
+                                 action_type, http_status, attempts, failures, run_id, first_seen_at, last_attempt_at, succeeded_at, updated_at)
+       VALUES (?, ?, ?, 'succeeded', ?, ?, ?, ?, ?, ?, 1, 0, ?, ?::TIMESTAMP, ?::TIMESTAMP, ?::TIMESTAMP, ?::TIMESTAMP)
        ON CONFLICT (source, push_key) DO UPDATE SET
          email = excluded.email, outcome = 'succeeded', fingerprint = excluded.fingerprint,
-         pushed_fingerprint = excluded.pushed_fingerprint, contact_id = excluded.contact_id,
+         pushed_fingerprint = excluded.pushed_fingerprint, source_fingerprint = excluded.source_fingerprint, contact_id = excluded.contact_id,
          action_type = excluded.action_type, http_status = excluded.http_status, error_code = NULL,
          error_field = NULL, error_message = NULL, retryable = NULL, attempts = _push_ledger.attempts + 1,
          failures = 0, run_id = excluded.run_id, last_attempt_at = excluded.last_attempt_at,
          succeeded_at = excluded.succeeded_at, updated_at = excluded.updated_at`,
-      [s.source, s.key, s.email, s.fingerprint, s.fingerprint, s.contactId, s.actionType, s.httpStatus, s.runId, at, at, at, at],
+      [s.source, s.key, s.email, s.fingerprint, s.fingerprint, s.sourceFingerprint, s.contactId, s.actionType, s.httpStatus, s.runId, at, at, at, at],
     );
   }
 

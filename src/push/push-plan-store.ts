@@ -29,13 +29,14 @@ export class PushPlanStore {
         n: r.rowNumber,
         a: r.action,
         f: r.fingerprint,
+        sf: r.sourceFingerprint,
         b: JSON.stringify(r.body),
       }));
       await this.db.query(
-        `INSERT INTO _push_plan (run_id, seq, source, push_key, row_number, action, fingerprint, body)
-         SELECT ?, r.s, ?, r.k, r.n, r.a, r.f, r.b
+        `INSERT INTO _push_plan (run_id, seq, source, push_key, row_number, action, fingerprint, source_fingerprint, body)
+         SELECT ?, r.s, ?, r.k, r.n, r.a, r.f, r.sf, r.b
          FROM (SELECT unnest(from_json(?::JSON,
-           '[{"s":"INTEGER","k":"VARCHAR","n":"INTEGER","a":"VARCHAR","f":"VARCHAR","b":"VARCHAR"}]'), recursive := true)) r`,
+           '[{"s":"INTEGER","k":"VARCHAR","n":"INTEGER","a":"VARCHAR","f":"VARCHAR","sf":"VARCHAR","b":"VARCHAR"}]'), recursive := true)) r`,
         [runId, source, JSON.stringify(data)],
       );
     }
@@ -44,7 +45,7 @@ export class PushPlanStore {
   /** Rows with `fromSeq <= seq < toSeq`, in order. */
   async load(runId: string, fromSeq: number, toSeq: number): Promise<StoredPlanRow[]> {
     const rows = await this.db.query(
-      `SELECT seq, push_key, row_number, action, fingerprint, body FROM _push_plan
+      `SELECT seq, push_key, row_number, action, fingerprint, source_fingerprint, body FROM _push_plan
        WHERE run_id = ? AND seq >= ? AND seq < ? ORDER BY seq`,
       [runId, fromSeq, toSeq],
     );
@@ -54,6 +55,7 @@ export class PushPlanStore {
       rowNumber: Number(r.row_number),
       action: r.action as PlannedRow['action'],
       fingerprint: String(r.fingerprint),
+      sourceFingerprint: String(r.source_fingerprint),
       body: JSON.parse(String(r.body)) as ContactWrite,
     }));
   }

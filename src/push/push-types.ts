@@ -4,9 +4,19 @@ import type { ContactWrite } from '../crm/types.js';
 export type TaxonomyInput = number | string;
 
 /** A source row mapped to the create body, before tags and lists are resolved to ids. */
+/** One row read from the source. */
+export interface SourceRow {
+  /** Position in the source (1-based), for messages. */
+  rowNumber: number;
+  data: Record<string, unknown>;
+  /** sha256 of the row as read: equal to the ledger's means nothing to check or send. */
+  sourceFingerprint: string;
+}
+
 export interface ContactDraft {
   /** Row number in the source (1-based), for messages. */
   rowNumber: number;
+  sourceFingerprint: string;
   /** Ledger key: the lower-cased email. */
   key: string;
   body: Omit<ContactWrite, 'tags' | 'lists'>;
@@ -32,6 +42,7 @@ export const SENDABLE_ACTIONS: readonly PushAction[] = ['new', 'changed', 'retry
 /** A row ready to send: the final body with tag and list ids, and its fingerprint. */
 export interface ResolvedRow {
   rowNumber: number;
+  sourceFingerprint: string;
   key: string;
   body: ContactWrite;
   fingerprint: string;

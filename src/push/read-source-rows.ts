@@ -1,4 +1,7 @@
+import { createHash } from 'node:crypto';
+import { canonicalJson } from './fingerprint.js';
 import { PushSourceError } from './push-errors.js';
+import type { SourceRow } from './push-types.js';
 import type { SourceSpec } from './source-spec.js';
 import type { SqlRunner } from './sql-runner.js';
 
@@ -8,7 +11,7 @@ export const DEFAULT_MAX_SOURCE_ROWS = 500_000;
  * Reads the source as one JSON object per row: DuckDB's own JSON encoding gives dates as
  * `YYYY-MM-DD`, lists as arrays and JSON columns as objects, whatever the driver's conversions.
  */
-export async function readSourceRows(db: SqlRunner, spec: SourceSpec, maxRows = DEFAULT_MAX_SOURCE_ROWS): Promise<Record<string, unknown>[]> {
+export async function readSourceRows(db: SqlRunner, spec: SourceSpec, maxRows = DEFAULT_MAX_SOURCE_ROWS): Promise<SourceRow[]> {
   let rows: Record<string, unknown>[];
   try {
     rows = await db.query(`SELECT to_json(_s)::VARCHAR AS j FROM (${spec.sql}) AS _s LIMIT ${maxRows + 1}`);
@@ -22,5 +25,10 @@ export async function readSourceRows(db: SqlRunner, spec: SourceSpec, maxRows = 
   if (rows.length > maxRows) {
     throw new PushSourceError(`The push source has more than ${maxRows} rows; push it in parts (filter the query) or raise the limit.`);
   }
-  return rows.map((r) => JSON.parse(String(r.j)) as Record<string, unknown>);
+  return rows.map((r, i) => {
+    const data = JSON.parse(String(r.j)) as Record<string, unknown>;
+    // Key order follows the column order; sorting makes a reordered view the same source row.
+    const sourceFingerprint = createHash('sha256').update(canonicalJson(data)).digest('hex');
+    return { rowNumber: i + 1, data, sourceFingerprint };
+  });
 }

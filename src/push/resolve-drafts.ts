@@ -42,7 +42,7 @@ export function resolveDrafts(drafts: readonly ContactDraft[], tags: TaxonomyInd
       break;
     }
     if (failed) rejections.push(failed);
-    else resolved.push({ rowNumber: d.rowNumber, key: d.key, body, fingerprint: fingerprintBody(body) });
+    else resolved.push({ rowNumber: d.rowNumber, sourceFingerprint: d.sourceFingerprint, key: d.key, body, fingerprint: fingerprintBody(body) });
   }
   return { resolved, rejections };
 }

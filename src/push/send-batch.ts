@@ -83,8 +83,8 @@ export async function sendBatch(deps: SendBatchDeps, opts: SendBatchOptions): Pr
         const res = await deps.crm.upsertContact(row.body);
         await ledgerQueue.run(() =>
           deps.ledger.recordSuccess({
-            source: opts.source, key: row.key, email: row.body.email, fingerprint: row.fingerprint, runId: opts.runId,
-            httpStatus: 200, contactId: res.contact.id, actionType: res.actionType, at: now(),
+            source: opts.source, key: row.key, email: row.body.email, fingerprint: row.fingerprint, sourceFingerprint: row.sourceFingerprint,
+            runId: opts.runId, httpStatus: 200, contactId: res.contact.id, actionType: res.actionType, at: now(),
           }),
         );
         return finish(row, 'succeeded');

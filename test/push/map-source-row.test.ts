@@ -86,16 +86,14 @@ describe('mapSourceRow', () => {
 
 describe('draftRows', () => {
   it('rejects every row of an email given twice (case-insensitively) and keeps the others', () => {
-    const { drafts, rejections } = draftRows(
-      [
+    const rows: Record<string, unknown>[] = [
         { email: 'one@x.test', status: 'subscribed' },
         { email: 'dup@x.test', status: 'subscribed' },
         { email: 'bad', status: 'subscribed' },
         { email: 'DUP@x.test', status: 'pending' },
         { email: null, status: 'pending' },
-      ],
-      FIELDS,
-    );
+    ];
+    const { drafts, rejections } = draftRows(rows.map((data, i) => ({ rowNumber: i + 1, data, sourceFingerprint: `fp${i}` })), FIELDS);
     expect(drafts.map((d) => d.key)).toEqual(['one@x.test']);
     expect(rejections.map((r) => [r.rowNumber, r.key, r.field])).toEqual([
       [3, 'bad', 'email'],
