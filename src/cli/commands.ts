@@ -4,6 +4,7 @@ import { registerQueryCommand } from './query.js';
 import { registerSyncCommand } from './sync.js';
 import { registerWorkerCommand } from './worker.js';
 import { registerScheduleCommand } from './schedule.js';
+import { registerWebhooksCommand } from './webhooks.js';
 
 /** Every command file exports a `register*Command(program)`; add new ones here. */
 export const commands: ((program: Command) => void)[] = [
@@ -12,4 +13,5 @@ export const commands: ((program: Command) => void)[] = [
   registerSyncCommand,
   registerWorkerCommand,
   registerScheduleCommand,
+  registerWebhooksCommand,
 ];

@@ -27,6 +27,13 @@ export interface MutateApi {
   emailEvent(event: Extract<EventName, `email.${string}`>, contactId: number, campaignId?: number): void;
   /** commerce.* events with a free-form order payload. */
   commerceEvent(event: Extract<EventName, `commerce.${string}`>, data: Record<string, unknown>): void;
+  createCampaign(title: string): { id: number };
+  /** Moves a campaign to working (the send endpoint is not in the interface); status polls then progress it. */
+  sendCampaign(id: number): void;
+  addFunnelSubscriber(funnelId: number, contactId: number): void;
+  /** Runs the next step for the contact: a metric, funnel.sequence_completed, and funnel.subscriber_completed after the last step. */
+  advanceFunnel(funnelId: number, contactId: number): void;
+  removeFunnelSubscriber(funnelId: number, contactId: number): void;
   /** Raw event, for out-of-order or unusual cases in tests. */
   emit(event: EventName, data: Record<string, unknown>): void;
 }
@@ -69,6 +76,17 @@ export function createMutateApi(state: SimState, marketing: Marketing): MutateAp
       if (status && c.status !== status) state.updateContact(contactId, { status });
     },
     commerceEvent: (event, data) => state.emit(event, data),
+    createCampaign: (title) => ({ id: marketing.createCampaign(title).id }),
+    sendCampaign: (id) => {
+      marketing.sendCampaign(id);
+    },
+    addFunnelSubscriber: (funnelId, contactId) => {
+      marketing.addFunnelSubscribers(funnelId, [contactId]);
+    },
+    advanceFunnel: (funnelId, contactId) => {
+      marketing.advanceFunnelSubscriber(funnelId, contactId);
+    },
+    removeFunnelSubscriber: (funnelId, contactId) => marketing.removeFunnelSubscriber(funnelId, contactId),
     emit: (event, data) => state.emit(event, data),
   };
 }

@@ -13,10 +13,12 @@ export class Router {
   add(defs: readonly RouteDef[]): this {
     for (const def of defs) {
       const keys: string[] = [];
-      const src = def.path.replace(/:([A-Za-z]+)/g, (_, k: string) => {
-        keys.push(k);
-        return '(\\d{1,12})';
-      });
+      const src = def.path
+        .replace(/:([A-Za-z]+)/g, (_, k: string) => {
+          keys.push(k);
+          return '(\\d{1,12})';
+        })
+        .replace(/\*$/, '[^?#]+');
       this.#routes.push({ def, re: new RegExp(`^${src}/?$`), keys });
     }
     return this;

@@ -25,6 +25,7 @@ export class SimState {
   readonly companies = new Map<number, CompanyRec>();
   readonly customFields: CustomFieldRec[];
   readonly notes = new Map<number, NoteRec>();
+  readonly scheduledReports: Record<string, unknown>[] = [];
   readonly #listeners: EventListener[] = [];
   #counts: Counts | undefined;
   #nextTag: number;

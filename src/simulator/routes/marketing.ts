@@ -1,2 +1,0 @@
-import type { RouteDef } from '../http-types.js';
-export const marketingRoutes: RouteDef[] = [];
