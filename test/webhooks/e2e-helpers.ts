@@ -1,0 +1,85 @@
+import { join } from 'node:path';
+import { createCrmClient, type CrmClient } from '../../src/crm/index.js';
+import { startSimulator, type RunningSimulator, type SimulatorTruth } from '../../src/simulator/index.js';
+import { withWarehouse } from '../../src/warehouse/index.js';
+import { createClientRefetcher } from '../../src/webhooks/client-refetcher.js';
+import { createSecretResolver } from '../../src/webhooks/secret-resolver.js';
+import { withWebhookService, type WebhookService } from '../../src/webhooks/webhook-service.js';
+import type { ApplierWarehouse } from '../../src/webhooks/apply-batch.js';
+import { withTempDir } from './helpers.js';
+
+export interface E2eEnv {
+  sim: RunningSimulator;
+  client: CrmClient;
+  service: WebhookService;
+  secretsFile: string;
+  dir: string;
+  /** A write scope on the test warehouse (after the service is closed, or between batches). */
+  warehouse: <T>(fn: (w: ApplierWarehouse & { query(sql: string, params?: readonly unknown[]): Promise<Record<string, unknown>[]> }) => Promise<T>) => Promise<T>;
+}
+
+/** Simulator (signing deliveries over real HTTP) + receiver + applier into a temp DuckDB. */
+export async function withE2eEnv<T>(fn: (env: E2eEnv) => Promise<T>, opts: { contacts?: number; batchSize?: number } = {}): Promise<T> {
+  return withTempDir(async (dir) => {
+    const sim = await startSimulator({ seed: 11, contacts: opts.contacts ?? 30, allowHttpWebhookUrls: true, webhookTimeScale: 0.001 });
+    const client = createCrmClient({ baseUrl: sim.baseUrl, username: sim.credentials.username, password: sim.credentials.password, retry: { maxRetries: 0 } });
+    const dbPath = join(dir, 'crm.duckdb');
+    const lakePath = join(dir, 'lake');
+    const warehouse: E2eEnv['warehouse'] = (f) => withWarehouse({ dbPath, lakePath, write: true }, f);
+    const secretsFile = join(dir, 'webhook-secrets.json');
+    try {
+      return await withWebhookService(
+        {
+          spoolDir: join(dir, 'spool'),
+          host: '127.0.0.1',
+          port: 0,
+          secrets: createSecretResolver({ secretsFile, reloadIntervalMs: 20 }),
+          apply: { refetcher: createClientRefetcher(client), withWarehouse: (f) => withWarehouse({ dbPath, lakePath, write: true }, f), lingerMs: 20, ...(opts.batchSize ? { batchSize: opts.batchSize } : {}) },
+        },
+        (service) => fn({ sim, client, service, secretsFile, dir, warehouse }),
+      );
+    } finally {
+      await client.close();
+      await sim.close();
+    }
+  });
+}
+
+/** Differences between the warehouse and the simulator's truth for the given contact ids. */
+export async function contactDifferences(env: E2eEnv, ids: readonly number[], truth: SimulatorTruth): Promise<string[]> {
+  const want = new Map(truth.contacts.map((c) => [c.id, c]));
+  const rows = await env.warehouse((w) =>
+    w.query(
+      `SELECT id, email, first_name, last_name, status, list_sort(coalesce(tag_ids, [])) AS tags, list_sort(coalesce(list_ids, [])) AS lists,
+              epoch_ms(updated_at) AS updated_ms, _deleted_at IS NOT NULL AS deleted
+         FROM contacts WHERE id IN (SELECT unnest(from_json($1::JSON, '["BIGINT"]')))`,
+      [JSON.stringify(ids)],
+    ),
+  );
+  const held = new Map(rows.map((r) => [Number(r.id), r]));
+  const out: string[] = [];
+  for (const id of ids) {
+    const t = want.get(id);
+    const r = held.get(id);
+    if (!t) {
+      if (!r || !r.deleted) out.push(`#${id} is deleted in the CRM but ${r ? 'live' : 'absent'} in the warehouse`);
+      continue;
+    }
+    if (!r) {
+      out.push(`#${id} missing from the warehouse`);
+      continue;
+    }
+    const fields: [string, unknown, unknown][] = [
+      ['deleted', r.deleted, false],
+      ['email', r.email, t.email],
+      ['first_name', r.first_name, t.first_name],
+      ['last_name', r.last_name, t.last_name],
+      ['status', r.status, t.status],
+      ['tags', JSON.stringify((r.tags as unknown[]).map(Number)), JSON.stringify([...t.tags].sort((a, b) => a - b))],
+      ['lists', JSON.stringify((r.lists as unknown[]).map(Number)), JSON.stringify([...t.lists].sort((a, b) => a - b))],
+      ['updated_at', Number(r.updated_ms), Date.parse(t.updated_at_iso)],
+    ];
+    for (const [f, a, b] of fields) if ((a ?? null) !== (b ?? null)) out.push(`#${id} ${f}: ${JSON.stringify(a)} != ${JSON.stringify(b)}`);
+  }
+  return out;
+}
