@@ -9,6 +9,9 @@ import { quoteIdent, quoteLiteral } from './quote.js';
 import { readCount } from './sql-run.js';
 
 const KEEP_GENERATIONS = 3;
+// Rewritten files keep their name across generations, so a reader that globbed through the
+// symlink just before a swap still finds every file it listed (now with the newer content).
+const STABLE_FILE = 'data.parquet';
 
 interface PublishContext {
   connection: DuckDBConnection;
@@ -64,17 +67,17 @@ async function publishTable(ctx: PublishContext, table: string, layout: LakeLayo
   const file = `part-${String(generation).padStart(6, '0')}.parquet`;
 
   if (layout.kind === 'whole') {
-    await copyTo(connection, `SELECT * FROM ${t}`, join(genDir, file));
+    await copyTo(connection, `SELECT * FROM ${t}`, join(genDir, STABLE_FILE));
   } else if (layout.kind === 'append') {
     const previous = current ? await listParquet(current.dir) : [];
     if (!current || previous.length + 1 > MAX_APPEND_FILES) {
-      await copyTo(connection, `SELECT * FROM ${t}`, join(genDir, file));
+      await copyTo(connection, `SELECT * FROM ${t}`, join(genDir, `compacted-${file}`));
     } else {
       for (const f of previous) await link(join(current.dir, f), join(genDir, f));
       await copyTo(connection, `SELECT * FROM ${t} WHERE ${quoteIdent(layout.column)} IN (SELECT part FROM _publish_dirty)`, join(genDir, file));
     }
   } else {
-    await publishBuckets(ctx, table, layout, current?.dir ?? null, genDir, generation);
+    await publishBuckets(ctx, table, layout, current?.dir ?? null, genDir);
   }
 
   await swapSymlink(ctx.lakePath, table, genDir);
@@ -92,7 +95,6 @@ async function publishBuckets(
   layout: Extract<LakeLayout, { kind: 'bucket' }>,
   previousDir: string | null,
   genDir: string,
-  generation: number,
 ): Promise<void> {
   const { connection } = ctx;
   const bucketExpr = `${quoteIdent(layout.column)} // ${layout.size}`;
@@ -110,7 +112,7 @@ async function publishBuckets(
   const tmp = join(genDir, `.copy-${randomUUID()}`);
   await connection.run(
     `COPY (SELECT *, ${bucketExpr} AS ${BUCKET_COLUMN} FROM ${quoteIdent(table)} ${where}) TO ${quoteLiteral(tmp)}
-     (FORMAT parquet, PARTITION_BY (${BUCKET_COLUMN}), FILENAME_PATTERN ${quoteLiteral(`part-${String(generation).padStart(6, '0')}-{i}`)})`,
+     (FORMAT parquet, PARTITION_BY (${BUCKET_COLUMN}), FILENAME_PATTERN 'data_{i}')`,
   );
   for (const part of await safeReaddir(tmp)) {
     await mkdir(join(genDir, part), { recursive: true });

@@ -1,0 +1,154 @@
+import { readdirSync, realpathSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LAKE_TABLES, openLakeReader, openWarehouse, type WarehouseHandle } from '../../src/warehouse/index.js';
+import { MAX_APPEND_FILES } from '../../src/warehouse/lake-layout.js';
+import { makeContact } from './contact-factory.js';
+import { ctx, tempPaths } from './temp-warehouse.js';
+
+let p: ReturnType<typeof tempPaths>;
+let w: WarehouseHandle;
+beforeAll(async () => {
+  p = tempPaths();
+  w = await openWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath });
+  await w.migrate();
+});
+afterAll(async () => {
+  await w?.close();
+  p?.cleanup();
+});
+
+// Three id ranges (lake partitions) of contacts.
+const ids = [...Array.from({ length: 200 }, (_, i) => i + 1), ...Array.from({ length: 50 }, (_, i) => 50_001 + i), ...Array.from({ length: 50 }, (_, i) => 120_001 + i)];
+
+function lakeSelect(table: string): string {
+  const glob = `'${join(p.lakePath, table)}/**/*.parquet'`;
+  return LAKE_TABLES[table]!.kind === 'bucket'
+    ? `SELECT * EXCLUDE (id_bucket) FROM read_parquet(${glob}, hive_partitioning = true)`
+    : `SELECT * FROM read_parquet(${glob})`;
+}
+
+/** Rows in DuckDB but not in the lake plus rows in the lake but not in DuckDB (multiset). */
+async function differences(table: string): Promise<number> {
+  const [r] = await w.query(`SELECT count(*) AS n FROM ((SELECT * FROM "${table}" EXCEPT ALL ${lakeSelect(table)}) UNION ALL (${lakeSelect(table)} EXCEPT ALL SELECT * FROM "${table}"))`);
+  return Number(r!.n);
+}
+
+async function expectLakeEqualsDuckDb(): Promise<void> {
+  for (const table of Object.keys(LAKE_TABLES)) {
+    expect(await differences(table), table).toBe(0);
+    const [a] = await w.query(`SELECT count(*) AS n FROM "${table}"`);
+    const [b] = await w.query(`SELECT count(*) AS n FROM (${lakeSelect(table)})`);
+    expect(b, table).toEqual(a);
+  }
+}
+
+function filesOf(table: string): string[] {
+  const root = realpathSync(join(p.lakePath, table));
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const f of readdirSync(d, { withFileTypes: true })) {
+      if (f.isDirectory()) walk(join(d, f.name));
+      else out.push(join(d, f.name));
+    }
+  };
+  walk(root);
+  return out;
+}
+
+describe('publishLake', () => {
+  it('mirrors every table exactly, with the contacts partitioned by id range', async () => {
+    await w.loadContacts(ids.map((id) => makeContact(id)), ctx());
+    await w.loadEntities('tags', [{ id: 1, title: 'A', slug: 'a', description: null, total_count: 1, subscribers_count: 1, created_at: null, updated_at: null, raw: {} }], ctx(), { complete: true });
+    await w.publishLake();
+    await expectLakeEqualsDuckDb();
+    const parts = readdirSync(realpathSync(join(p.lakePath, 'contacts'))).sort();
+    expect(parts).toEqual(['id_bucket=0', 'id_bucket=1', 'id_bucket=2']);
+    // types survive the round trip
+    const [t] = await w.query(`SELECT typeof(created_at) AS c, typeof(tag_ids) AS l, typeof(id) AS i FROM (${lakeSelect('contacts')}) LIMIT 1`);
+    expect(t).toEqual({ c: 'TIMESTAMP WITH TIME ZONE', l: 'BIGINT[]', i: 'BIGINT' });
+  });
+
+  it('rewrites only the partitions a load touched and hard-links the rest', async () => {
+    const before = new Map(filesOf('contacts').map((f) => [f.split('/').slice(-2).join('/'), statSync(f).ino]));
+    await w.loadContacts([makeContact(50_010, { city: 'Elsewhere' })], ctx());
+    await w.tombstoneContacts([120_005], ctx());
+    await w.publishLake();
+    await expectLakeEqualsDuckDb();
+    const after = filesOf('contacts');
+    const bucketOf = (f: string) => f.split('/').slice(-2)[0];
+    const inodes = new Map(after.map((f) => [bucketOf(f), statSync(f).ino]));
+    const beforeByBucket = new Map([...before].map(([k, v]) => [k.split('/')[0], v]));
+    expect(inodes.get('id_bucket=0')).toBe(beforeByBucket.get('id_bucket=0'));
+    expect(inodes.get('id_bucket=1')).not.toBe(beforeByBucket.get('id_bucket=1'));
+    expect(inodes.get('id_bucket=2')).not.toBe(beforeByBucket.get('id_bucket=2'));
+    // nothing changed: nothing republished
+    const gen = realpathSync(join(p.lakePath, 'contacts'));
+    await w.loadContacts([makeContact(1)], ctx());
+    await w.publishLake();
+    expect(realpathSync(join(p.lakePath, 'contacts'))).toBe(gen);
+  });
+
+  it('adds a file per publish for snapshots and compacts so file counts stay bounded', async () => {
+    for (let i = 0; i < MAX_APPEND_FILES + 4; i++) {
+      await w.insertReportSnapshot({ report: 'overview', params: { i }, data: { total: i } }, ctx());
+      await w.publishLake(['report_overview']);
+      expect(filesOf('report_overview').length).toBeLessThanOrEqual(MAX_APPEND_FILES);
+    }
+    expect(await differences('report_overview')).toBe(0);
+    const [r] = await w.query(`SELECT count(*) AS n FROM (${lakeSelect('report_overview')})`);
+    expect(r).toEqual({ n: MAX_APPEND_FILES + 4 });
+    // old generations are pruned
+    expect(readdirSync(join(p.lakePath, '_generations', 'report_overview')).length).toBeLessThanOrEqual(3);
+  });
+
+  it('a reader during publishes sees whole publishes (resolved generation) and never a missing or half file', async () => {
+    const reader = await openLakeReader({ lakePath: p.lakePath });
+    try {
+      const published = new Set<number>();
+      const count = async () => Number((await w.query(`SELECT count(*) AS n FROM (${lakeSelect('contacts')})`))[0]!.n);
+      published.add(await count());
+      let stop = false;
+      const seen: number[] = [];
+      let direct = 0;
+      const readLoop = (async () => {
+        while (!stop) {
+          // as openLakeReader does: resolve the current generation once, then read it
+          const resolved = `'${realpathSync(join(p.lakePath, 'contacts'))}/**/*.parquet'`;
+          seen.push(Number((await reader.query(`SELECT count(*) AS n FROM read_parquet(${resolved}, hive_partitioning = true)`))[0]!.n));
+          // through the symlink, as an analyst might: must never fail on a missing or partial file
+          await reader.query(`SELECT count(*) AS n FROM read_parquet('${join(p.lakePath, 'contacts')}/**/*.parquet', hive_partitioning = true)`);
+          direct += 1;
+        }
+      })();
+      for (let round = 0; round < 6; round++) {
+        const start = 200_001 + round * 40;
+        await w.loadContacts(Array.from({ length: 40 }, (_, i) => makeContact(start + i)), ctx());
+        await w.loadContacts([makeContact(10 + round, { city: `Round ${round}` })], ctx());
+        await w.publishLake(['contacts']);
+        published.add(await count());
+      }
+      stop = true;
+      await readLoop;
+      expect(seen.length).toBeGreaterThan(0);
+      expect(direct).toBeGreaterThan(0);
+      for (const n of seen) expect(published).toContain(n);
+    } finally {
+      await reader.close();
+    }
+  });
+
+  it('the lake reader serves the tables and analyst views', async () => {
+    await w.publishLake();
+    const reader = await openLakeReader({ lakePath: p.lakePath });
+    try {
+      expect(reader.source).toMatchObject({ kind: 'lake' });
+      const [a] = await reader.query('SELECT count(*) AS n FROM contacts_current');
+      const [b] = await w.query('SELECT count(*) AS n FROM contacts_current');
+      expect(a).toEqual(b);
+      await expect(reader.loadContacts([makeContact(1)], ctx())).rejects.toMatchObject({ code: 'WAREHOUSE_READ_ONLY' });
+    } finally {
+      await reader.close();
+    }
+  });
+});
