@@ -1,5 +1,5 @@
-import type { Page } from '../src/crm/types.js';
 import { CrmsyncError } from '../src/errors.js';
+import { readAllPages } from '../src/sync/read-all-pages.js';
 import type { SmallStreamName } from '../src/sync/streams.js';
 import type { EntityRow, LoadStats } from '../src/warehouse/types.js';
 import { startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
@@ -10,25 +10,6 @@ export interface EntityResult extends LoadStats {
   requests: number;
   /** Set when the CRM does not offer the stream (for example the company module is off). */
   skipped?: string;
-}
-
-const PER_PAGE = 100;
-/** A bound on pages of a "small" stream: past it the listing is not small and something is wrong. */
-const MAX_PAGES = 10_000;
-
-/** Reads every page of a listing; stops on the last page, a short page or an empty one. */
-export async function readAllPages<T>(fetch: (page: number, perPage: number) => Promise<Page<T>>, onPage?: () => void): Promise<{ rows: T[]; requests: number }> {
-  const rows: T[] = [];
-  let requests = 0;
-  for (let page = 1; page <= MAX_PAGES; page++) {
-    const p = await fetch(page, PER_PAGE);
-    requests++;
-    rows.push(...p.items);
-    onPage?.();
-    const last = p.lastPage !== undefined ? page >= p.lastPage : p.items.length < PER_PAGE;
-    if (last || p.items.length === 0) return { rows, requests };
-  }
-  throw new CrmsyncError('SYNC_TOO_MANY_PAGES', `A listing returned more than ${MAX_PAGES} pages; check that the CRM honours per_page and page.`);
 }
 
 export function createEntityActivities(deps: SyncActivityDeps) {

@@ -1,6 +1,6 @@
 import type { FunnelSubscriber } from '../src/crm/types.js';
 import type { LoadStats } from '../src/warehouse/types.js';
-import { readAllPages } from './sync-entities.js';
+import { readAllPages } from '../src/sync/read-all-pages.js';
 import { startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
 
 export interface FunnelSubscribersResult extends LoadStats {

@@ -1,5 +1,5 @@
 import type { ReportSnapshot } from '../src/crm/types.js';
-import { readAllPages } from './sync-entities.js';
+import { readAllPages } from '../src/sync/read-all-pages.js';
 import { startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
 
 export interface ReportsResult {

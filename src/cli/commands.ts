@@ -4,6 +4,8 @@ import { registerQueryCommand } from './query.js';
 import { registerSyncCommand } from './sync.js';
 import { registerWorkerCommand } from './worker.js';
 import { registerScheduleCommand } from './schedule.js';
+import { registerStatusCommand } from './status.js';
+import { registerVerifyCommand } from './verify.js';
 import { registerWebhooksCommand } from './webhooks.js';
 
 /** Every command file exports a `register*Command(program)`; add new ones here. */
@@ -13,5 +15,7 @@ export const commands: ((program: Command) => void)[] = [
   registerSyncCommand,
   registerWorkerCommand,
   registerScheduleCommand,
+  registerStatusCommand,
+  registerVerifyCommand,
   registerWebhooksCommand,
 ];
