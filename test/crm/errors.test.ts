@@ -2,12 +2,13 @@ import { inspect } from 'node:util';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type {
+  CrmError} from '../../src/crm/index.js';
 import {
   AuthenticationError,
   BadResponseError,
   createCrmClient,
   createRateLimiter,
-  CrmError,
   DuplicateError,
   ForbiddenError,
   InsecureTransportError,
