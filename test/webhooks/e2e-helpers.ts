@@ -45,6 +45,18 @@ export async function withE2eEnv<T>(fn: (env: E2eEnv) => Promise<T>, opts: { con
   });
 }
 
+/** Loads every contact as a backfill would (so deletes have rows to tombstone). */
+export async function backfillContacts(env: E2eEnv): Promise<number> {
+  const all = [];
+  for (let page = 1; ; page++) {
+    const p = await env.client.contacts.listPage({ page, perPage: 100, order: 'asc', orderBy: 'id' });
+    all.push(...p.items);
+    if (p.items.length < 100) break;
+  }
+  await env.warehouse((w) => w.loadContacts(all, { loadId: 'test-backfill', syncedAt: new Date() }));
+  return all.length;
+}
+
 /** Differences between the warehouse and the simulator's truth for the given contact ids. */
 export async function contactDifferences(env: E2eEnv, ids: readonly number[], truth: SimulatorTruth): Promise<string[]> {
   const want = new Map(truth.contacts.map((c) => [c.id, c]));
@@ -62,7 +74,7 @@ export async function contactDifferences(env: E2eEnv, ids: readonly number[], tr
     const t = want.get(id);
     const r = held.get(id);
     if (!t) {
-      if (!r || !r.deleted) out.push(`#${id} is deleted in the CRM but ${r ? 'live' : 'absent'} in the warehouse`);
+      if (!r || !r.deleted) out.push(`#${id} is deleted in the CRM but ${r ? 'live' : 'absent (never tombstoned)'} in the warehouse`);
       continue;
     }
     if (!r) {

@@ -1,12 +1,13 @@
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { registerWebhook } from '../../src/webhooks/register-webhook.js';
-import { contactDifferences, withE2eEnv } from './e2e-helpers.js';
+import { backfillContacts, contactDifferences, withE2eEnv } from './e2e-helpers.js';
 
 describe('webhooks end to end with the simulator', () => {
   it('turns CRM writes into signed deliveries that land in the warehouse equal to the truth, once each', async () => {
     await withE2eEnv(async (env) => {
       const { sim, service } = env;
+      expect(await backfillContacts(env)).toBe(30);
       const reg = await registerWebhook(env.client, { url: service.url, allowHttp: true }, env.secretsFile);
       expect(reg.action).toBe('created');
 
