@@ -1,5 +1,6 @@
 import type { Config } from '../src/config.js';
 import type { Logger } from '../src/logger.js';
+import { createPushActivitiesFromConfig } from './push-activities-from-config.js';
 
 /**
  * Dependencies every activity factory may use. Add the fields your activities need (the CRM
@@ -24,5 +25,6 @@ export function createActivities(deps: ActivityDeps) {
 export function createWarehouseActivities(deps: ActivityDeps) {
   void deps;
   return {
+    ...createPushActivitiesFromConfig(deps),
   };
 }

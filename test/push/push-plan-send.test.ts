@@ -1,0 +1,154 @@
+import { describe, expect, it } from 'vitest';
+import { createRateLimiter } from '../../src/crm/index.js';
+import { planPush } from '../../src/push/plan-push.js';
+import { pushCrmFromClient } from '../../src/push/push-crm-from-client.js';
+import { PushLedger } from '../../src/push/push-ledger.js';
+import { PushPlanStore } from '../../src/push/push-plan-store.js';
+import { sendBatch } from '../../src/push/send-batch.js';
+import type { SqlRunner } from '../../src/push/sql-runner.js';
+import { withPushDb } from './helpers/push-db.js';
+import { upsertRequests, withSimClient } from './helpers/sim-client.js';
+
+const SOURCE = `CREATE TABLE upserts AS SELECT * FROM (VALUES
+  ('push1@example.test', 'subscribed', 'Ada', 'Berlin', DATE '1990-01-31', '{"favorite_color":"Blue"}', ['VIP', 'newsletter-reader'], ['Customers'], 'Red'),
+  ('push2@example.test', 'pending', 'Grace', NULL, NULL, NULL, [], [], NULL),
+  ('push3@example.test', 'unsubscribed', 'Alan', 'Porto', NULL, '{"interests":["Sales","Support"]}', ['Trial User'], [], 'Green'),
+  ('PUSH4@Example.test', 'bounced', NULL, NULL, NULL, NULL, [], ['Prospects', 'Events'], NULL),
+  ('push5@example.test', 'complained', 'Ken', NULL, NULL, NULL, [], [], NULL),
+  ('not-an-email', 'subscribed', NULL, NULL, NULL, NULL, [], [], NULL),
+  ('bad-status@example.test', 'subscirbed', NULL, NULL, NULL, NULL, [], [], NULL),
+  ('bad-slug@example.test', 'subscribed', NULL, NULL, NULL, '{"shoe_size":"42"}', [], [], NULL),
+  ('bad-option@example.test', 'subscribed', NULL, NULL, NULL, NULL, [], [], 'Purple'),
+  ('bad-tag@example.test', 'subscribed', NULL, NULL, NULL, NULL, ['No Such Tag'], [], NULL)
+) AS t(email, status, first_name, city, date_of_birth, custom_values, tags, lists, cf_preferred_color)`;
+
+// cf_preferred_color is not a field: the simulator defines favorite_color; rename it there.
+const SOURCE_SQL = SOURCE.replace('cf_preferred_color', 'cf_favorite_color');
+
+async function pushAll(
+  db: SqlRunner,
+  crm: ReturnType<typeof pushCrmFromClient>,
+  runId: string,
+  opts: { createMissing?: boolean; maxAttempts?: number; beforeSend?: () => void } = {},
+) {
+  const plan = await planPush({ crm, db }, { from: 'upserts', runId, createMissing: opts.createMissing ?? false, dryRun: false });
+  opts.beforeSend?.();
+  const rows = await new PushPlanStore(db).load(runId, 0, plan.toSend);
+  const sent = await sendBatch({ crm, ledger: new PushLedger(db) }, { source: plan.source, runId, rows, concurrency: 4, maxAttempts: opts.maxAttempts });
+  return { plan, sent };
+}
+
+describe('push plan and send against the simulator', () => {
+  it('validates locally, sends only new and changed rows, records every outcome', async () => {
+    await withSimClient({ contacts: 20, seed: 7 }, { limiter: createRateLimiter({ maxRps: 500 }) }, async (sim, client) => {
+      await withPushDb(async (db) => {
+        const crm = pushCrmFromClient(client);
+        await db.query(SOURCE_SQL);
+
+        const dry = await planPush({ crm, db }, { from: 'upserts', runId: 'dry', createMissing: false, dryRun: true });
+        expect(dry.counts).toEqual({ new: 5, changed: 0, retry: 0, unchanged: 0, invalid: 5 });
+        expect(upsertRequests(sim)).toBe(0);
+        expect(await db.query('SELECT * FROM _push_ledger')).toEqual([]);
+
+        const first = await pushAll(db, crm, 'run-1');
+        expect(first.sent).toMatchObject({ sent: 5, succeeded: 5, failed: 0, skipped: 0 });
+        expect(upsertRequests(sim)).toBe(5);
+
+        const truth = new Map(sim.truth().contacts.map((c) => [c.email.toLowerCase(), c]));
+        const tagId = new Map(sim.truth().tags.map((t) => [String(t.title), Number(t.id)]));
+        const listId = new Map(sim.truth().lists.map((t) => [String(t.title), Number(t.id)]));
+        expect(truth.get('push1@example.test')).toMatchObject({
+          status: 'subscribed', first_name: 'Ada', city: 'Berlin', date_of_birth: '1990-01-31',
+          custom_values: { favorite_color: 'Red' },
+          tags: [tagId.get('VIP'), tagId.get('Newsletter Reader')].sort((a, b) => a! - b!),
+          lists: [listId.get('Customers')],
+        });
+        expect(truth.get('push3@example.test')?.custom_values).toMatchObject({ interests: ['Sales', 'Support'], favorite_color: 'Green' });
+        expect(truth.get('push4@example.test')).toMatchObject({ status: 'bounced', lists: [listId.get('Prospects'), listId.get('Events')].sort((a, b) => a! - b!) });
+        for (const bad of ['not-an-email', 'bad-status@example.test', 'bad-slug@example.test', 'bad-option@example.test', 'bad-tag@example.test']) {
+          expect(truth.has(bad)).toBe(false);
+        }
+
+        const dead = await db.query('SELECT push_key, error_field, error_message FROM push_dead_letters ORDER BY push_key');
+        expect(dead.map((r) => [r.push_key, r.error_field])).toEqual([
+          ['bad-option@example.test', 'custom_values.favorite_color'],
+          ['bad-slug@example.test', 'custom_values.shoe_size'],
+          ['bad-status@example.test', 'status'],
+          ['bad-tag@example.test', 'tags'],
+          ['not-an-email', 'email'],
+        ]);
+        expect(String(dead[2]?.error_message)).toMatch(/^status: "subscirbed" is not a contact status/);
+        expect(String(dead[3]?.error_message)).toContain('--create-missing-tags');
+
+        // Unchanged source: nothing new to send; only the still-invalid rows are checked again.
+        const second = await pushAll(db, crm, 'run-2');
+        expect(second.plan.counts).toEqual({ new: 0, changed: 0, retry: 0, unchanged: 5, invalid: 5 });
+        expect(upsertRequests(sim)).toBe(5);
+
+        // Fix the invalid rows away and change two valid ones: exactly two upserts.
+        await db.query(`DELETE FROM upserts WHERE email NOT ILIKE 'push%'`);
+        await db.query(`UPDATE upserts SET city = 'Lisbon' WHERE email IN ('push2@example.test', 'push5@example.test')`);
+        const third = await pushAll(db, crm, 'run-3');
+        expect(third.plan.counts).toEqual({ new: 0, changed: 2, retry: 0, unchanged: 3, invalid: 0 });
+        expect(upsertRequests(sim)).toBe(7);
+        expect(sim.truth().contacts.find((c) => c.email === 'push5@example.test')?.city).toBe('Lisbon');
+        expect(await db.query('SELECT * FROM push_dead_letters')).toEqual([]);
+
+        // A fully settled source costs no request at all, not even the metadata reads.
+        const before = sim.stats().requests;
+        const fourth = await pushAll(db, crm, 'run-4');
+        expect(fourth.plan.counts.unchanged).toBe(5);
+        expect(sim.stats().requests).toBe(before);
+      });
+    });
+  });
+
+  it('creates missing tags and lists on request', async () => {
+    await withSimClient({ contacts: 5, seed: 3 }, { limiter: createRateLimiter({ maxRps: 500 }) }, async (sim, client) => {
+      await withPushDb(async (db) => {
+        const crm = pushCrmFromClient(client);
+        await db.query(`CREATE TABLE upserts AS SELECT 'new-tags@example.test' AS email, 'subscribed' AS status, 'Spring Promo, vip' AS tags, '["Brand New List"]' AS lists`);
+        const dry = await planPush({ crm, db }, { from: 'upserts', runId: 'dry', createMissing: true, dryRun: true });
+        expect(dry.createdTags).toEqual(['Spring Promo']);
+        expect(dry.createdLists).toEqual(['Brand New List']);
+        expect(sim.truth().tags.some((t) => t.title === 'Spring Promo')).toBe(false);
+
+        const { sent } = await pushAll(db, crm, 'run-1', { createMissing: true });
+        expect(sent.succeeded).toBe(1);
+        const truth = sim.truth();
+        const promo = truth.tags.find((t) => t.title === 'Spring Promo');
+        const vip = truth.tags.find((t) => t.title === 'VIP');
+        const list = truth.lists.find((t) => t.title === 'Brand New List');
+        expect(truth.contacts.find((c) => c.email === 'new-tags@example.test')).toMatchObject({
+          tags: [Number(vip?.id), Number(promo?.id)].sort((a, b) => a - b),
+          lists: [Number(list?.id)],
+        });
+      });
+    });
+  });
+
+  it('records server failures and retries them on the next run until they succeed', async () => {
+    await withSimClient(
+      { contacts: 5, seed: 5 },
+      { limiter: createRateLimiter({ maxRps: 500 }), retry: { maxRetries: 0 } },
+      async (sim, client) => {
+        await withPushDb(async (db) => {
+          const crm = pushCrmFromClient(client);
+          await db.query(`CREATE TABLE upserts AS SELECT 'retry' || i || '@example.test' AS email, 'subscribed' AS status FROM range(3) t(i)`);
+          const failing = await pushAll(db, crm, 'run-1', { maxAttempts: 1, beforeSend: () => sim.setFaults({ errorRate: 1 }) });
+          expect(failing.sent).toMatchObject({ sent: 3, succeeded: 0, failed: 3 });
+          const ledger = await db.query(`SELECT outcome, http_status, retryable, failures FROM _push_ledger ORDER BY push_key`);
+          expect(ledger.every((r) => r.outcome === 'failed' && Number(r.http_status) >= 500 && r.retryable === true)).toBe(true);
+
+          sim.setFaults({});
+          const retried = await pushAll(db, crm, 'run-2');
+          expect(retried.plan.counts).toMatchObject({ retry: 3, new: 0 });
+          expect(retried.sent.succeeded).toBe(3);
+          expect(sim.truth().contacts.filter((c) => c.email.startsWith('retry')).length).toBe(3);
+          const after = await db.query(`SELECT outcome, attempts, failures FROM _push_ledger ORDER BY push_key`);
+          expect(after).toEqual(Array(3).fill({ outcome: 'succeeded', attempts: 2, failures: 0 }));
+        });
+      },
+    );
+  });
+});
