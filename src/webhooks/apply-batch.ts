@@ -1,6 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import pLimit from 'p-limit';
-import type { Campaign, Contact, Funnel } from '../crm/types.js';
+import type { Campaign, Contact, Funnel, FunnelSubscriber } from '../crm/types.js';
 import { CrmsyncError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Warehouse } from '../warehouse/types.js';
@@ -12,7 +12,7 @@ import type { WebhookRefetcher } from './refetcher.js';
 import type { SpoolRecord } from './spool-frame.js';
 
 /** The warehouse as the applier uses it: the shared contract plus the raw connection for its own tables. */
-export type ApplierWarehouse = Pick<Warehouse, 'loadContacts' | 'tombstoneContacts' | 'loadEntities'> & { connection: DuckDBConnection };
+export type ApplierWarehouse = Pick<Warehouse, 'loadContacts' | 'tombstoneContacts' | 'loadEntities' | 'loadFunnelSubscribers'> & { connection: DuckDBConnection };
 
 export interface ApplyBatchDeps {
   spoolId: string;
@@ -56,6 +56,8 @@ export async function applyBatch(records: readonly SpoolRecord[], deps: ApplyBat
   const contacts = new Map<number, ContactPlan>();
   const campaignIds = new Set<number>();
   const funnelIds = new Set<number>();
+  // funnel id -> contact ids whose funnel-subscriber row changed.
+  const funnelSubs = new Map<number, Set<number>>();
   const eventErrors = new Map<ParsedEvent, string>();
 
   const touch = (e: ParsedEvent, id: number, fetch: boolean, deleted: boolean): void => {
@@ -84,7 +86,10 @@ export async function applyBatch(records: readonly SpoolRecord[], deps: ApplyBat
       else campaignIds.add(e.campaignId);
     } else if (e.group === 'funnel') {
       if (e.funnelId === null) eventErrors.set(e, 'no funnel id in data');
-      else funnelIds.add(e.funnelId);
+      else {
+        funnelIds.add(e.funnelId);
+        if (e.contactId !== null) funnelSubs.set(e.funnelId, (funnelSubs.get(e.funnelId) ?? new Set()).add(e.contactId));
+      }
     }
   }
 
@@ -118,6 +123,8 @@ export async function applyBatch(records: readonly SpoolRecord[], deps: ApplyBat
   const fetchedContacts = await fetchAll<Contact>(toFetch, (id) => deps.refetcher.contact(id));
   const fetchedCampaigns = await fetchAll<Campaign>(campaignIds, (id) => deps.refetcher.campaign(id));
   const fetchedFunnels = await fetchAll<Funnel>(funnelIds, (id) => deps.refetcher.funnel(id));
+  const subKeys = [...funnelSubs].flatMap(([f, cs]) => [...cs].map((c) => ({ f, c })));
+  const fetchedSubs = await fetchAll<FunnelSubscriber>(subKeys.keys(), (i) => deps.refetcher.funnelSubscriber(subKeys[i]!.f, subKeys[i]!.c));
 
   const fetchError = (e: ParsedEvent): string | null => {
     const r = e.group === 'campaign' ? fetchedCampaigns.get(e.campaignId!) : e.group === 'funnel' ? fetchedFunnels.get(e.funnelId!) : e.contactId !== null ? fetchedContacts.get(e.contactId) : undefined;
@@ -129,7 +136,7 @@ export async function applyBatch(records: readonly SpoolRecord[], deps: ApplyBat
   const syncedAt = new Date(now());
 
   return deps.withWarehouse(async (w) => {
-    const result: ApplyBatchResult = { appliedSeq: lastSeq, events: events.length, contactsLoaded: 0, contactsTombstoned: 0, refetches: toFetch.length + campaignIds.size + funnelIds.size, skippedLate, failed: 0 };
+    const result: ApplyBatchResult = { appliedSeq: lastSeq, events: events.length, contactsLoaded: 0, contactsTombstoned: 0, refetches: toFetch.length + campaignIds.size + funnelIds.size + subKeys.length, skippedLate, failed: 0 };
     if ((await readAppliedSeq(w.connection, deps.spoolId)) >= lastSeq) return { ...result, events: 0 };
 
     const fresh: Contact[] = [];
@@ -167,6 +174,13 @@ export async function applyBatch(records: readonly SpoolRecord[], deps: ApplyBat
     if (campaigns.length) await w.loadEntities('campaigns', campaigns, ctx, { complete: false });
     const funnels = [...fetchedFunnels.values()].filter((f): f is Funnel => f !== null && !(f instanceof CrmsyncError));
     if (funnels.length) await w.loadEntities('funnels', funnels, ctx, { complete: false });
+    const subsByFunnel = new Map<number, FunnelSubscriber[]>();
+    for (const [i, s] of fetchedSubs) {
+      if (s === null || s instanceof CrmsyncError) continue;
+      const f = subKeys[i]!.f;
+      subsByFunnel.set(f, [...(subsByFunnel.get(f) ?? []), s]);
+    }
+    for (const [f, rows] of subsByFunnel) await w.loadFunnelSubscribers(f, rows, ctx, { complete: false });
 
     const marks = await readContactMarks(w.connection, [...contacts.keys()]);
     const contactMarks: ContactEventMark[] = [];

@@ -7,5 +7,6 @@ export function createClientRefetcher(client: Pick<CrmClient, 'contacts' | 'camp
     contact: (id) => client.contacts.get(id),
     campaign: (id) => client.campaigns.get(id),
     funnel: (id) => client.funnels.get(id),
+    funnelSubscriber: async (funnelId, contactId) => (await client.funnels.subscriber(funnelId, contactId))?.subscriber ?? null,
   };
 }

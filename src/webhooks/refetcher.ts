@@ -1,4 +1,4 @@
-import type { Campaign, Contact, Funnel } from '../crm/types.js';
+import type { Campaign, Contact, Funnel, FunnelSubscriber } from '../crm/types.js';
 
 /**
  * What the applier reads back from the CRM when a payload is partial. `null` means the record no
@@ -8,4 +8,5 @@ export interface WebhookRefetcher {
   contact(id: number): Promise<Contact | null>;
   campaign(id: number): Promise<Campaign | null>;
   funnel(id: number): Promise<Funnel | null>;
+  funnelSubscriber(funnelId: number, contactId: number): Promise<FunnelSubscriber | null>;
 }

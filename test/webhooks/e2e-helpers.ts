@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { createCrmClient, type CrmClient } from '../../src/crm/index.js';
+import { createCrmClient, type Contact, type CrmClient } from '../../src/crm/index.js';
 import { startSimulator, type RunningSimulator, type SimulatorTruth } from '../../src/simulator/index.js';
 import { withWarehouse } from '../../src/warehouse/index.js';
 import { createClientRefetcher } from '../../src/webhooks/client-refetcher.js';
@@ -47,7 +47,7 @@ export async function withE2eEnv<T>(fn: (env: E2eEnv) => Promise<T>, opts: { con
 
 /** Loads every contact as a backfill would (so deletes have rows to tombstone). */
 export async function backfillContacts(env: E2eEnv): Promise<number> {
-  const all = [];
+  const all: Contact[] = [];
   for (let page = 1; ; page++) {
     const p = await env.client.contacts.listPage({ page, perPage: 100, order: 'asc', orderBy: 'id' });
     all.push(...p.items);

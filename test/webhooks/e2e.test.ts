@@ -27,6 +27,9 @@ describe('webhooks end to end with the simulator', () => {
       sim.mutate.emailEvent('email.clicked', ids[5]!);
       sim.mutate.emailEvent('email.bounced', ids[6]!);
       sim.mutate.commerceEvent('commerce.order_created', { order: { id: 'o-17', total: '12.50', currency: 'EUR', contact_id: ids[7]! } });
+      const campaign = sim.mutate.createCampaign('Webhook campaign');
+      const funnelId = Number(t0.funnels[0]!.id);
+      sim.mutate.addFunnelSubscriber(funnelId, ids[9]!);
       // Several quick edits of one contact: coalesced into one refetch per batch, last state wins.
       for (let i = 0; i < 5; i++) sim.mutate.updateContact(ids[8]!, { last_name: `Edit ${i}` });
 
@@ -52,6 +55,15 @@ describe('webhooks end to end with the simulator', () => {
         ['email.opened', ids[5]],
       ]);
       expect(counts.commerce.map((r) => ({ ...r, contact_id: Number(r.contact_id) }))).toEqual([{ order_id: 'o-17', amount: 12.5, currency: 'EUR', contact_id: ids[7] }]);
+
+      const marketing = await env.warehouse(async (w) => ({
+        campaigns: await w.query(`SELECT id, title, status FROM campaigns WHERE id = $1`, [campaign.id]),
+        subs: await w.query(`SELECT funnel_id, subscriber_id, status FROM funnel_subscribers WHERE funnel_id = $1 AND subscriber_id = $2`, [funnelId, ids[9]]),
+      }));
+      const tc = truth.campaigns.find((c) => Number(c.id) === campaign.id)!;
+      expect(marketing.campaigns.map((r) => ({ id: Number(r.id), title: r.title, status: r.status }))).toEqual([{ id: campaign.id, title: tc.title, status: tc.status }]);
+      const ts = truth.funnelSubscribers.find((r) => Number(r.funnel_id ?? r.funnelId) === funnelId && Number(r.subscriber_id ?? r.subscriberId) === ids[9])!;
+      expect(marketing.subs.map((r) => [Number(r.funnel_id), Number(r.subscriber_id), r.status])).toEqual([[funnelId, ids[9], ts.status]]);
 
       // The CRM retrying deliveries it already made: acknowledged, not applied twice.
       for (const d of delivered.slice(0, 5)) {
