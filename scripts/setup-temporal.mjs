@@ -10,7 +10,7 @@
 //   4. build: GOTOOLCHAIN=local go install github.com/temporalio/cli/cmd/temporal@v1.5.1
 //
 // Prints the chosen path as the last line of stdout; progress goes to stderr.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { accessSync, constants, mkdirSync, realpathSync, renameSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -68,9 +68,9 @@ export function locate(env = process.env) {
   return undefined;
 }
 
-function build(env) {
+async function build(env) {
   const dir = cacheDir(env);
-  const go = spawnSync('go', ['version'], { encoding: 'utf8' });
+  const go = spawnSync('go', ['version'], { encoding: 'utf8', env });
   if (go.error || go.status !== 0) {
     throw new Error(
       'No Temporal CLI found and Go is not installed, so it cannot be built. Install Go 1.24 or later ' +
@@ -82,17 +82,21 @@ function build(env) {
   // Build into a scratch dir and rename, so an interrupted build never leaves a half binary cached.
   const scratch = join(dir, `.build-${process.pid}`);
   mkdirSync(scratch, { recursive: true });
-  log(`building Temporal CLI v${TEMPORAL_CLI_VERSION} with ${go.stdout.trim()} (takes a few minutes the first time)...`);
+  log(`building Temporal CLI v${TEMPORAL_CLI_VERSION} with ${go.stdout.trim()} (several minutes, once)...`);
   const started = Date.now();
   const ticker = setInterval(() => log(`  still building... ${Math.round((Date.now() - started) / 1000)}s`), 30_000);
   try {
-    const r = spawnSync('go', ['install', GO_PACKAGE], {
-      env: { ...env, GOTOOLCHAIN: 'local', GOBIN: scratch, GOFLAGS: env.GOFLAGS ?? '' },
-      stdio: ['ignore', 'inherit', 'inherit'],
+    const code = await new Promise((resolve) => {
+      const child = spawn('go', ['install', GO_PACKAGE], {
+        env: { ...env, GOTOOLCHAIN: 'local', GOBIN: scratch },
+        stdio: ['ignore', 'inherit', 'inherit'],
+      });
+      child.once('error', (err) => resolve(err.message));
+      child.once('exit', (status, signal) => resolve(status ?? signal));
     });
-    if (r.error || r.status !== 0) {
+    if (code !== 0) {
       throw new Error(
-        `\`go install ${GO_PACKAGE}\` failed (exit ${r.status ?? r.error?.message}). Check the Go output above; ` +
+        `\`go install ${GO_PACKAGE}\` failed (${code}). Check the Go output above; ` +
           'a Go older than the CLI needs is the usual cause (GOTOOLCHAIN=local forbids downloading a newer one).',
       );
     }
@@ -105,9 +109,9 @@ function build(env) {
   return { path: join(dir, 'temporal'), source: 'built' };
 }
 
-export function ensureTemporalCli(env = process.env) {
+export async function ensureTemporalCli(env = process.env) {
   const started = Date.now();
-  const found = locate(env) ?? build(env);
+  const found = locate(env) ?? (await build(env));
   const version = versionOf(found.path);
   if (!version) throw new Error(`${found.path} does not run (\`temporal --version\` failed); delete it or set TEMPORAL_CLI_PATH.`);
   if (found.source === 'PATH' && !version.includes(TEMPORAL_CLI_VERSION)) {
@@ -120,7 +124,7 @@ export function ensureTemporalCli(env = process.env) {
 const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href;
 if (isMain) {
   try {
-    process.stdout.write(`${ensureTemporalCli()}\n`);
+    process.stdout.write(`${await ensureTemporalCli()}\n`);
   } catch (err) {
     log(err instanceof Error ? err.message : String(err));
     process.exit(1);
