@@ -26,7 +26,8 @@ const defaultIdOf = (item: unknown): number | string | undefined => {
  * When the listing grows during the scan it keeps reading past the first `last_page`.
  *
  * Drift (rows inserted or deleted mid-scan shift across page boundaries) is reported, never hidden:
- * a changed `total`, ids seen on two adjacent pages, ids out of the requested order at a boundary, and
+ * a changed `total`, ids seen on two adjacent pages, a shrinking total in an id-ordered scan (with
+ * the id window where rows may have been skipped), ids out of the requested order at a boundary, and
  * at the end a difference between the final total and the distinct rows read. Each event goes to
  * `onDrift` and into the `drift` array of the page where it was noticed. Rows are yielded as received.
  */
@@ -75,6 +76,20 @@ export async function* paginate<T>(fetchPage: (page: number, perPage: number) =>
           page: pageNo,
           detail: `${dup.length} row(s) of page ${prev.page} appeared again on page ${pageNo}: rows were inserted ahead of the scan position`,
           ids: dup.slice(0, 50),
+        });
+      } else if (opts.order && prev.ids.length > 0 && prev.total !== undefined && p.total !== undefined && p.total < prev.total) {
+        const a = prev.ids[prev.ids.length - 1]!;
+        const b = ids[0];
+        const window = b === undefined ? `after id ${a}` : `between ids ${a} and ${b}`;
+        events.push({
+          kind: 'gap',
+          page: pageNo,
+          detail: `${prev.total - p.total} row(s) were removed before page ${pageNo} was read: rows ${window} may have moved onto page ${prev.page} and been skipped; re-read that range`,
+          ids: b === undefined ? [a] : [a, b],
+          afterId: a,
+          beforeId: b,
+          previousTotal: prev.total,
+          total: p.total,
         });
       } else if (opts.order && prev.ids.length > 0 && ids.length > 0) {
         const a = prev.ids[prev.ids.length - 1]!;

@@ -28,15 +28,26 @@ export interface Page<T> {
  * boundaries, so some are seen twice and others not at all. The paginator reports what it notices.
  */
 export interface DriftEvent {
-  kind: 'total_changed' | 'overlap' | 'order_violation' | 'count_mismatch';
+  /**
+   * total_changed: the reported total differs from the previous page's. overlap: ids of the previous
+   * page appear again (rows inserted ahead). gap: the total shrank between two pages of an id-ordered
+   * scan, so rows strictly between `afterId` and `beforeId` (in scan order) may have slid onto the page
+   * already read and been skipped (re-read that range). order_violation: ids out of the requested order at a
+   * boundary. count_mismatch: at the end, distinct rows read differ from the final total.
+   */
+  kind: 'total_changed' | 'overlap' | 'gap' | 'order_violation' | 'count_mismatch';
   /** The page on which it was noticed. */
   page: number;
   /** Human-readable account, e.g. "total went from 500 to 497 between page 3 and page 4". */
   detail: string;
   previousTotal?: number;
   total?: number;
-  /** Ids involved (duplicates at a boundary, or the out-of-order pair). */
+  /** Ids involved (duplicates at a boundary, the out-of-order pair, or the gap's bounds). */
   ids?: Array<number | string>;
+  /** gap: rows after this id (in scan order)... */
+  afterId?: number | string;
+  /** ...and before this one may have been skipped; undefined when the gap runs to the end of the listing. */
+  beforeId?: number | string;
 }
 
 export const CONTACT_STATUSES = ['subscribed', 'unsubscribed', 'pending', 'bounced', 'complained'] as const;
