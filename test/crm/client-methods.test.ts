@@ -81,7 +81,7 @@ for (const mode of ['spec', 'real'] as const) {
       for (const api of [client.tags, client.lists] as const) {
         const before = await api.list();
         const kind = api === client.tags ? 'tags' : 'lists';
-        expect(before.map((t) => t.id).sort()).toEqual(sim.truth()[kind].map((t: { id: number }) => t.id).sort());
+        expect(before.map((t) => t.id).sort()).toEqual(sim.truth()[kind].map((t) => Number(t.id)).sort());
         const made = await api.create({ title: `Made ${kind} ${mode}`, description: 'd' });
         expect(made.title).toBe(`Made ${kind} ${mode}`);
         await expect(api.create({ title: `Made ${kind} ${mode}` })).rejects.toBeInstanceOf(DuplicateError);
@@ -123,11 +123,11 @@ for (const mode of ['spec', 'real'] as const) {
       expect(dup).toBeTypeOf('object');
       await client.campaigns.setTitle(c.id, `Retitled ${mode}`);
       expect((await client.campaigns.get(c.id))?.title).toBe(`Retitled ${mode}`);
-      const working = sim.truth().campaigns.find((x: { status: string }) => x.status === 'working');
+      const working = sim.truth().campaigns.find((x) => x.status === 'working');
       if (working) {
-        await client.campaigns.pause(working.id);
-        expect((await client.campaigns.get(working.id))?.status).toBe('paused');
-        await client.campaigns.resume(working.id);
+        await client.campaigns.pause(Number(working.id));
+        expect((await client.campaigns.get(Number(working.id)))?.status).toBe('paused');
+        await client.campaigns.resume(Number(working.id));
       }
       await expect(client.campaigns.pause(c.id)).rejects.toBeInstanceOf(c.status === 'working' ? Error : ValidationError);
       expect(await client.campaigns.get(999_999)).toBeNull();
@@ -163,8 +163,8 @@ for (const mode of ['spec', 'real'] as const) {
     });
 
     it('reports: each returns a snapshot with its parameters', async () => {
-      const campaignId = sim.truth().campaigns[0]!.id;
-      const funnelId = sim.truth().funnels[0]!.id;
+      const campaignId = Number(sim.truth().campaigns[0]!.id);
+      const funnelId = Number(sim.truth().funnels[0]!.id);
       const snaps = [
         await client.reports.options(['tags', 'lists', 'statuses']),
         await client.reports.overview({ dateRange: '30_days' }),
