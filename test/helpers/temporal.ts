@@ -5,7 +5,9 @@ import { inject } from 'vitest';
 
 /** Address of the run's shared Temporal dev server (started by test/setup/global-setup.ts). */
 export function testTemporalAddress(): string {
-  return inject('temporalAddress');
+  const address = inject('temporalAddress');
+  if (!address) throw new Error(`The test Temporal dev server did not start in global setup:\n${inject('temporalError') ?? '(no message)'}`);
+  return address;
 }
 
 /** Path of workflows/index.ts bundled once for the run; throws the bundler's error if it failed. */

@@ -9,8 +9,9 @@ import { locateTemporalCliFromConfig } from '../../src/temporal/locate-cli.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    /** host:port of the one Temporal dev server of this run. */
-    temporalAddress: string;
+    /** host:port of the one Temporal dev server of this run; undefined when it failed (see temporalError). */
+    temporalAddress: string | undefined;
+    temporalError: string | undefined;
     temporalNamespace: string;
     /** workflows/index.ts bundled once; undefined when bundling failed (see workflowBundleError). */
     workflowBundlePath: string | undefined;
@@ -22,17 +23,15 @@ let server: DevServer | undefined;
 let scratch: string | undefined;
 
 /**
- * One Temporal dev server and one workflow bundle for the whole run. A broken bundle does not
- * stop tests that do not need Temporal: it is reported by withTestWorker instead.
+ * One Temporal dev server and one workflow bundle for the whole run. A missing Temporal CLI or a
+ * broken bundle does not stop tests that do not need them: the Temporal helpers report it.
  */
 export async function setup(project: TestProject): Promise<void> {
   const started = Date.now();
-  const config = loadConfig({ ...process.env });
-  const cli = locateTemporalCliFromConfig(config);
   scratch = await mkdtemp(join(tmpdir(), 'crmsync-test-'));
   const bundlePath = join(scratch, 'workflow-bundle.js');
   const [dev, bundle] = await Promise.all([
-    startDevServer({ cliPath: cli.path, namespace: 'default', readyTimeoutMs: 90_000 }),
+    startServer(),
     bundleWorkflows(resolve('workflows/index.ts')).then(
       async (b) => {
         await writeFile(bundlePath, b.code);
@@ -41,12 +40,23 @@ export async function setup(project: TestProject): Promise<void> {
       (err: unknown) => ({ path: undefined, error: err instanceof Error ? err.message : String(err) }),
     ),
   ]);
-  server = dev;
-  project.provide('temporalAddress', dev.address);
-  project.provide('temporalNamespace', dev.namespace);
+  server = dev.server;
+  project.provide('temporalAddress', dev.server?.address);
+  project.provide('temporalError', dev.error);
+  project.provide('temporalNamespace', dev.server?.namespace ?? 'default');
   project.provide('workflowBundlePath', bundle.path);
   project.provide('workflowBundleError', bundle.error);
-  process.stderr.write(`[global-setup] Temporal dev server ${dev.address} and workflow bundle ready in ${Date.now() - started} ms\n`);
+  const status = [dev.server ? `Temporal dev server ${dev.server.address}` : 'Temporal FAILED', bundle.path ? 'workflow bundle' : 'bundle FAILED'];
+  process.stderr.write(`[global-setup] ${status.join(', ')} (${Date.now() - started} ms)\n`);
+}
+
+async function startServer(): Promise<{ server: DevServer | undefined; error: string | undefined }> {
+  try {
+    const cli = locateTemporalCliFromConfig(loadConfig({ ...process.env }));
+    return { server: await startDevServer({ cliPath: cli.path, namespace: 'default', readyTimeoutMs: 90_000 }), error: undefined };
+  } catch (err) {
+    return { server: undefined, error: err instanceof Error ? err.message : String(err) };
+  }
 }
 
 export async function teardown(): Promise<void> {
