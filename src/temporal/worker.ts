@@ -10,8 +10,13 @@ export interface RunWorkersOptions {
   taskQueues: TaskQueues;
   /** Activities for the main queue (CRM side). */
   activities: object;
-  /** Activities for the warehouse queue: served with concurrency 1, the one DuckDB writer. */
+  /** Activities for the warehouse queue, served by this one process: the one DuckDB writer. */
   warehouseActivities: object;
+  /**
+   * Warehouse activities at once (default 1). Raise it only when those activities serialize
+   * their DuckDB writes themselves (for example through one write queue).
+   */
+  warehouseConcurrency?: number;
   /** Defaults to resolveWorkflowsPath(); ignored when workflowBundle is given. */
   workflowsPath?: string;
   /** A prebuilt bundle (tests bundle once per run). */
@@ -53,7 +58,7 @@ export async function runWorkers(options: RunWorkersOptions): Promise<void> {
         namespace: options.namespace,
         taskQueue: options.taskQueues.warehouse,
         activities: options.warehouseActivities,
-        maxConcurrentActivityTaskExecutions: 1,
+        maxConcurrentActivityTaskExecutions: options.warehouseConcurrency ?? 1,
       }),
     );
   } else {
