@@ -86,19 +86,6 @@ export async function readAppliedSeq(conn: DuckDBConnection, spoolId: string): P
   return row ? Number(row.applied_seq) : 0;
 }
 
-/** Newest event time already applied per contact (for the late-delivery check). */
-export async function readContactMarks(conn: DuckDBConnection, ids: readonly number[]): Promise<Map<number, { lastEventAt: number; deletedAt: number | null }>> {
-  const out = new Map<number, { lastEventAt: number; deletedAt: number | null }>();
-  if (ids.length === 0) return out;
-  const r = await conn.runAndReadAll(
-    `SELECT contact_id, epoch_ms(last_event_at) AS t, epoch_ms(deleted_event_at) AS d FROM _webhook_contact_events
-     WHERE contact_id IN (SELECT unnest(from_json($1::JSON, '["BIGINT"]')))`,
-    [JSON.stringify(ids)],
-  );
-  for (const row of r.getRowObjectsJS()) out.set(Number(row.contact_id), { lastEventAt: Number(row.t), deletedAt: row.d === null ? null : Number(row.d) });
-  return out;
-}
-
 /** Current updated_at (epoch ms) per contact in the warehouse, to never load an older fetch over it. */
 export async function readContactVersions(conn: DuckDBConnection, ids: readonly number[]): Promise<Map<number, number | null>> {
   const out = new Map<number, number | null>();

@@ -4,7 +4,7 @@ import type { Campaign, Contact, Funnel, FunnelSubscriber } from '../crm/types.j
 import { CrmsyncError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Warehouse } from '../warehouse/types.js';
-import { commitApplierWrite, readAppliedSeq, readContactMarks, readContactVersions, type ContactEventMark } from './applier-sql.js';
+import { commitApplierWrite, readAppliedSeq, readContactVersions, type ContactEventMark } from './applier-sql.js';
 import { WebhookApplyError } from './errors.js';
 import { parseSpoolRecord, type ParsedEvent } from './event-payload.js';
 import { commerceEventRow, emailEventRow, webhookEventRow } from './event-rows.js';
@@ -182,13 +182,12 @@ export async function applyBatch(records: readonly SpoolRecord[], deps: ApplyBat
     }
     for (const [f, rows] of subsByFunnel) await w.loadFunnelSubscribers(f, rows, ctx, { complete: false });
 
-    const marks = await readContactMarks(w.connection, [...contacts.keys()]);
+    // The upsert keeps the newest event per contact, whichever order batches arrive in.
     const contactMarks: ContactEventMark[] = [];
     for (const [id, p] of contacts) {
-      const prev = marks.get(id);
       contactMarks.push({
         contact_id: id,
-        last_event_at: new Date(Math.max(p.newest, prev?.lastEventAt ?? -Infinity)).toISOString(),
+        last_event_at: new Date(p.newest).toISOString(),
         last_delivery_id: p.newestDelivery,
         deleted_event_at: p.deletedAt === null ? null : new Date(p.deletedAt).toISOString(),
       });
