@@ -28,6 +28,8 @@ export function campaignJson(ser: Serializer, c: CampaignRec, withStats = false)
       mailer_settings: { from_name: '', from_email: '', reply_to_name: '', reply_to_email: '', is_custom: 'no' },
       subscribers: [{ list: 'all', tag: 'all' }],
       sending_filter: 'list_tag',
+      sending_type: 'instant',
+      is_transactional: 'no',
     },
     created_by: ser.num(c.createdBy),
     created_at: ser.ts(c.createdAt),
@@ -36,6 +38,7 @@ export function campaignJson(ser: Serializer, c: CampaignRec, withStats = false)
   if (withStats) {
     out.stats = { total: c.recipientsCount, sent: c.stats.sent, clicks: c.stats.clicked, views: c.stats.opened, unsubscribers: c.stats.unsubscribed };
   }
+  out.labels = [];
   return out;
 }
 
@@ -46,14 +49,16 @@ export function stepJson(ser: Serializer, s: FunnelStepRec): Record<string, unkn
     parent_id: ser.num(s.parentId),
     action_name: s.actionName,
     title: s.title,
+    description: '',
     type: s.type,
     status: s.status,
     condition_type: s.conditionType,
-    settings: s.actionName === 'fluentcrm_wait_times' ? { wait_time_amount: String(s.delay / 86_400), wait_time_unit: 'days' } : {},
+    settings: s.actionName === 'fluentcrm_wait_times' ? { wait_time_amount: String(s.delay / 86_400), wait_time_unit: 'days', tags: [] } : { tags: [] },
+    note: null,
     conditions: [],
-    sequence: s.sequence,
-    delay: s.delay,
-    c_delay: s.delay,
+    sequence: ser.num(s.sequence),
+    delay: ser.num(s.delay),
+    c_delay: ser.num(s.delay),
     children: { yes: [], no: [] },
     created_by: ser.num(1),
     created_at: funnelTs(ser, s.createdAt),
@@ -87,7 +92,7 @@ export function metricJson(ser: Serializer, m: FunnelMetricRec): Record<string, 
     funnel_id: ser.num(m.funnelId),
     sequence_id: ser.num(m.sequenceId),
     subscriber_id: ser.num(m.subscriberId),
-    benchmark_value: m.benchmarkValue,
+    benchmark_value: ser.real ? String(m.benchmarkValue) : m.benchmarkValue,
     benchmark_currency: m.benchmarkCurrency,
     status: m.status,
     notes: m.notes,

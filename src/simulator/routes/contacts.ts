@@ -113,7 +113,6 @@ function readView(ctx: RouteCtx): ContactView {
   const withs = queryArray(ctx.query, 'with');
   const view: ContactView = {};
   if (withs.includes('stats')) view.stats = true;
-  if (withs.includes('custom_fields')) view.customKey = 'custom_fields';
   if (withs.includes('subscriber.custom_values')) view.customKey = 'custom_values';
   if (withs.includes('companies')) view.companies = true;
   return view;
@@ -138,7 +137,12 @@ function getContact(ctx: RouteCtx): SimResponse {
     out.unsubscribe_reason = '';
     out.unsubscribe_date = '';
   }
-  return ok({ subscriber: out });
+  const body: Record<string, unknown> = { subscriber: out };
+  // with[]=custom_fields adds the field definitions beside the contact (as captured), not values.
+  if (queryArray(ctx.query, 'with').includes('custom_fields')) {
+    body.custom_fields = ctx.state.customFields.map((f) => ({ label: f.label, slug: f.slug, type: f.type, field_key: f.fieldKey, ...(f.options ? { options: [...f.options] } : {}), group: 'default' }));
+  }
+  return ok(body);
 }
 
 function createContact(ctx: RouteCtx): SimResponse {

@@ -31,7 +31,7 @@ function list(ctx: RouteCtx): SimResponse {
   rows.sort((a, b) => (key(a) < key(b) ? -dir : key(a) > key(b) ? dir : (a.id - b.id) * dir));
   const offset = (paging.page - 1) * paging.perPage;
   const data = rows.slice(offset, offset + paging.perPage).map((f) =>
-    funnelJson(ctx.ser, f, { ...(withs.includes('subscribers_count') ? { subscribersCount: subscribersCount(ctx, f) } : {}), sequences: withs.includes('sequences') }),
+    funnelJson(ctx.ser, f, { ...(withs.includes('subscribers_count') || ctx.real ? { subscribersCount: subscribersCount(ctx, f) } : {}), sequences: withs.includes('sequences') }),
   );
   // Spec: funnels is an array beside total/per_page/current_page/last_page; real: a paginator.
   const body: Record<string, unknown> = ctx.real
