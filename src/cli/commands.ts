@@ -7,6 +7,7 @@ import { registerScheduleCommand } from './schedule.js';
 import { registerStatusCommand } from './status.js';
 import { registerVerifyCommand } from './verify.js';
 import { registerWebhooksCommand } from './webhooks.js';
+import { registerPushCommand } from './push.js';
 
 /** Every command file exports a `register*Command(program)`; add new ones here. */
 export const commands: ((program: Command) => void)[] = [
@@ -18,4 +19,5 @@ export const commands: ((program: Command) => void)[] = [
   registerStatusCommand,
   registerVerifyCommand,
   registerWebhooksCommand,
+  registerPushCommand,
 ];

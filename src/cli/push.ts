@@ -1,0 +1,94 @@
+import { randomUUID } from 'node:crypto';
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { loadConfig, requireCrm, type Config } from '../config.js';
+import { crmClientFromConfig } from '../crm/index.js';
+import { ConfigError } from '../errors.js';
+import { createLogger, type Logger } from '../logger.js';
+import { formatDryRun, formatPushResult } from '../push/format-push.js';
+import { planPush } from '../push/plan-push.js';
+import { pushCrmFromClient } from '../push/push-crm-from-client.js';
+import { MAX_SOURCE_TEXT, parseSourceSpec } from '../push/source-spec.js';
+import { withInProcessWorkers } from '../sync/sync-runtime.js';
+import { withTemporal } from '../temporal/connect.js';
+import { taskQueues } from '../temporal/task-queues.js';
+import { withWarehouse } from '../warehouse/index.js';
+import type { PushWorkflowInput, PushWorkflowResult } from '../../workflows/push-types.js';
+
+export const PushOptions = z.object({
+  from: z.string({ error: '--from is required: a table or view name, or a SELECT query' }).min(1).max(MAX_SOURCE_TEXT),
+  dryRun: z.boolean().default(false),
+  createMissingTags: z.boolean().default(false),
+  batchSize: z.coerce.number({ error: '--batch-size must be a number' }).int().min(1).max(5000).default(100),
+  sample: z.coerce.number({ error: '--sample must be a number' }).int().min(0).max(100).default(5),
+});
+export type PushOptions = z.infer<typeof PushOptions>;
+
+export function parsePushOptions(raw: unknown): PushOptions {
+  const parsed = PushOptions.safeParse(raw);
+  if (!parsed.success) throw new ConfigError(`push: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
+  // Fails early, with the fix, on a source that can never be read.
+  parseSourceSpec(parsed.data.from);
+  return parsed.data;
+}
+
+export function registerPushCommand(program: Command): void {
+  program
+    .command('push')
+    .description('Upsert rows defined in the warehouse into the CRM (a Temporal workflow; embedded when TEMPORAL_ADDRESS is unset)')
+    .requiredOption('--from <table-or-query>', 'a table or view name, or a SELECT query, with email and status columns')
+    .option('--dry-run', 'check the rows and print counts by action and a sample; send nothing')
+    .option('--create-missing-tags', 'create tags and lists named in the source that do not exist yet')
+    .option('--batch-size <n>', 'rows per batch activity', '100')
+    .option('--sample <n>', 'rows shown by --dry-run', '5')
+    .action(async (raw: unknown) => {
+      const opts = parsePushOptions(raw);
+      const config = loadConfig();
+      const logger = createLogger(config.logLevel, { cmd: 'push' });
+      if (opts.dryRun) {
+        process.stdout.write(formatDryRun(await dryRunCommand(config, opts)));
+        return;
+      }
+      const result = await pushCommand(config, opts, logger);
+      process.stdout.write(formatPushResult(result));
+      if (result.failed > 0) process.exitCode = 1;
+    });
+}
+
+/** Reads and checks the source and compares it with the ledger; creates nothing, writes nothing. */
+export async function dryRunCommand(config: Config, opts: PushOptions) {
+  requireCrm(config);
+  const client = crmClientFromConfig(config);
+  try {
+    // A write scope: it runs pending migrations, so the ledger exists even before the first push.
+    return await withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write: true }, (w) =>
+      planPush(
+        { crm: pushCrmFromClient(client), db: w },
+        { from: opts.from, runId: 'dry-run', createMissing: opts.createMissingTags, dryRun: true, sampleSize: opts.sample },
+      ),
+    );
+  } finally {
+    await client.close();
+  }
+}
+
+/** Runs pushWorkflow and waits for it; with an embedded Temporal this process is the worker. */
+export async function pushCommand(config: Config, opts: PushOptions, logger: Logger): Promise<PushWorkflowResult> {
+  requireCrm(config);
+  const embedded = !config.temporal.address;
+  const input: PushWorkflowInput = { from: opts.from, createMissing: opts.createMissingTags, batchSize: opts.batchSize };
+  return await withTemporal(
+    config,
+    async (t) => {
+      const run = () =>
+        t.client.workflow.execute('pushWorkflow', {
+          taskQueue: taskQueues(config).main,
+          workflowId: `push-${new Date().toISOString().replace(/[-:.]/g, '')}-${randomUUID().slice(0, 8)}`,
+          args: [input],
+        }) as Promise<PushWorkflowResult>;
+      if (!embedded || !t.nativeConnection) return await run();
+      return await withInProcessWorkers({ config, logger, client: t.client, nativeConnection: t.nativeConnection, namespace: t.namespace }, run);
+    },
+    { worker: embedded },
+  );
+}
