@@ -1,5 +1,5 @@
 import type { ContactRec } from './model.js';
-import { seededContact } from './seed-data.js';
+import { seededContact, seededCore, type ContactCore } from './seed-data.js';
 
 /**
  * Compact contact storage for up to millions of contacts: seeded contacts are regenerated from
@@ -59,6 +59,22 @@ export class ContactStore {
     if (o) return o;
     if (id < 1 || id > this.seededCount || this.#deletedSeeded.has(id)) return undefined;
     return seededContact(this.seed, id, this.seededCount, this.companies);
+  }
+
+  /** Status, memberships and stats of a live contact, cheaply (no strings built for seeded ones). */
+  core(id: number): ContactCore | undefined {
+    const o = this.#overrides.get(id);
+    if (o) return o;
+    if (id < 1 || id > this.seededCount || this.#deletedSeeded.has(id)) return undefined;
+    return seededCore(this.seed, id, this.companies);
+  }
+
+  *cores(): IterableIterator<ContactCore & { id: number }> {
+    for (let i = 0; i < this.#length; i++) {
+      const id = this.#ids[i] as number;
+      const c = this.core(id);
+      if (c) yield Object.assign(c, { id });
+    }
   }
 
   findIdByEmail(email: string): number | undefined {

@@ -57,12 +57,17 @@ export function contactHash(seed: number, id: number): string {
   return (hash32(seed, id).toString(16).padStart(8, '0') + hash32(id, seed ^ 0x5bd1e995).toString(16).padStart(8, '0')).repeat(2);
 }
 
-/** The seeded contact with this id, a pure function of (seed, id, total). */
-export function seededContact(seed: number, id: number, total: number, companies: number): ContactRec {
+/** The fields that counts and reports need, without building the whole record (fast at 1M). */
+export interface ContactCore {
+  status: string;
+  tags: number[];
+  lists: number[];
+  companyIds: number[];
+  stats: { emails: number; opens: number; clicks: number };
+}
+
+export function seededCore(seed: number, id: number, companies: number): ContactCore {
   const r = (k: number): number => unit(seed, id * 64 + k);
-  const first = pick(FIRST, r(1));
-  const last = pick(LAST, r(2));
-  const [city, country] = pick(CITIES, r(3));
   let acc = 0;
   const s = r(4);
   let status = 'subscribed';
@@ -74,20 +79,26 @@ export function seededContact(seed: number, id: number, total: number, companies
     }
   }
   const tags: number[] = [];
-  SEED_TAGS.forEach(([, , p], i) => {
-    if (r(10 + i) < p) tags.push(i + 1);
-  });
+  for (let i = 0; i < SEED_TAGS.length; i++) if (r(10 + i) < (SEED_TAGS[i] as readonly [string, string, number])[2]) tags.push(i + 1);
   const lists: number[] = [];
-  SEED_LISTS.forEach(([, , p], i) => {
-    if (r(20 + i) < p) lists.push(i + 1);
-  });
-  const createdAt = SEED_EPOCH_MS - SEED_SPAN_MS + Math.floor(((id - 1 + r(5) * 0.9) * SEED_SPAN_MS) / Math.max(1, total));
-  const createdSec = Math.floor(createdAt / 1000) * 1000;
-  const updatedAt = r(6) < 0.3 ? createdSec + Math.floor(r(7) * (SEED_EPOCH_MS - createdSec) / 1000) * 1000 : createdSec;
-  const companyId = r(8) < 0.3 ? 1 + Math.floor(r(9) * companies) : null;
+  for (let i = 0; i < SEED_LISTS.length; i++) if (r(20 + i) < (SEED_LISTS[i] as readonly [string, string, number])[2]) lists.push(i + 1);
+  const companyId = r(8) < 0.3 && companies > 0 ? 1 + Math.floor(r(9) * companies) : null;
   const emails = Math.floor(r(30) * 30);
   const opens = Math.floor(r(31) * (emails + 1));
   const clicks = Math.floor(r(32) * (opens + 1));
+  return { status, tags, lists, companyIds: companyId === null ? [] : [companyId], stats: { emails, opens, clicks } };
+}
+
+/** The seeded contact with this id, a pure function of (seed, id, total). */
+export function seededContact(seed: number, id: number, total: number, companies: number): ContactRec {
+  const r = (k: number): number => unit(seed, id * 64 + k);
+  const first = pick(FIRST, r(1));
+  const last = pick(LAST, r(2));
+  const [city, country] = pick(CITIES, r(3));
+  const core = seededCore(seed, id, companies);
+  const createdAt = SEED_EPOCH_MS - SEED_SPAN_MS + Math.floor(((id - 1 + r(5) * 0.9) * SEED_SPAN_MS) / Math.max(1, total));
+  const createdSec = Math.floor(createdAt / 1000) * 1000;
+  const updatedAt = r(6) < 0.3 ? createdSec + Math.floor(r(7) * (SEED_EPOCH_MS - createdSec) / 1000) * 1000 : createdSec;
   return {
     id,
     userId: r(33) < 0.05 ? 1000 + id : null,
@@ -95,7 +106,7 @@ export function seededContact(seed: number, id: number, total: number, companies
     email: `${first}.${last}${id}@example.test`.toLowerCase(),
     firstName: first,
     lastName: last,
-    status,
+    status: core.status,
     contactType: r(34) < 0.2 ? 'customer' : 'lead',
     phone: r(35) < 0.7 ? `+1-555-${String(id % 10000).padStart(4, '0')}` : null,
     addressLine1: r(36) < 0.4 ? `${1 + Math.floor(r(37) * 200)} Main Street` : null,
@@ -106,14 +117,14 @@ export function seededContact(seed: number, id: number, total: number, companies
     country,
     dateOfBirth: r(39) < 0.25 ? `19${60 + Math.floor(r(40) * 40)}-0${1 + Math.floor(r(41) * 9)}-1${Math.floor(r(42) * 9)}` : null,
     source: r(43) < 0.5 ? 'web' : null,
-    companyId,
-    companyIds: companyId === null ? [] : [companyId],
-    tags,
-    lists,
+    companyId: core.companyIds[0] ?? null,
+    companyIds: core.companyIds,
+    tags: core.tags,
+    lists: core.lists,
     custom: seededCustomValues(r),
     createdAt: createdSec,
     updatedAt,
-    stats: { emails, opens, clicks },
+    stats: core.stats,
   };
 }
 

@@ -3,7 +3,7 @@ import { isForceUpdate, readContactPatch, type ContactPatch } from './contact-in
 import type { EventListener, EventName } from './events.js';
 import type { CompanyRec, ContactRec, CustomFieldRec, NoteRec, TaxonomyRec } from './model.js';
 import type { ResolvedOptions } from './options.js';
-import { contactHash, SEED_CUSTOM_FIELDS, seedCompanyCount, seededCompanies, seededTaxonomy, slugify } from './seed-data.js';
+import { contactHash, type ContactCore, SEED_CUSTOM_FIELDS, seedCompanyCount, seededCompanies, seededTaxonomy, slugify } from './seed-data.js';
 import { invalidParam, notFound, SimError } from './sim-error.js';
 import { formatLocal } from './time.js';
 
@@ -91,13 +91,13 @@ export class SimState {
   counts(): Counts {
     if (!this.#counts) {
       const counts: Counts = { total: new Map(), subscribed: new Map() };
-      for (const c of this.contacts.values()) this.#count(counts, c, 1);
+      for (const c of this.contacts.cores()) this.#count(counts, c, 1);
       this.#counts = counts;
     }
     return this.#counts;
   }
 
-  #count(counts: Counts, c: ContactRec, delta: number): void {
+  #count(counts: Counts, c: ContactCore, delta: number): void {
     const bump = (m: Map<string, number>, k: string): void => {
       m.set(k, (m.get(k) ?? 0) + delta);
     };

@@ -80,28 +80,41 @@ function listContacts(ctx: RouteCtx): SimResponse {
       if (c) page.push(c);
     }
   } else {
-    const matches: ContactRec[] = [];
+    // Filter on the cheap core fields first; build full records only for search, sort and the page.
+    const liveTags = tags.filter((t) => ctx.state.tags.has(t));
+    const liveLists = lists.filter((l) => ctx.state.lists.has(l));
+    const liveCompanies = companies.filter((x) => ctx.state.companies.has(x));
+    const ids: number[] = [];
     for (let i = 0; i < store.size; i++) {
-      const c = ctx.state.contact(store.idAt(i));
+      const id = store.idAt(i);
+      const c = store.core(id);
       if (!c) continue;
       if (statuses.length > 0 && !statuses.includes(c.status)) continue;
-      if (tags.length > 0 && !c.tags.some((t) => tags.includes(t))) continue;
-      if (lists.length > 0 && !c.lists.some((l) => lists.includes(l))) continue;
-      if (companies.length > 0 && !c.companyIds.some((x) => companies.includes(x))) continue;
-      if (search && !`${c.firstName ?? ''} ${c.lastName ?? ''} ${c.email}`.toLowerCase().includes(search)) continue;
-      matches.push(c);
+      if (tags.length > 0 && !c.tags.some((t) => liveTags.includes(t))) continue;
+      if (lists.length > 0 && !c.lists.some((l) => liveLists.includes(l))) continue;
+      if (companies.length > 0 && !c.companyIds.some((x) => liveCompanies.includes(x))) continue;
+      ids.push(id);
     }
-    if (sort.key !== null) {
-      const key = SORTABLE[sort.key];
-      const dir = sort.desc ? -1 : 1;
-      matches.sort((a, b) => {
-        const x = key(a);
-        const y = key(b);
-        return x < y ? -dir : x > y ? dir : (a.id - b.id) * dir;
-      });
+    const needRecords = search !== '' || (sort.key !== null && sort.key !== 'id' && sort.key !== 'created_at');
+    if (!needRecords) {
+      total = ids.length;
+      if (sort.desc && sort.key !== null) ids.reverse();
+      page = ids.slice(offset, offset + paging.perPage).map((id) => ctx.state.contact(id)).filter((c): c is ContactRec => !!c);
+    } else {
+      let matches = ids.map((id) => ctx.state.contact(id)).filter((c): c is ContactRec => !!c);
+      if (search) matches = matches.filter((c) => `${c.firstName ?? ''} ${c.lastName ?? ''} ${c.email}`.toLowerCase().includes(search));
+      if (sort.key !== null) {
+        const key = SORTABLE[sort.key];
+        const dir = sort.desc ? -1 : 1;
+        matches.sort((a, b) => {
+          const x = key(a);
+          const y = key(b);
+          return x < y ? -dir : x > y ? dir : (a.id - b.id) * dir;
+        });
+      }
+      total = matches.length;
+      page = matches.slice(offset, offset + paging.perPage);
     }
-    total = matches.length;
-    page = matches.slice(offset, offset + paging.perPage);
   }
   const data = page.map((c) => ctx.ser.contact(c, view));
   const body: Record<string, unknown> = { subscribers: paginator(ctx, paging, total, data) };

@@ -80,7 +80,7 @@ function topSubscribers(ctx: RouteCtx): SimResponse {
   const score = (s: { emails: number; opens: number; clicks: number }): number => (metric === 'activity' ? s.emails : metric === 'revenue' ? s.clicks * 10 : s.opens + 2 * s.clicks);
   // A bounded top-k over every live contact.
   const top: { id: number; score: number }[] = [];
-  for (const c of ctx.state.contacts.values()) {
+  for (const c of ctx.state.contacts.cores()) {
     const v = score(c.stats);
     if (top.length < limit || v > (top[top.length - 1] as { score: number }).score) {
       top.push({ id: c.id, score: v });
