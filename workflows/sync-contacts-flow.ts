@@ -3,8 +3,11 @@ import { planPageRanges, rangeSizeFor } from './page-ranges.js';
 import { syncActivities } from './sync-activity-proxies.js';
 import { addTotals, type ContactsMode, type StreamProgress, type StreamTotals, type StreamWorkflowInput } from './sync-types.js';
 
-/** A run sweeps again when the CRM changed under the previous pass, at most this many passes in all. */
-const MAX_SCAN_PASSES = 3;
+/**
+ * A run sweeps once more when the CRM changed under its scan (one repair pass: a full re-read is
+ * costly on large tables); if that changes again, the state asks the next run to sweep.
+ */
+const MAX_SCAN_PASSES = 2;
 
 /**
  * Contacts: backfill or sweep by id-ascending page ranges in parallel, or incremental by newest
