@@ -4,7 +4,7 @@ import { CONTACT_BUCKET_SIZE, CONTACT_COLUMNS, CONTACT_FIELD_NAMES } from './con
 import { WarehouseInputError } from './errors.js';
 import { quoteIdent, quoteLiteral } from './quote.js';
 import { fingerprintExpr, timestampExpr, timestampLiteral } from './sql-expr.js';
-import { stageDocs } from './stage.js';
+import { stageDocs, stagedDocsSql } from './stage.js';
 import { inTransaction, readCount } from './sql-run.js';
 import type { LoadContext, LoadStats } from './types.js';
 
@@ -17,7 +17,7 @@ export interface LoadContactsOptions {
 
 /**
  * Stages the contacts (one JSON document each, through the appender), types and fingerprints
- * them in SQL, and writes only new or changed ones: one MERGE into `contacts`, a closed and a new
+ * them in SQL, and writes only new or changed ones (appended, or updated in place), a closed and a new
  * version in `contacts_history`, and their tag and list memberships. A tombstoned contact that
  * reappears is live again.
  */
@@ -32,10 +32,10 @@ export async function loadContacts(
   await stageDocs(connection, '_stage_contact_docs', docs);
   return inTransaction(connection, async () => {
     await connection.run(stageSql(opts.siteTimeZone));
-    await connection.run(diffSql());
+    await connection.run(diffSql(ctx));
     const inserted = await readCount(connection, 'SELECT count(*) FROM _stage_contacts_diff WHERE _is_new');
     const changed = await readCount(connection, 'SELECT count(*) FROM _stage_contacts_diff');
-    if (changed > 0) await applyDiff(connection, ctx);
+    if (changed > 0) await applyDiff(connection, ctx, changed - inserted);
     await connection.run('DROP TABLE IF EXISTS _stage_contact_docs; DROP TABLE IF EXISTS _stage_contacts; DROP TABLE IF EXISTS _stage_contacts_diff');
     return { inserted, updated: changed - inserted, unchanged: docs.length - changed, deleted: 0 };
   });
@@ -81,52 +81,53 @@ function stageSql(siteTimeZone: string): string {
     return `${src} AS ${quoteIdent(n)}`;
   });
   return `CREATE OR REPLACE TEMP TABLE _stage_contacts AS
-    SELECT *, ${fingerprintExpr(CONTACT_FIELD_NAMES)} AS _fingerprint FROM (
+    SELECT *, ${fingerprintExpr(CONTACT_COLUMNS)} AS _fingerprint FROM (
       SELECT ${typed.join(', ')}, j.raw AS raw
-      FROM (SELECT json_transform(doc, ${quoteLiteral(TRANSFORM_SPEC)}) AS j FROM _stage_contact_docs)
+      FROM (SELECT json_transform(doc, ${quoteLiteral(TRANSFORM_SPEC)}) AS j FROM ${stagedDocsSql('_stage_contact_docs')})
     )`;
 }
 
-// New, changed or tombstoned-and-back rows, with the start of the open history version (if any)
-// so the new version never starts before the previous one.
-function diffSql(): string {
+// New, changed or tombstoned-and-back rows, each with the start of its new history version:
+// when the CRM says this state began (updated_at), unless that is not after the previous
+// version (e.g. a tag change that did not bump updated_at): then when we saw it.
+function diffSql(ctx: LoadContext): string {
+  const at = timestampLiteral(ctx.syncedAt);
   return `CREATE OR REPLACE TEMP TABLE _stage_contacts_diff AS
-    SELECT s.*, c.id IS NULL AS _is_new, h.last_from AS _prev_from
+    SELECT s.*, c.id IS NULL AS _is_new,
+      CASE WHEN c.id IS NULL OR h.last_from IS NULL THEN coalesce(s.updated_at, s.created_at, ${at})
+        WHEN coalesce(s.updated_at, s.created_at) > h.last_from THEN s.updated_at
+        ELSE greatest(${at}, h.last_from) END AS _valid_from
     FROM _stage_contacts s
     LEFT JOIN contacts c ON c.id = s.id
     LEFT JOIN (
       SELECT id, max(coalesce(valid_to, valid_from)) AS last_from FROM contacts_history
-      WHERE id IN (SELECT id FROM _stage_contacts) GROUP BY id
+      WHERE id IN (SELECT id FROM contacts WHERE id IN (SELECT id FROM _stage_contacts)) GROUP BY id
     ) h ON h.id = s.id
     WHERE c.id IS NULL OR c._fingerprint <> s._fingerprint OR c._deleted_at IS NOT NULL`;
 }
 
-async function applyDiff(connection: DuckDBConnection, ctx: LoadContext): Promise<void> {
+async function applyDiff(connection: DuckDBConnection, ctx: LoadContext, updated: number): Promise<void> {
   const load = quoteLiteral(ctx.loadId);
   const at = timestampLiteral(ctx.syncedAt);
   const cols = [...CONTACT_FIELD_NAMES, 'raw', '_fingerprint'].map(quoteIdent);
   const histCols = [...CONTACT_FIELD_NAMES, '_fingerprint'].map(quoteIdent);
-  // valid_from: when the CRM says this state began (updated_at), unless that is not after the
-  // previous version (e.g. a tag change that did not bump updated_at): then when we saw it.
-  const validFrom = `CASE WHEN _prev_from IS NULL THEN coalesce(updated_at, created_at, ${at})
-    WHEN coalesce(updated_at, created_at) > _prev_from THEN updated_at
-    ELSE greatest(${at}, _prev_from) END`;
-  await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_contacts_versions AS
-    SELECT *, ${validFrom} AS _valid_from FROM _stage_contacts_diff`);
-  await connection.run(`MERGE INTO contacts USING _stage_contacts_versions d ON contacts.id = d.id
-    WHEN MATCHED THEN UPDATE SET ${cols.map((c) => `${c} = d.${c}`).join(', ')}, _load_id = ${load}, _synced_at = ${at}, _deleted_at = NULL
-    WHEN NOT MATCHED THEN INSERT (${cols.join(', ')}, _load_id, _synced_at, _deleted_at)
-      VALUES (${cols.map((c) => `d.${c}`).join(', ')}, ${load}, ${at}, NULL)`);
-  await connection.run(`UPDATE contacts_history SET valid_to = greatest(contacts_history.valid_from, d._valid_from)
-    FROM _stage_contacts_versions d WHERE contacts_history.id = d.id AND contacts_history.valid_to IS NULL AND NOT d._is_new`);
+  const d = '_stage_contacts_diff';
+  if (updated > 0) {
+    await connection.run(`UPDATE contacts SET ${cols.map((c) => `${c} = d.${c}`).join(', ')}, _load_id = ${load}, _synced_at = ${at}, _deleted_at = NULL
+      FROM ${d} d WHERE contacts.id = d.id AND NOT d._is_new`);
+    await connection.run(`UPDATE contacts_history SET valid_to = greatest(contacts_history.valid_from, d._valid_from)
+      FROM ${d} d WHERE contacts_history.id = d.id AND contacts_history.valid_to IS NULL AND NOT d._is_new`);
+    await connection.run(`DELETE FROM contact_tags WHERE contact_id IN (SELECT id FROM ${d} WHERE NOT _is_new)`);
+    await connection.run(`DELETE FROM contact_lists WHERE contact_id IN (SELECT id FROM ${d} WHERE NOT _is_new)`);
+  }
+  // New contacts are plain appends: cheaper than a MERGE over the whole table.
+  await connection.run(`INSERT INTO contacts (${cols.join(', ')}, _load_id, _synced_at, _deleted_at)
+    SELECT ${cols.join(', ')}, ${load}, ${at}, NULL FROM ${d} WHERE _is_new`);
   await connection.run(`INSERT INTO contacts_history (${histCols.join(', ')}, valid_from, valid_to, _load_id, _synced_at)
-    SELECT ${histCols.join(', ')}, _valid_from, NULL, ${load}, ${at} FROM _stage_contacts_versions`);
-  await connection.run(`DELETE FROM contact_tags WHERE contact_id IN (SELECT id FROM _stage_contacts_versions WHERE NOT _is_new)`);
-  await connection.run(`DELETE FROM contact_lists WHERE contact_id IN (SELECT id FROM _stage_contacts_versions WHERE NOT _is_new)`);
-  await connection.run(`INSERT INTO contact_tags SELECT id, unnest(tag_ids), ${load}, ${at} FROM _stage_contacts_versions`);
-  await connection.run(`INSERT INTO contact_lists SELECT id, unnest(list_ids), ${load}, ${at} FROM _stage_contacts_versions`);
-  await markContactBucketsDirty(connection, '_stage_contacts_versions');
-  await connection.run('DROP TABLE IF EXISTS _stage_contacts_versions');
+    SELECT ${histCols.join(', ')}, _valid_from, NULL, ${load}, ${at} FROM ${d}`);
+  await connection.run(`INSERT INTO contact_tags SELECT id, unnest(tag_ids), ${load}, ${at} FROM ${d}`);
+  await connection.run(`INSERT INTO contact_lists SELECT id, unnest(list_ids), ${load}, ${at} FROM ${d}`);
+  await markContactBucketsDirty(connection, d);
 }
 
 /** Records the lake partitions (id ranges) of the four contact tables touched by `idTable`'s ids. */

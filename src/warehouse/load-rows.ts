@@ -4,7 +4,7 @@ import { WarehouseInputError } from './errors.js';
 import { quoteIdent, quoteLiteral } from './quote.js';
 import { fingerprintExpr, timestampExpr, timestampLiteral } from './sql-expr.js';
 import { inTransaction, readCount } from './sql-run.js';
-import { stageDocs } from './stage.js';
+import { stageDocs, stagedDocsSql } from './stage.js';
 import type { LoadContext, LoadStats } from './types.js';
 
 export const MAX_ROWS_PER_LOAD = 500_000;
@@ -96,8 +96,8 @@ function stageSql(spec: RowSpec, stage: string, siteTimeZone: string): string {
     return `${src} AS ${quoteIdent(n)}`;
   });
   return `CREATE OR REPLACE TEMP TABLE ${quoteIdent(stage)} AS
-    SELECT *, ${fingerprintExpr(spec.columns.map(([n]) => n))} AS _fingerprint FROM (
+    SELECT *, ${fingerprintExpr(spec.columns)} AS _fingerprint FROM (
       SELECT ${typed.join(', ')}, j.raw AS raw
-      FROM (SELECT json_transform(doc, ${quoteLiteral(JSON.stringify(transform))}) AS j FROM ${quoteIdent(`${stage}_docs`)})
+      FROM (SELECT json_transform(doc, ${quoteLiteral(JSON.stringify(transform))}) AS j FROM ${stagedDocsSql(`${stage}_docs`)})
     )`;
 }

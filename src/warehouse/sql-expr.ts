@@ -10,10 +10,18 @@ export function timestampExpr(expr: string, siteTimeZone: string): string {
     ELSE timezone(${quoteLiteral(siteTimeZone)}, CAST(${expr} AS TIMESTAMP)) END`;
 }
 
-/** A stable content fingerprint of the given columns (md5 of their JSON). */
-export function fingerprintExpr(columns: readonly string[], from = ''): string {
-  const prefix = from ? `${from}.` : '';
-  return `md5(CAST(to_json(struct_pack(${columns.map((c) => `${quoteIdent(c)} := ${prefix}${quoteIdent(c)}`).join(', ')})) AS VARCHAR))`;
+/**
+ * A stable content fingerprint of the given columns: md5 over their text joined by a unit
+ * separator (NULL as NUL). Timestamps enter as epoch microseconds, so the session time zone
+ * cannot change a fingerprint. About twice as fast as md5(to_json(...)) (measured).
+ */
+export function fingerprintExpr(columns: readonly (readonly [string, string])[]): string {
+  const parts = columns.map(([name, type]) => {
+    const c = quoteIdent(name);
+    const text = type === 'TIMESTAMPTZ' ? `CAST(epoch_us(${c}) AS VARCHAR)` : `CAST(${c} AS VARCHAR)`;
+    return `coalesce(${text}, chr(0))`;
+  });
+  return `md5(concat_ws(chr(31), ${parts.join(', ')}))`;
 }
 
 export function timestampLiteral(d: Date): string {

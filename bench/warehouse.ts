@@ -1,0 +1,122 @@
+// Warehouse load benchmark: 1,000,000 contacts through loadContacts (stage + fingerprint + merge),
+// DuckDB's own bulk read of the same data as the baseline, a reload with 1% changed, a lake
+// publish, and peak memory. Figures go to stdout and bench/results/warehouse.json.
+import { createWriteStream, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { once } from 'node:events';
+import { openWarehouse } from '../src/warehouse/index.js';
+import { benchContact } from './warehouse-contacts.js';
+
+const arg = (name: string, fallback: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+};
+const N = arg('contacts', 1_000_000);
+const BATCH = arg('batch', 100_000);
+const CHANGED_EVERY = 100; // 1% changed
+
+const dir = mkdtempSync(join(tmpdir(), 'crmsync-bench-'));
+const secs = (ms: number) => Math.round(ms) / 1000;
+const rate = (rows: number, ms: number) => Math.round(rows / (ms / 1000));
+
+function batch(from: number, size: number, versionOf: (i: number) => number) {
+  return Array.from({ length: size }, (_, k) => benchContact(from + k, versionOf(from + k)));
+}
+
+async function main() {
+  const w = await openWarehouse({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake') });
+  await w.migrate();
+  const ndjsonPath = join(dir, 'contacts.ndjson');
+  const ndjson = createWriteStream(ndjsonPath);
+  let genMs = 0;
+  let loadMs = 0;
+  const first = { inserted: 0, updated: 0, unchanged: 0 };
+  for (let from = 1; from <= N; from += BATCH) {
+    let t = performance.now();
+    const cs = batch(from, Math.min(BATCH, N - from + 1), () => 0);
+    genMs += performance.now() - t;
+    t = performance.now();
+    const s = await w.loadContacts(cs, { loadId: `bench-${from}`, syncedAt: new Date() });
+    loadMs += performance.now() - t;
+    first.inserted += s.inserted;
+    first.updated += s.updated;
+    first.unchanged += s.unchanged;
+    // the same data as a file, for DuckDB's own bulk read (untimed)
+    if (!ndjson.write(cs.map((c) => JSON.stringify(c)).join('\n') + '\n')) await once(ndjson, 'drain');
+    process.stderr.write(`loaded ${Math.min(from + BATCH - 1, N)}/${N}\r`);
+  }
+  ndjson.end();
+  await once(ndjson, 'finish');
+  process.stderr.write('\n');
+
+  // Baseline: DuckDB reading the same contacts from NDJSON into a typed table (same columns).
+  const cols = `{id:'BIGINT', user_id:'BIGINT', hash:'VARCHAR', email:'VARCHAR', first_name:'VARCHAR', last_name:'VARCHAR', full_name:'VARCHAR', status:'VARCHAR', contact_type:'VARCHAR', phone:'VARCHAR', address_line_1:'VARCHAR', address_line_2:'VARCHAR', city:'VARCHAR', state:'VARCHAR', postal_code:'VARCHAR', country:'VARCHAR', date_of_birth:'DATE', photo:'VARCHAR', company_id:'BIGINT', total_points:'DOUBLE', life_time_value:'DOUBLE', tags:'JSON', lists:'JSON', custom_values:'JSON', created_at:'TIMESTAMPTZ', updated_at:'TIMESTAMPTZ', raw:'JSON'}`;
+  let t = performance.now();
+  await w.connection.run(`CREATE TABLE baseline_json AS SELECT * FROM read_json('${ndjsonPath}', format = 'newline_delimited', columns = ${cols})`);
+  const baselineJsonMs = performance.now() - t;
+  const parquetPath = join(dir, 'contacts.parquet');
+  await w.connection.run(`COPY baseline_json TO '${parquetPath}' (FORMAT parquet)`);
+  t = performance.now();
+  await w.connection.run(`CREATE TABLE baseline_parquet AS SELECT * FROM read_parquet('${parquetPath}')`);
+  const baselineParquetMs = performance.now() - t;
+  await w.connection.run('DROP TABLE baseline_json; DROP TABLE baseline_parquet');
+
+  // Reload all with 1% changed.
+  let mergeMs = 0;
+  const merge = { inserted: 0, updated: 0, unchanged: 0 };
+  for (let from = 1; from <= N; from += BATCH) {
+    const cs = batch(from, Math.min(BATCH, N - from + 1), (i) => (i % CHANGED_EVERY === 0 ? 1 : 0));
+    t = performance.now();
+    const s = await w.loadContacts(cs, { loadId: `bench-merge-${from}`, syncedAt: new Date() });
+    mergeMs += performance.now() - t;
+    merge.inserted += s.inserted;
+    merge.updated += s.updated;
+    merge.unchanged += s.unchanged;
+  }
+
+  t = performance.now();
+  await w.publishLake();
+  const publishFullMs = performance.now() - t;
+  await w.loadContacts(batch(1, 1000, () => 2), { loadId: 'bench-small', syncedAt: new Date() });
+  t = performance.now();
+  await w.publishLake();
+  const publishIncrementalMs = performance.now() - t;
+  const history = (await w.query('SELECT count(*) AS n FROM contacts_history'))[0]!.n;
+  await w.close();
+
+  const loadRate = rate(N, loadMs);
+  const results = {
+    benchmark: 'warehouse',
+    at: new Date().toISOString(),
+    machine: { cpus: (await import('node:os')).cpus().length, node: process.version },
+    contacts: N,
+    batch: BATCH,
+    ndjsonBytes: statSync(ndjsonPath).size,
+    generateSeconds: secs(genMs),
+    load: { seconds: secs(loadMs), rowsPerSecond: loadRate, ...first },
+    baseline: {
+      readJsonSeconds: secs(baselineJsonMs),
+      readJsonRowsPerSecond: rate(N, baselineJsonMs),
+      readParquetSeconds: secs(baselineParquetMs),
+      readParquetRowsPerSecond: rate(N, baselineParquetMs),
+    },
+    ratioToReadJson: Math.round((loadRate / rate(N, baselineJsonMs)) * 1000) / 1000,
+    ratioToReadParquet: Math.round((loadRate / rate(N, baselineParquetMs)) * 1000) / 1000,
+    mergeOnePercentChanged: { seconds: secs(mergeMs), rowsPerSecond: rate(N, mergeMs), ...merge },
+    historyRows: history,
+    publishLake: { fullSeconds: secs(publishFullMs), incrementalSeconds: secs(publishIncrementalMs) },
+    peakRssMB: Math.round(process.resourceUsage().maxRSS / 1024),
+    targetRowsPerSecond: 300_000,
+  };
+  console.log(JSON.stringify(results, null, 2));
+  const out = join(import.meta.dirname, 'results');
+  mkdirSync(out, { recursive: true });
+  writeFileSync(join(out, N === 1_000_000 ? 'warehouse.json' : `warehouse-${N}.json`), JSON.stringify(results, null, 2) + '\n');
+}
+
+try {
+  await main();
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
