@@ -1,7 +1,7 @@
 import type { Logger } from '../logger.js';
 import { isKnownEvent } from './event-names.js';
 import { SpoolUnavailableError } from './errors.js';
-import { readLimitedBody } from './read-limited-body.js';
+import { readLimitedBody, type RequestBody } from './read-limited-body.js';
 import type { SecretResolver } from './secret-resolver.js';
 import type { AppendOutcome } from './spool.js';
 import type { SpoolEntry } from './spool-frame.js';
@@ -13,8 +13,8 @@ export interface WebhookRequest {
   method: string;
   /** Header names in lower case, as node:http gives them. */
   headers: Record<string, string | string[] | undefined>;
-  /** The raw body: a stream (read only up to the limit) or bytes already read. */
-  body: AsyncIterable<Uint8Array> | Uint8Array;
+  /** The raw body: a stream or source read only up to the limit, or bytes already read. */
+  body: RequestBody;
 }
 
 export interface WebhookResponse {

@@ -63,8 +63,10 @@ export async function recoverSpool(dir: string, logger?: Logger): Promise<Recove
     }
     if (decoded.validEnd < buf.length) {
       const isLast = i === names.length - 1;
-      logger?.warn({ segment: name, validBytes: decoded.validEnd, totalBytes: buf.length }, isLast ? 'spool: cutting off a torn tail' : 'spool: damaged frames skipped');
-      if (isLast) {
+      // Zeros after the last frame are preallocated space, not damage.
+      const zeros = buf.subarray(decoded.validEnd).every((b) => b === 0);
+      if (!zeros) logger?.warn({ segment: name, validBytes: decoded.validEnd, totalBytes: buf.length }, isLast ? 'spool: cutting off a torn tail' : 'spool: damaged frames skipped');
+      if (isLast || zeros) {
         const fh = await open(path, 'r+');
         try {
           await fh.truncate(decoded.validEnd);

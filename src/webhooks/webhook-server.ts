@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../logger.js';
 import { handleWebhookRequest, type WebhookHandlerDeps } from './handle-webhook-request.js';
+import { incomingBody } from './read-limited-body.js';
 
 export interface WebhookServerOptions {
   host: string;
@@ -46,7 +47,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   const server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000, keepAliveTimeout: 5_000 }, (req: IncomingMessage, res: ServerResponse) => {
     const url = (req.url ?? '/').split('?')[0];
     if (url === path) {
-      handleWebhookRequest({ method: req.method ?? 'GET', headers: req.headers, body: keepSocketOnEarlyStop(req) }, options.handler).then(
+      handleWebhookRequest({ method: req.method ?? 'GET', headers: req.headers, body: incomingBody(req) }, options.handler).then(
         (r) => send(res, r.status, JSON.stringify(r.body), r.headers),
         (err: unknown) => {
           logger?.error({ err: { message: (err as Error).message, code: (err as { code?: string }).code } }, 'webhook handler failed');
@@ -87,24 +88,5 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
         server.close(() => resolve());
         server.closeIdleConnections();
       }),
-  };
-}
-
-/**
- * The request body as an async iterable that, when the reader stops early (body too large), drains
- * the rest instead of destroying the socket, so the client still receives the 413.
- */
-function keepSocketOnEarlyStop(req: IncomingMessage): AsyncIterable<Uint8Array> {
-  return {
-    [Symbol.asyncIterator]() {
-      const it = req[Symbol.asyncIterator]() as AsyncIterator<Uint8Array>;
-      return {
-        next: () => it.next(),
-        return: async () => {
-          req.resume();
-          return { done: true, value: undefined };
-        },
-      };
-    },
   };
 }

@@ -1,0 +1,41 @@
+// One server under test for bench/webhooks.ts, in its own process so that it does not share a
+// core with the load generator: `baseline` (node:http, HMAC check, 200) or `durable` (the real
+// receiver with its fsynced spool). Prints {"url"} once listening; on SIGTERM prints its stats.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Secret } from '../src/secret.js';
+import { createSecretResolver } from '../src/webhooks/secret-resolver.js';
+import { startWebhookService } from '../src/webhooks/webhook-service.js';
+
+const [mode, secret, spoolDir] = process.argv.slice(2) as [string, string, string];
+
+if (mode === 'baseline') {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const given = Buffer.from(String(req.headers['x-service-signature'] ?? '').slice(7), 'hex');
+      const expected = createHmac('sha256', secret).update(body).digest();
+      const ok = given.length === expected.length && timingSafeEqual(given, expected);
+      res.writeHead(ok ? 200 : 401).end();
+    });
+  });
+  server.listen(0, '127.0.0.1', () => {
+    process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/crm` })}\n`);
+  });
+  process.on('SIGTERM', () => {
+    process.stdout.write(`${JSON.stringify({ stats: {} })}\n`);
+    server.close(() => process.exit(0));
+    server.closeAllConnections();
+  });
+} else {
+  const service = await startWebhookService({ spoolDir, host: '127.0.0.1', port: 0, secrets: createSecretResolver({ secret: new Secret(secret) }) });
+  process.stdout.write(`${JSON.stringify({ url: service.url })}\n`);
+  process.on('SIGTERM', () => {
+    const s = service.spool.stats();
+    process.stdout.write(`${JSON.stringify({ stats: { committed: s.committedSeq, fsyncBatches: s.batches, received: service.metrics.snapshot().received } })}\n`);
+    void service.close().then(() => process.exit(0));
+  });
+}
