@@ -5,9 +5,10 @@ import { CrmsyncError } from '../errors.js';
  * (a token bucket with a burst of about one request, so requests go out evenly spaced), adapted
  * from what the server says:
  *
- * - without a configured budget it starts at `initialRps` and grows by half per second while the
- *   limiter is the bottleneck (slow start) until the first 429;
- * - a 429 records the send rate at that moment as the server's limit, drops to 85% of it and pauses
+ * - without a configured budget it starts at `initialRps` and doubles per second while the limiter
+ *   is the bottleneck (slow start) until the first 429;
+ * - a 429 records the send rate of the last second (less the refused request) as the server's
+ *   limit, drops to 85% of it and pauses
  *   everyone for Retry-After; later 429s from requests sent before that drop are not counted again;
  * - afterwards it climbs quickly back to 95% of the learned limit, then probes above it slowly
  *   (about 1% of the limit per 10 s) so it stays just under the limit instead of oscillating;
@@ -113,8 +114,8 @@ export function createRateLimiter(opts: RateLimiterOptions = {}): RateLimiter {
         if (nextSlot >= pausedUntil) saturatedAt = t; // held back by the budget, not by a pause
         return;
       }
-      // Burst of at most one interval: lateness of one timer tick is recovered, idle time is not banked.
-      nextSlot = Math.max(nextSlot, t - interval()) + interval();
+      // Burst of at most half an interval: a late timer tick is recovered, idle time is not banked.
+      nextSlot = Math.max(nextSlot, t - interval() / 2) + interval();
       inFlight++;
       granted++;
       recentGrants.push(t);
@@ -144,9 +145,17 @@ export function createRateLimiter(opts: RateLimiterOptions = {}): RateLimiter {
       rateLimited++;
       pause(o.retryAfterMs ?? DEFAULT_PAUSE_MS);
       if (!adaptive || dispatchedAt < lastDecreaseAt) return; // same episode: already reacted
-      const sent = sendRate(t);
-      learned = Math.max(minRps, Math.min(rps, sent > 0 ? sent : rps));
-      rps = Math.max(minRps, learned * 0.85);
+      if (phase === 'steady' && learned !== undefined && rps > learned * 0.95) {
+        // Refused while probing above the known-good rate: the limit is where it was; step back under it.
+        learned = Math.min(learned, rps);
+        rps = Math.max(minRps, learned * 0.93);
+      } else {
+        // Requests sent in the last second, less the one refused, approximate what the server allows
+        // (an upper bound while the rate was still climbing: a second 429 then corrects it).
+        const sent = sendRate(t);
+        learned = Math.max(minRps, Math.min(rps, sent > 1 ? sent - 1 : rps));
+        rps = Math.max(minRps, learned * 0.85);
+      }
       phase = 'steady';
       lastDecreaseAt = t;
       nextSlot = Math.max(nextSlot, pausedUntil);
@@ -167,7 +176,7 @@ export function createRateLimiter(opts: RateLimiterOptions = {}): RateLimiter {
     // Grow only while the budget is what holds requests back, so an idle period does not bank rate.
     if (t - saturatedAt > 1000) return;
     if (phase === 'slow_start') {
-      rps = Math.min(ceiling, rps + 0.5);
+      rps = Math.min(ceiling, rps + 1); // doubles per second of saturated traffic
     } else if (learned === undefined || rps < learned * 0.95) {
       const target = learned === undefined ? ceiling : learned * 0.95;
       rps = Math.min(ceiling, target, rps + Math.max(1, (learned ?? rps) * 0.1) / rps);

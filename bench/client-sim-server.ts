@@ -1,0 +1,13 @@
+/**
+ * Child process for bench/client.ts: serves the simulator on its own event loop (as a remote CRM
+ * would be) and prints its base URL and credentials as one JSON line. Exits when stdin closes.
+ */
+import { startSimulator } from '../src/simulator/index.js';
+
+const contacts = Number(process.argv[2] ?? 5000);
+const sim = await startSimulator({ contacts, seed: 5 });
+process.stdout.write(`${JSON.stringify({ baseUrl: sim.baseUrl, credentials: sim.credentials })}\n`);
+process.stdin.resume();
+process.stdin.on('end', () => {
+  void sim.close().then(() => process.exit(0));
+});

@@ -1,0 +1,121 @@
+/**
+ * Client throughput: pages/s reading contacts through the CRM client (rate limiter, retries,
+ * zod validation, normalization, drift checks) versus a bare undici loop fetching the same pages at
+ * the same concurrency (request, read, JSON.parse). Rounds alternate so machine noise hits both;
+ * the figure is the ratio of medians. The simulator runs in a child process, like a remote CRM.
+ *
+ *   node --import tsx bench/client.ts [contacts=6000] [perPage=100] [concurrency=4] [rounds=5]
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { join } from 'node:path';
+import { Pool } from 'undici';
+import { createCrmClient, createRateLimiter } from '../src/crm/index.js';
+
+const [contacts = 6000, perPage = 100, concurrency = 4, rounds = 5] = process.argv.slice(2).map(Number);
+const pages = Math.ceil(contacts / perPage);
+
+const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'client-sim-server.ts'), String(contacts)], {
+  stdio: ['pipe', 'pipe', 'inherit'],
+});
+const first = await new Promise<string>((resolve, reject) => {
+  createInterface({ input: child.stdout! }).once('line', resolve);
+  child.once('exit', (code) => reject(new Error(`simulator exited with ${code}`)));
+});
+const { baseUrl, credentials } = JSON.parse(first) as { baseUrl: string; credentials: { username: string; password: string } };
+const url = new URL(baseUrl);
+const auth = `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}`;
+
+async function bare(): Promise<number> {
+  const pool = new Pool(url.origin, { connections: concurrency, pipelining: 1 });
+  try {
+    let next = 1;
+    let rows = 0;
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next <= pages) {
+          const page = next++;
+          const res = await pool.request({
+            path: `${url.pathname}/subscribers?page=${page}&per_page=${perPage}&order_by=id&order_type=ASC&sort_by=id&sort_type=ASC`,
+            method: 'GET',
+            headers: { authorization: auth, accept: 'application/json' },
+          });
+          const body = (await res.body.json()) as { subscribers: { data: unknown[] } };
+          rows += body.subscribers.data.length;
+        }
+      }),
+    );
+    return rows;
+  } finally {
+    await pool.close();
+  }
+}
+
+async function viaClient(): Promise<number> {
+  const client = createCrmClient({
+    baseUrl,
+    username: credentials.username,
+    password: credentials.password,
+    maxConcurrency: concurrency,
+    // The budget is not what is measured here: a ceiling far above what the server can serve.
+    limiter: createRateLimiter({ maxRps: 1_000_000, maxConcurrency: concurrency }),
+  });
+  try {
+    let rows = 0;
+    for await (const page of client.paginate((p, pp) => client.contacts.listPage({ page: p, perPage: pp, order: 'asc', orderBy: 'id' }), {
+      perPage,
+      concurrency,
+      order: 'asc',
+    })) {
+      rows += page.items.length;
+    }
+    return rows;
+  } finally {
+    await client.close();
+  }
+}
+
+async function timed(fn: () => Promise<number>): Promise<{ seconds: number; rows: number }> {
+  const t = performance.now();
+  const rows = await fn();
+  return { seconds: (performance.now() - t) / 1000, rows };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+try {
+  await timed(bare); // warm-up: JIT, connections, simulator caches
+  await timed(viaClient);
+  const bareRates: number[] = [];
+  const clientRates: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    const order = r % 2 === 0 ? [bare, viaClient] : [viaClient, bare];
+    for (const fn of order) {
+      const { seconds, rows } = await timed(fn);
+      if (rows !== contacts) throw new Error(`${fn.name} read ${rows} rows, expected ${contacts}`);
+      (fn === bare ? bareRates : clientRates).push(pages / seconds);
+    }
+  }
+  const result = {
+    benchmark: 'client',
+    date: new Date().toISOString(),
+    node: process.version,
+    contacts,
+    perPage,
+    pages,
+    concurrency,
+    rounds,
+    barePagesPerSec: Math.round(median(bareRates) * 10) / 10,
+    clientPagesPerSec: Math.round(median(clientRates) * 10) / 10,
+    ratio: Math.round((median(clientRates) / median(bareRates)) * 1000) / 1000,
+    target: 0.9,
+    samples: { bare: bareRates.map((x) => Math.round(x)), client: clientRates.map((x) => Math.round(x)) },
+  };
+  console.log(`bare undici: ${result.barePagesPerSec} pages/s; client: ${result.clientPagesPerSec} pages/s; ratio ${result.ratio} (target >= 0.9)`);
+  console.log(JSON.stringify(result.samples));
+  mkdirSync(join(import.meta.dirname, 'results'), { recursive: true });
+  writeFileSync(join(import.meta.dirname, 'results', 'client.json'), `${JSON.stringify(result, null, 2)}\n`);
+} finally {
+  child.stdin!.end();
+}
