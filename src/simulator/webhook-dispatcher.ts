@@ -29,6 +29,8 @@ export class WebhookDispatcher {
   #nextHook = 1;
   #nextDelivery = 1;
   readonly #busy = new Set<number>();
+  /** Pending deliveries per webhook in creation order (kept short: final ones leave it). */
+  readonly #queues = new Map<number, DeliveryRec[]>();
   readonly #timers = new Set<NodeJS.Timeout>();
   readonly #inflight = new Set<Promise<void>>();
   readonly #abort = new AbortController();
@@ -161,6 +163,9 @@ export class WebhookDispatcher {
       createdAt: this.opts.now(),
     };
     this.deliveries.set(d.id, d);
+    const queue = this.#queues.get(h.id) ?? [];
+    queue.push(d);
+    this.#queues.set(h.id, queue);
     if (this.deliveries.size > MAX_DELIVERIES_KEPT) {
       for (const [oldId, old] of this.deliveries) {
         if (old.status !== 'pending') {
@@ -188,13 +193,9 @@ export class WebhookDispatcher {
           const h = this.hooks.get(hookId);
           if (!h || h.status !== 'active') return;
           const now = this.opts.now();
-          let next: DeliveryRec | undefined;
-          for (const d of this.deliveries.values()) {
-            if (d.webhookId === hookId && d.status === 'pending' && d.nextAttemptAt !== null && d.nextAttemptAt <= now) {
-              next = d;
-              break;
-            }
-          }
+          const queue = (this.#queues.get(hookId) ?? []).filter((d) => d.status === 'pending');
+          this.#queues.set(hookId, queue);
+          const next = queue.find((d) => d.nextAttemptAt !== null && d.nextAttemptAt <= now);
           if (!next) return;
           await this.#attempt(next);
         }
@@ -272,11 +273,11 @@ export class WebhookDispatcher {
     this.#timers.add(timer);
   }
 
-  /** Waits until no delivery is in flight and none is due within `withinMs` (for tests). */
+  /** Waits until no delivery is in flight or pending (for tests), or until timeoutMs. */
   async settle(timeoutMs = 10_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      const pendingSoon = [...this.deliveries.values()].some((d) => d.status === 'pending');
+      const pendingSoon = [...this.#queues.values()].some((q) => q.some((d) => d.status === 'pending'));
       if (this.#inflight.size === 0 && !pendingSoon) return;
       await new Promise((r) => setTimeout(r, 10));
     }
