@@ -4,7 +4,7 @@ import { describeSendError } from './describe-send-error.js';
 import type { PushCrm } from './push-crm.js';
 import type { PushLedger } from './push-ledger.js';
 import type { StoredPlanRow } from './push-plan-store.js';
-import { SerialQueue } from './serial-queue.js';
+import { LedgerWriter } from './ledger-writer.js';
 
 export interface BatchProgress {
   done: number;
@@ -58,7 +58,7 @@ export async function sendBatch(deps: SendBatchDeps, opts: SendBatchOptions): Pr
   const now = deps.now ?? (() => new Date());
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const maxAttempts = opts.maxAttempts ?? 5;
-  const ledgerQueue = new SerialQueue();
+  const writer = new LedgerWriter(deps.ledger);
   const pushed = await deps.ledger.alreadyPushed(opts.source, new Map(opts.rows.map((r) => [r.key, r.fingerprint])));
   const result: BatchResult = { sent: 0, succeeded: 0, failed: 0, skipped: 0, requests: 0 };
   const progress: BatchProgress = { done: 0, total: opts.rows.length, succeeded: 0, failed: 0, skipped: 0, lastSeq: -1 };
@@ -81,12 +81,10 @@ export async function sendBatch(deps: SendBatchDeps, opts: SendBatchOptions): Pr
       result.requests += 1;
       try {
         const res = await deps.crm.upsertContact(row.body);
-        await ledgerQueue.run(() =>
-          deps.ledger.recordSuccess({
-            source: opts.source, key: row.key, email: row.body.email, fingerprint: row.fingerprint, sourceFingerprint: row.sourceFingerprint,
-            runId: opts.runId, httpStatus: 200, contactId: res.contact.id, actionType: res.actionType, at: now(),
-          }),
-        );
+        await writer.success({
+          source: opts.source, key: row.key, email: row.body.email, fingerprint: row.fingerprint, sourceFingerprint: row.sourceFingerprint,
+          runId: opts.runId, httpStatus: 200, contactId: res.contact.id, actionType: res.actionType, at: now(),
+        });
         return finish(row, 'succeeded');
       } catch (err) {
         if (!(err instanceof CrmsyncError) || err.code.startsWith('PUSH_')) throw err;
@@ -99,13 +97,11 @@ export async function sendBatch(deps: SendBatchDeps, opts: SendBatchOptions): Pr
           await sleep(info.retryAfterMs ?? Math.min(250 * 2 ** (attempt - 1), 5000));
           continue;
         }
-        await ledgerQueue.run(() =>
-          deps.ledger.recordFailure({
-            source: opts.source, key: row.key, email: row.body.email, fingerprint: row.fingerprint, runId: opts.runId,
-            httpStatus: info.httpStatus, code: info.code, field: info.field, message: info.message,
-            retryable: info.retryable, at: now(),
-          }),
-        );
+        await writer.failure({
+          source: opts.source, key: row.key, email: row.body.email, fingerprint: row.fingerprint, runId: opts.runId,
+          httpStatus: info.httpStatus, code: info.code, field: info.field, message: info.message,
+          retryable: info.retryable, at: now(),
+        });
         return finish(row, 'failed');
       }
     }

@@ -42,11 +42,13 @@ describe('mapSourceRow', () => {
       },
       4,
       FIELDS,
+      'fp4',
     );
     expect(r.ok).toBe(true);
     if (!r.ok) return;
     expect(r.draft).toEqual({
       rowNumber: 4,
+      sourceFingerprint: 'fp4',
       key: 'ada@example.test',
       body: {
         email: 'Ada@Example.test',

@@ -1,0 +1,80 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { createPushActivities } from '../../activities/push-activities.js';
+import { silentLogger } from '../../src/logger.js';
+import { pushCrmFromClient } from '../../src/push/push-crm-from-client.js';
+import type { PushWorkflowResult } from '../../workflows/push-types.js';
+import { withTestWorker } from '../helpers/temporal.js';
+import { withPushDb } from './helpers/push-db.js';
+import { upsertRequests, withSimClient } from './helpers/sim-client.js';
+
+const ROWS = Number(process.env.PUSH_TEST_ROWS ?? 2000);
+const LIMIT_RPS = 20;
+
+/** Source rows with names, phones, custom values, tags and lists by title. */
+const sourceSql = (n: number) => `CREATE OR REPLACE TABLE upserts AS
+  SELECT 'wf' || i || '@example.test' AS email,
+         ['subscribed', 'pending', 'unsubscribed'][1 + i % 3] AS status,
+         'First' || i AS first_name, 'Last' || (i % 97) AS last_name, '+1-555-' || lpad((i % 10000)::VARCHAR, 4, '0') AS phone,
+         ['Berlin', 'Porto', 'Austin'][1 + i % 3] AS city,
+         ['Red', 'Green', 'Blue'][1 + i % 3] AS cf_favorite_color,
+         CASE WHEN i % 4 = 0 THEN ['VIP'] ELSE ['Trial User', 'Newsletter Reader'] END AS tags,
+         ['Prospects'] AS lists
+  FROM range(${n}) t(i)`;
+
+describe('pushWorkflow against a rate-limited simulator', () => {
+  it(`lands ${ROWS} rows at >= 90% of a ${LIMIT_RPS} req/s limit with < 1% 429s; a rerun sends nothing; 10 changes send 10`, { timeout: 240_000 }, async () => {
+    await withSimClient({ contacts: 10, seed: 11, faults: { rateLimitRps: LIMIT_RPS } }, {}, async (sim, client) => {
+      await withPushDb(async (db) => {
+        await db.query(sourceSql(ROWS));
+        const base = createPushActivities({ crm: pushCrmFromClient(client), withDb: (fn) => fn(db), logger: silentLogger });
+        const t00 = performance.now();
+        const activities = { ...base, pushBatch: async (i: Parameters<typeof base.pushBatch>[0]) => { const t = performance.now(); const r = await base.pushBatch(i); if (process.env.PUSH_PROBE) console.log(`batch ${i.fromSeq} start ${(t - t00).toFixed(0)} took ${(performance.now() - t).toFixed(0)} ms rps ${client.limiter.snapshot().rps.toFixed(1)}`); return r; } };
+        await withTestWorker({ warehouseActivities: activities }, async ({ client: temporal, taskQueue }) => {
+          const run = (): Promise<PushWorkflowResult> =>
+            temporal.workflow.execute('pushWorkflow', { taskQueue, workflowId: `push-${randomUUID()}`, args: [{ from: 'upserts' }] });
+
+          const started = performance.now();
+          const first = await run();
+          const seconds = (performance.now() - started) / 1000;
+          const requests = upsertRequests(sim);
+          const stats = sim.stats();
+          const achieved = first.succeeded / seconds;
+          console.log(`push: ${first.succeeded} rows in ${seconds.toFixed(1)} s = ${achieved.toFixed(2)} req/s of ${LIMIT_RPS} allowed (${((100 * achieved) / LIMIT_RPS).toFixed(1)}%), 429s ${stats.status429}/${requests}`);
+          expect(first).toMatchObject({ toSend: ROWS, sent: ROWS, succeeded: ROWS, failed: 0, skipped: 0 });
+          expect(stats.status429 / requests).toBeLessThan(0.01);
+          expect(achieved).toBeGreaterThanOrEqual(0.9 * LIMIT_RPS);
+
+          // Everything landed and equals the source.
+          const truth = new Map(sim.truth().contacts.map((c) => [c.email, c]));
+          const tagIds = new Map(sim.truth().tags.map((t) => [String(t.title), Number(t.id)]));
+          const source = await db.query(`SELECT email, status, first_name, last_name, phone, city, cf_favorite_color, tags FROM upserts`);
+          const mismatched = source.filter((r) => {
+            const c = truth.get(String(r.email));
+            const tags = (r.tags as string[]).map((t) => tagIds.get(t)).sort((a, b) => a! - b!);
+            return !c || c.status !== r.status || c.first_name !== r.first_name || c.last_name !== r.last_name || c.phone !== r.phone ||
+              c.city !== r.city || c.custom_values.favorite_color !== r.cf_favorite_color || JSON.stringify(c.tags) !== JSON.stringify(tags);
+          });
+          expect(mismatched).toEqual([]);
+
+          // No change: no request at all.
+          const before = sim.stats().requests;
+          const second = await run();
+          expect(second).toMatchObject({ toSend: 0, sent: 0, counts: { unchanged: ROWS } });
+          expect(sim.stats().requests).toBe(before);
+
+          // Ten changed rows: exactly ten upserts.
+          await db.query(`UPDATE upserts SET city = 'Lisbon' WHERE email IN (SELECT email FROM upserts ORDER BY email LIMIT 10)`);
+          const upsertsBefore = upsertRequests(sim) - sim.stats().status429;
+          const third = await run();
+          expect(third).toMatchObject({ toSend: 10, succeeded: 10, counts: { changed: 10, unchanged: ROWS - 10 } });
+          expect(upsertRequests(sim) - sim.stats().status429 - upsertsBefore).toBe(10);
+          expect([...truth.values()].length).toBeGreaterThan(0);
+          expect(sim.truth().contacts.filter((c) => c.city === 'Lisbon' && c.email.startsWith('wf')).length).toBe(10);
+          const ledger = await db.query(`SELECT count(*) AS n FROM _push_ledger WHERE outcome = 'succeeded'`);
+          expect(Number(ledger[0]?.n)).toBe(ROWS);
+        });
+      });
+    });
+  });
+});
