@@ -1,11 +1,12 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import type { Config } from '../config.js';
 import { startDevServer, type DevServer } from './dev-server.js';
 import { readEmbeddedServerRecord, removeEmbeddedServerRecord, writeEmbeddedServerRecord } from './embedded-server-file.js';
-import { TemporalUnreachableError } from './errors.js';
+import { withEmbeddedServerLock } from './embedded-server-lock.js';
+import { TemporalDevServerError, TemporalUnreachableError } from './errors.js';
 import { locateTemporalCliFromConfig } from './locate-cli.js';
 import { waitForTemporal } from './wait-for-temporal.js';
 
@@ -61,16 +62,51 @@ export async function withTemporal<T>(config: TemporalConfig, fn: (t: TemporalHa
 
 async function resolveServer(config: TemporalConfig): Promise<{ address: string; server: DevServer | undefined }> {
   if (config.temporal.address) return { address: config.temporal.address, server: undefined };
-  const namespace = config.temporal.namespace;
-  const sibling = await readEmbeddedServerRecord(config.dataDir);
-  if (sibling && sibling.namespace === namespace && (await waitForTemporal({ address: sibling.address, namespace, timeoutMs: 3_000 }))) {
-    return { address: sibling.address, server: undefined };
-  }
   await mkdir(config.dataDir, { recursive: true });
-  const cli = locateTemporalCliFromConfig(config);
-  const server = await startDevServer({ cliPath: cli.path, namespace, dbFile: join(config.dataDir, 'temporal.sqlite') });
-  await writeEmbeddedServerRecord(config.dataDir, { address: server.address, pid: server.pid, namespace });
-  return { address: server.address, server };
+  const joined = await joinSibling(config);
+  if (joined) return { address: joined, server: undefined };
+  return await withEmbeddedServerLock(config.dataDir, async () => {
+    // A sibling may have finished starting while we waited for the lock.
+    const late = await joinSibling(config);
+    if (late) return { address: late, server: undefined };
+    const cli = locateTemporalCliFromConfig(config);
+    const namespace = config.temporal.namespace;
+    const server = await startDevServer({ cliPath: cli.path, namespace, dbFile: join(config.dataDir, 'temporal.sqlite') });
+    await writeEmbeddedServerRecord(config.dataDir, { address: server.address, pid: server.pid, namespace });
+    return { address: server.address, server };
+  });
+}
+
+/** The address of a live embedded server another crmsync process runs on this data dir. */
+async function joinSibling(config: TemporalConfig): Promise<string | undefined> {
+  const sibling = await readEmbeddedServerRecord(config.dataDir);
+  if (!sibling) return undefined;
+  const namespace = config.temporal.namespace;
+  // The recorded pid may have been reused by an unrelated process after a crash.
+  if (!(await runsDevServer(sibling.pid))) {
+    await removeEmbeddedServerRecord(config.dataDir, sibling.pid);
+    return undefined;
+  }
+  // A second server on the same SQLite file would corrupt it: refuse rather than start one.
+  if (sibling.namespace !== namespace) {
+    throw new TemporalDevServerError(
+      `Process ${sibling.pid} runs the embedded Temporal of ${config.dataDir} for namespace "${sibling.namespace}"; ` +
+        `use TEMPORAL_NAMESPACE=${sibling.namespace}, another CRMSYNC_DATA_DIR, or stop that process.`,
+    );
+  }
+  if (!(await waitForTemporal({ address: sibling.address, namespace, timeoutMs: 5_000 }))) {
+    throw new TemporalDevServerError(
+      `The embedded Temporal (process ${sibling.pid} at ${sibling.address}) does not answer; stop that process, ` +
+        `or set TEMPORAL_ADDRESS to a running Temporal.`,
+    );
+  }
+  return sibling.address;
+}
+
+async function runsDevServer(pid: number): Promise<boolean> {
+  const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => undefined);
+  // Without /proc (not Linux) we cannot tell: assume it is the server.
+  return cmdline === undefined || cmdline.includes('start-dev');
 }
 
 async function connect(address: string, timeoutMs: number, embedded: boolean): Promise<Connection> {

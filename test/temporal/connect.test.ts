@@ -1,11 +1,12 @@
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.js';
 import { withTemporal } from '../../src/temporal/connect.js';
-import { embeddedServerFile } from '../../src/temporal/embedded-server-file.js';
+import { embeddedServerFile, writeEmbeddedServerRecord } from '../../src/temporal/embedded-server-file.js';
 import { freePort } from '../../src/temporal/free-port.js';
 import { testTemporalAddress } from '../helpers/temporal.js';
 
@@ -64,6 +65,40 @@ describe('withTemporal', () => {
     ).rejects.toThrow('body failed');
     expect(pid).toBeGreaterThan(0);
     expect(await waitUntilDead(pid)).toBe(true);
+  });
+
+  it('two commands starting together on one data dir share one server', async () => {
+    let entered = 0;
+    let release!: () => void;
+    const bothInside = new Promise<void>((r) => (release = r));
+    // A stale lock from a crashed process (pid that cannot exist) must not block the start.
+    await writeFile(join(dataDir, 'temporal-dev-server.lock'), '2147483646');
+    const body = async (t: { address: string }): Promise<string> => {
+      if (++entered === 2) release();
+      await bothInside;
+      return t.address;
+    };
+    const [a, b] = await Promise.all([withTemporal(config, body), withTemporal(config, body)]);
+    expect(a).toBe(b);
+    expect(existsSync(join(dataDir, 'temporal-dev-server.lock'))).toBe(false);
+  });
+
+  it('refuses to join a sibling server of another namespace', async () => {
+    // Stands in for a sibling's server process: only its command line is looked at.
+    const sibling = spawn('/bin/sh', ['-c', 'sleep 30', 'temporal-server-start-dev'], { stdio: 'ignore' });
+    try {
+      await writeEmbeddedServerRecord(dataDir, { address: testTemporalAddress(), pid: sibling.pid ?? -1, namespace: 'other' });
+      await expect(withTemporal(config, async () => 'joined')).rejects.toThrow(/TEMPORAL_NAMESPACE=other/);
+    } finally {
+      sibling.kill('SIGKILL');
+    }
+  });
+
+  it('ignores a record whose pid now belongs to an unrelated process', async () => {
+    const unused = `127.0.0.1:${await freePort()}`;
+    await writeEmbeddedServerRecord(dataDir, { address: unused, pid: process.pid, namespace: 'default' });
+    const address = await withTemporal(config, async (t) => t.address);
+    expect(address).not.toBe(unused);
   });
 
   it('connects to TEMPORAL_ADDRESS without starting anything', async () => {
