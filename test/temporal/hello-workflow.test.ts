@@ -20,6 +20,22 @@ describe('harness: a workflow on the real dev server', () => {
     expect(calls).toEqual(['ada']);
   });
 
+  it('serves warehouse activities on <taskQueue>-warehouse when given', async () => {
+    const recorded: string[] = [];
+    const result = await withTestWorker(
+      {
+        activities: { greet: async (name: string) => `hey ${name}` },
+        warehouseActivities: { recordGreeting: async (g: string) => recorded.push(g) },
+      },
+      async ({ client, taskQueue, warehouseTaskQueue }) => {
+        expect(warehouseTaskQueue).toBe(`${taskQueue}-warehouse`);
+        return await client.workflow.execute('helloWarehouseWorkflow', { taskQueue, workflowId: `hello-${randomUUID()}`, args: ['lin'] });
+      },
+    );
+    expect(result).toBe(1);
+    expect(recorded).toEqual(['hey lin!']);
+  });
+
   it('surfaces a non-retryable activity failure as a failed workflow', async () => {
     let attempts = 0;
     const activities = {
