@@ -66,7 +66,7 @@ export function registerWebhooksCommand(program: Command): void {
       try {
         const r = await registerWebhook(client, { url: opts.url, rotate: opts.rotate, allowHttp: opts.allowHttp, ...(opts.name ? { name: opts.name } : {}) }, secretsFile);
         process.stdout.write(
-          `Webhook ${r.id} ${r.action} for ${opts.url} with all events; ${r.newSecret ? 'a new secret was' : 'the stored secret is'} in ${r.secretsFile} (mode 0600).\n` +
+          `Webhook ${r.id} ${r.action} for ${opts.url} with all events; ${r.newSecret ? 'a new secret is stored' : 'the stored secret stays'} in ${r.secretsFile} (mode 0600).\n` +
             `Run \`crmsync webhooks serve\` with CRMSYNC_WEBHOOK_SECRETS_FILE=${r.secretsFile} (the default when unset).\n`,
         );
       } finally {
@@ -112,7 +112,7 @@ export async function serveWebhooks(config: Config, opts: z.infer<typeof ServeOp
       },
       async (service) => {
         process.stdout.write(`crmsync webhooks: receiving on ${service.url}\n  health ${new URL('/healthz', service.url).href}, readiness ${new URL('/readyz', service.url).href}, metrics ${new URL('/metrics', service.url).href}\n  ${client ? 'applying to the warehouse' : 'spooling only (--no-apply)'}; stop with Ctrl-C\n`);
-        logger.info({ url: service.url, secrets: secrets.describe(), apply: Boolean(client) }, 'webhook receiver started');
+        logger.info({ url: service.url, secretSources: secrets.describe(), apply: Boolean(client) }, 'webhook receiver started');
         await new Promise<void>((resolve) => abort.signal.addEventListener('abort', () => resolve(), { once: true }));
       },
     );
