@@ -35,6 +35,8 @@ export async function runSyncWorkers(options: RunSyncWorkersOptions): Promise<vo
       taskQueue: options.taskQueues.main,
       workflowBundle,
       activities: options.activities,
+      // A crashed worker's sticky queue holds workflow tasks until this passes (default 10 s).
+      stickyQueueScheduleToStartTimeout: '3s',
     }),
     await Worker.create({
       connection: options.nativeConnection,

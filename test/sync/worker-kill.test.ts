@@ -1,0 +1,77 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { runSync } from '../../src/sync/run-sync.js';
+import { testWorkflowBundlePath } from '../helpers/temporal.js';
+import { differencesFromTruth } from './helpers/compare-truth.js';
+import { startPageProxy } from './helpers/page-proxy.js';
+import { withSyncEnv } from './helpers/sync-env.js';
+
+const PER_PAGE = 40;
+const PARALLELISM = 3;
+/** Pages a range activity may hold at a kill: the one being fetched plus those waiting to load. */
+const IN_FLIGHT_PER_ACTIVITY = 3;
+
+function startWorkerProcess(env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', 'src/cli/entry.ts', 'worker', '--workflow-bundle', testWorkflowBundlePath()], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+}
+
+async function killHard(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGKILL');
+  await exited;
+}
+
+async function waitFor(check: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting for the backfill to progress');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe('worker crashes during a backfill', () => {
+  it('SIGKILL at several points, restart: exact result, only in-flight pages refetched', { timeout: 150_000 }, async () => {
+    await withSyncEnv({ worker: false, sim: { contacts: 1600, seed: 9, faults: { latencyMs: { min: 60, max: 90 } } } }, async (env) => {
+      const proxy = await startPageProxy(env.sim.baseUrl);
+      const childEnv = { ...env.env, CRM_BASE_URL: proxy.baseUrl };
+      let child = startWorkerProcess(childEnv);
+      let stderr = '';
+      const collect = (c: ChildProcess) => c.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+      collect(child);
+      try {
+        const lastPage = Math.ceil(1600 / PER_PAGE);
+        const done = runSync({
+          client: env.client,
+          taskQueues: env.queues,
+          input: { streams: ['contacts'], tuning: { perPage: PER_PAGE, parallelism: PARALLELISM, maxPagesPerRange: 5, heartbeatTimeoutMs: 3_000 } },
+        });
+        done.catch(() => undefined);
+        const fetched = () => [...proxy.ascPageFetches().keys()].length;
+        const kills = [8, 20, 31];
+        for (const at of kills) {
+          await waitFor(() => fetched() >= at, 60_000);
+          await killHard(child);
+          child = startWorkerProcess(childEnv);
+          collect(child);
+        }
+        const result = await done;
+        expect(result.streams[0]).toMatchObject({ mode: 'backfill', rows: expect.any(Number) });
+        const fetches = proxy.ascPageFetches();
+        expect([...fetches.keys()].sort((a, b) => a - b)).toEqual(Array.from({ length: lastPage }, (_, i) => i + 1));
+        const refetches = [...fetches.values()].reduce((n, c) => n + c - 1, 0);
+        process.stderr.write(`worker-kill: ${lastPage} pages, ${kills.length} kills, ${refetches} pages refetched\n`);
+        expect(refetches).toBeLessThanOrEqual(kills.length * PARALLELISM * IN_FLIGHT_PER_ACTIVITY);
+      } catch (err) {
+        throw new Error(`${String(err)}\nworker stderr tail:\n${stderr}`);
+      } finally {
+        await killHard(child);
+        await proxy.close();
+      }
+      expect(await env.read((w) => differencesFromTruth(w, env.sim.truth(), ['contacts']))).toEqual([]);
+    });
+  });
+});
