@@ -1,0 +1,120 @@
+/**
+ * Push throughput against a rate-limited CRM: achieved upserts/s versus the allowed rate, and the
+ * share of requests answered 429, at allowed rates of 10, 50 and 200 requests/s. Each rate runs
+ * the pusher twice on a fresh simulator (in a child process, like a remote CRM): adaptively (the
+ * client discovers the limit, as in production without CRM_MAX_RPS) and as a baseline with the
+ * limit given (CRM_MAX_RPS = the limit, no discovery). Both use the real path: plan, numbered
+ * batches of 100 read from the plan table, per-row ledger writes in a DuckDB file.
+ *
+ *   node --import tsx bench/push.ts [seconds per run=20] [rates=10,50,200]
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { createCrmClient, createRateLimiter } from '../src/crm/index.js';
+import { duckdbSqlRunner } from '../src/push/duckdb-sql-runner.js';
+import { planPush } from '../src/push/plan-push.js';
+import { pushCrmFromClient } from '../src/push/push-crm-from-client.js';
+import { PushLedger } from '../src/push/push-ledger.js';
+import { PushPlanStore } from '../src/push/push-plan-store.js';
+import { sendBatch } from '../src/push/send-batch.js';
+
+const seconds = Number(process.argv[2] ?? 20);
+const rates = (process.argv[3] ?? '10,50,200').split(',').map(Number);
+const BATCH = 100;
+
+interface RunFigures {
+  rows: number;
+  seconds: number;
+  achievedRps: number;
+  ratioToLimit: number;
+  requests: number;
+  status429: number;
+  ratio429: number;
+}
+
+async function withSimulator<T>(rateLimitRps: number, fn: (sim: { baseUrl: string; credentials: { username: string; password: string } }) => Promise<T>): Promise<T> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'push-sim-server.ts'), String(rateLimitRps)], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  try {
+    const line = await new Promise<string>((resolve, reject) => {
+      createInterface({ input: child.stdout! }).once('line', resolve);
+      child.once('exit', (code) => reject(new Error(`simulator exited with ${code}`)));
+    });
+    return await fn(JSON.parse(line) as { baseUrl: string; credentials: { username: string; password: string } });
+  } finally {
+    const exited = new Promise((r) => child.once('exit', r));
+    child.stdin?.end();
+    await exited;
+  }
+}
+
+async function run(limit: number, mode: 'adaptive' | 'known-limit'): Promise<RunFigures> {
+  const rows = Math.round(limit * seconds);
+  return await withSimulator(limit, async (sim) => {
+    const dir = await mkdtemp(join(tmpdir(), 'crmsync-push-bench-'));
+    const instance = await DuckDBInstance.create(join(dir, 'crm.duckdb'));
+    const connection = await instance.connect();
+    const limiter = mode === 'adaptive' ? createRateLimiter({ maxConcurrency: 8 }) : createRateLimiter({ maxRps: limit, maxConcurrency: 8 });
+    const client = createCrmClient({ baseUrl: sim.baseUrl, username: sim.credentials.username, password: sim.credentials.password, limiter });
+    try {
+      const db = duckdbSqlRunner(connection);
+      for (const f of ['sql/030_push_ledger.sql', 'sql/031_push_plan.sql']) await connection.run(await readFile(f, 'utf8'));
+      await db.query(
+        `CREATE TABLE bench_source AS SELECT 'bench' || i || '@example.test' AS email, 'subscribed' AS status, 'First' || i AS first_name,
+           ['Red', 'Green', 'Blue'][1 + i % 3] AS cf_favorite_color FROM range(${rows}) t(i)`,
+      );
+      const crm = pushCrmFromClient(client);
+      const plan = await planPush({ crm, db }, { from: 'bench_source', runId: 'bench', createMissing: false, dryRun: false });
+      const before = client.stats();
+      const started = performance.now();
+      let succeeded = 0;
+      for (let from = 0; from < plan.toSend; from += BATCH) {
+        const batch = await new PushPlanStore(db).load('bench', from, from + BATCH);
+        const r = await sendBatch({ crm, ledger: new PushLedger(db) }, { source: plan.source, runId: 'bench', rows: batch, concurrency: 8 });
+        succeeded += r.succeeded;
+      }
+      const elapsed = (performance.now() - started) / 1000;
+      const after = client.stats();
+      if (succeeded !== rows) throw new Error(`only ${succeeded} of ${rows} rows landed`);
+      const requests = after.requests - before.requests;
+      const status429 = after.status429 - before.status429;
+      const achievedRps = succeeded / elapsed;
+      return { rows, seconds: elapsed, achievedRps, ratioToLimit: achievedRps / limit, requests, status429, ratio429: status429 / requests };
+    } finally {
+      await client.close();
+      connection.closeSync();
+      instance.closeSync();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+}
+
+const results: Record<string, { adaptive: RunFigures; knownLimit: RunFigures; adaptiveVsKnownLimit: number }> = {};
+for (const limit of rates) {
+  const knownLimit = await run(limit, 'known-limit');
+  const adaptive = await run(limit, 'adaptive');
+  results[String(limit)] = { adaptive, knownLimit, adaptiveVsKnownLimit: adaptive.achievedRps / knownLimit.achievedRps };
+  const fmt = (r: RunFigures) =>
+    `${r.achievedRps.toFixed(2)} req/s (${(100 * r.ratioToLimit).toFixed(1)}% of limit), 429s ${r.status429}/${r.requests} (${(100 * r.ratio429).toFixed(2)}%)`;
+  console.log(`limit ${limit} req/s, ${adaptive.rows} rows: adaptive ${fmt(adaptive)}; known limit ${fmt(knownLimit)}`);
+}
+
+mkdirSync(join(import.meta.dirname, 'results'), { recursive: true });
+const out = {
+  bench: 'push',
+  date: new Date().toISOString(),
+  node: process.version,
+  secondsPerRun: seconds,
+  batchSize: BATCH,
+  concurrency: 8,
+  note: 'achievedRps = rows landed / wall time of the send phase; ratio429 = 429 responses / HTTP requests (client stats)',
+  results,
+};
+writeFileSync(join(import.meta.dirname, 'results', 'push.json'), `${JSON.stringify(out, null, 2)}\n`);
+console.log('wrote bench/results/push.json');

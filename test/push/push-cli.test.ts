@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, inject, it } from 'vitest';
+import { createPushActivitiesFromConfig } from '../../activities/push-activities-from-config.js';
+import { dryRunCommand, parsePushOptions, pushCommand } from '../../src/cli/push.js';
+import { loadConfig } from '../../src/config.js';
+import { silentLogger } from '../../src/logger.js';
+import { formatDryRun, formatPushResult } from '../../src/push/format-push.js';
+import { startSimulator } from '../../src/simulator/index.js';
+import { withWarehouse } from '../../src/warehouse/index.js';
+import { testTemporalAddress, withTestWorker } from '../helpers/temporal.js';
+
+describe('crmsync push options', () => {
+  it('names the fix for bad options', () => {
+    expect(() => parsePushOptions({})).toThrow(/--from is required/);
+    expect(() => parsePushOptions({ from: 'DROP TABLE contacts' })).toThrow(/neither a table\/view name nor a query/);
+    expect(() => parsePushOptions({ from: 'SELECT 1; DELETE FROM contacts' })).toThrow(/more than one statement/);
+    expect(() => parsePushOptions({ from: 'x', batchSize: '0' })).toThrow(/push:/);
+    expect(parsePushOptions({ from: 'marketing.upserts', dryRun: true })).toMatchObject({ from: 'marketing.upserts', dryRun: true, batchSize: 100 });
+  });
+});
+
+describe('crmsync push against the simulator and a real warehouse file', () => {
+  it('dry run prints the plan and writes nothing; the push lands and records the ledger', { timeout: 120_000 }, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crmsync-push-cli-'));
+    const sim = await startSimulator({ contacts: 5, seed: 4, mode: 'real' });
+    try {
+      const taskQueue = `push-cli-${randomUUID()}`;
+      const config = loadConfig({
+        CRM_BASE_URL: sim.baseUrl,
+        CRM_USERNAME: sim.credentials.username,
+        CRM_PASSWORD: sim.credentials.password,
+        CRMSYNC_DB: join(dir, 'crm.duckdb'),
+        CRMSYNC_LAKE: join(dir, 'lake'),
+        CRMSYNC_DATA_DIR: dir,
+        TEMPORAL_ADDRESS: testTemporalAddress(),
+        TEMPORAL_NAMESPACE: inject('temporalNamespace'),
+        CRMSYNC_TASK_QUEUE: taskQueue,
+      });
+      await withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write: true }, (w) =>
+        w.query(`CREATE TABLE promo AS SELECT * FROM (VALUES
+          ('cli1@example.test', 'subscribed', 'Ada', 'VIP, Spring Promo'),
+          ('cli2@example.test', 'Pending', 'Bob', NULL),
+          ('cli3@example.test', 'subscirbed', 'Eve', NULL)) t(email, status, first_name, tags)`),
+      );
+
+      const opts = parsePushOptions({ from: 'promo', createMissingTags: true });
+      const dry = await dryRunCommand(config, { ...opts, dryRun: true });
+      const text = formatDryRun(dry);
+      expect(text).toContain('new 2  changed 0  retry 0  unchanged 0  invalid 1');
+      expect(text).toContain('would create tags: Spring Promo');
+      expect(text).toMatch(/row 3 cli3@example\.test: status: "subscirbed" is not a contact status/);
+      expect(sim.truth().tags.some((t) => t.title === 'Spring Promo')).toBe(false);
+      expect(sim.stats().byRoute['POST /subscribers'] ?? 0).toBe(0);
+
+      const result = await withTestWorker(
+        { taskQueue, warehouseActivities: createPushActivitiesFromConfig({ config, logger: silentLogger }) },
+        () => pushCommand(config, opts, silentLogger),
+      );
+      expect(result).toMatchObject({ source: 'promo', toSend: 2, sent: 2, succeeded: 2, failed: 0, counts: { new: 2, invalid: 1 } });
+      expect(formatPushResult(result)).toContain('push_dead_letters');
+      const truth = sim.truth();
+      const contact = truth.contacts.find((c) => c.email === 'cli1@example.test');
+      const promo = truth.tags.find((t) => t.title === 'Spring Promo');
+      expect(contact?.tags).toContain(Number(promo?.id));
+      expect(truth.contacts.find((c) => c.email === 'cli2@example.test')?.status).toBe('pending');
+      expect(truth.contacts.some((c) => c.email === 'cli3@example.test')).toBe(false);
+
+      const ledger = await withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write: true }, (w) =>
+        w.query(`SELECT push_key, outcome, error_field FROM _push_ledger ORDER BY push_key`),
+      );
+      expect(ledger).toEqual([
+        { push_key: 'cli1@example.test', outcome: 'succeeded', error_field: null },
+        { push_key: 'cli2@example.test', outcome: 'succeeded', error_field: null },
+        { push_key: 'cli3@example.test', outcome: 'rejected', error_field: 'status' },
+      ]);
+    } finally {
+      await sim.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
