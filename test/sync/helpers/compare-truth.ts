@@ -24,7 +24,8 @@ export async function differencesFromTruth(w: WarehouseSession, truth: Simulator
       out,
       'funnel_subscribers',
       new Set(held.map((r) => `${String(r.funnel_id)}/${String(r.subscriber_id)}/${String(r.status)}`)),
-      new Set(truth.funnelSubscribers.map((r) => `${String(r.funnel_id)}/${String(r.subscriber_id)}/${String(r.status)}`)),
+      // The truth lists records as the simulator keeps them (camelCase).
+      new Set(truth.funnelSubscribers.map((r) => `${String(r.funnel_id ?? r.funnelId)}/${String(r.subscriber_id ?? r.subscriberId)}/${String(r.status)}`)),
     );
   }
   return out;
