@@ -11,6 +11,7 @@ export function formatCounts(counts: PushCounts): string {
 /** The dry-run report: counts by action, what would be created, and a sample of each kind. */
 export function formatDryRun(plan: PushPlanSummary): string {
   const lines = [`push dry run: ${plan.rowsRead} source rows from ${plan.source}`, `  ${formatCounts(plan.counts)}`, `  would send ${plan.toSend}`];
+  if (plan.ignoredColumns.length > 0) lines.push(`  ignored columns (not contact fields): ${plan.ignoredColumns.join(', ')}`);
   if (plan.createdTags.length > 0) lines.push(`  would create tags: ${plan.createdTags.join(', ')}`);
   if (plan.createdLists.length > 0) lines.push(`  would create lists: ${plan.createdLists.join(', ')}`);
   if (plan.sample.length > 0) {

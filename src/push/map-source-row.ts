@@ -21,6 +21,27 @@ export const CUSTOM_COLUMN_PREFIX = 'cf_';
 
 type TextColumn = (typeof TEXT_COLUMNS)[number];
 
+/**
+ * Column names as the mapping expects them: known columns in lower case (`Email` is `email`),
+ * `CF_slug` as `cf_slug` with the slug kept as written. Other columns are left alone.
+ */
+export function normalizeColumns(row: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(row)) {
+    const lower = name.toLowerCase();
+    if (KNOWN_COLUMNS.has(lower)) out[lower] = value;
+    else if (lower.startsWith(CUSTOM_COLUMN_PREFIX)) out[CUSTOM_COLUMN_PREFIX + name.slice(CUSTOM_COLUMN_PREFIX.length)] = value;
+    else out[name] = value;
+  }
+  return out;
+}
+
+/** Columns the push does not use (a typo such as `frist_name` shows up here in the dry run). */
+export function ignoredColumns(row: Record<string, unknown> | undefined): string[] {
+  if (!row) return [];
+  return Object.keys(row).filter((c) => !KNOWN_COLUMNS.has(c) && !c.startsWith(CUSTOM_COLUMN_PREFIX));
+}
+
 class Rejected extends Error {
   constructor(
     readonly field: string,

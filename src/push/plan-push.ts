@@ -1,6 +1,7 @@
 import type { TaxonomyRef } from '../crm/types.js';
 import { classifyRows } from './classify-rows.js';
 import { draftRows, type DraftedRows } from './draft-rows.js';
+import { ignoredColumns } from './map-source-row.js';
 import type { PushCrm } from './push-crm.js';
 import { PushLedger, type LedgerState } from './push-ledger.js';
 import { PushPlanStore } from './push-plan-store.js';
@@ -31,6 +32,8 @@ export interface PushPlanSummary {
   /** Tags and lists created (or, in a dry run, that would be created). */
   createdTags: string[];
   createdLists: string[];
+  /** Source columns the push does not use. */
+  ignoredColumns: string[];
   sample: Pick<PlannedRow, 'action' | 'rowNumber' | 'body'>[];
   rejectedSample: RowRejection[];
 }
@@ -93,6 +96,7 @@ export async function planPush(deps: PlanPushDeps, opts: PlanPushOptions): Promi
     toSend: planned.length,
     createdTags,
     createdLists,
+    ignoredColumns: ignoredColumns(rows[0]?.data),
     sample: planned.slice(0, sampleSize).map(({ action, rowNumber, body }) => ({ action, rowNumber, body })),
     rejectedSample: allRejections.slice(0, sampleSize),
   };

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from './fingerprint.js';
+import { normalizeColumns } from './map-source-row.js';
 import { PushSourceError } from './push-errors.js';
 import type { SourceRow } from './push-types.js';
 import type { SourceSpec } from './source-spec.js';
@@ -26,7 +27,7 @@ export async function readSourceRows(db: SqlRunner, spec: SourceSpec, maxRows = 
     throw new PushSourceError(`The push source has more than ${maxRows} rows; push it in parts (filter the query) or raise the limit.`);
   }
   return rows.map((r, i) => {
-    const data = JSON.parse(String(r.j)) as Record<string, unknown>;
+    const data = normalizeColumns(JSON.parse(String(r.j)) as Record<string, unknown>);
     // Key order follows the column order; sorting makes a reordered view the same source row.
     const sourceFingerprint = createHash('sha256').update(canonicalJson(data)).digest('hex');
     return { rowNumber: i + 1, data, sourceFingerprint };

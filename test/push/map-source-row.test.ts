@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CustomField } from '../../src/crm/types.js';
 import { draftRows } from '../../src/push/draft-rows.js';
-import { mapSourceRow } from '../../src/push/map-source-row.js';
+import { ignoredColumns, mapSourceRow, normalizeColumns } from '../../src/push/map-source-row.js';
 
 const field = (slug: string, type: string, options: string[] = []): CustomField => ({ slug, label: slug, type, field_key: type, options, raw: {} });
 const FIELDS = new Map(
@@ -104,5 +104,13 @@ describe('draftRows', () => {
       [4, 'dup@x.test', 'email'],
     ]);
     expect(rejections[2]?.reason).toContain('2 source rows have this email (rows 2, 4)');
+  });
+});
+
+describe('normalizeColumns', () => {
+  it('lower-cases known columns and the cf_ prefix, keeps the slug and other names', () => {
+    const row = normalizeColumns({ Email: 'a@b.test', STATUS: 'pending', CF_favorite_color: 'Red', Notes: 'x' });
+    expect(row).toEqual({ email: 'a@b.test', status: 'pending', cf_favorite_color: 'Red', Notes: 'x' });
+    expect(ignoredColumns(row)).toEqual(['Notes']);
   });
 });

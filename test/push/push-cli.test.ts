@@ -40,10 +40,10 @@ describe('crmsync push against the simulator and a real warehouse file', () => {
         CRMSYNC_TASK_QUEUE: taskQueue,
       });
       await withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write: true }, (w) =>
-        w.query(`CREATE TABLE promo AS SELECT * FROM (VALUES
+        w.query(`CREATE TABLE promo AS SELECT *, 'analyst note' AS frist_name FROM (VALUES
           ('cli1@example.test', 'subscribed', 'Ada', 'VIP, Spring Promo'),
           ('cli2@example.test', 'Pending', 'Bob', NULL),
-          ('cli3@example.test', 'subscirbed', 'Eve', NULL)) t(email, status, first_name, tags)`),
+          ('cli3@example.test', 'subscirbed', 'Eve', NULL)) t("Email", "STATUS", first_name, tags)`),
       );
 
       const opts = parsePushOptions({ from: 'promo', createMissingTags: true });
@@ -51,6 +51,7 @@ describe('crmsync push against the simulator and a real warehouse file', () => {
       const text = formatDryRun(dry);
       expect(text).toContain('new 2  changed 0  retry 0  unchanged 0  invalid 1');
       expect(text).toContain('would create tags: Spring Promo');
+      expect(text).toContain('ignored columns (not contact fields): frist_name');
       expect(text).toMatch(/row 3 cli3@example\.test: status: "subscirbed" is not a contact status/);
       expect(sim.truth().tags.some((t) => t.title === 'Spring Promo')).toBe(false);
       expect(sim.stats().byRoute['POST /subscribers'] ?? 0).toBe(0);
