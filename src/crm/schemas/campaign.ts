@@ -1,52 +1,51 @@
-import { z } from 'zod';
 import type { TimestampNormalizer } from '../timestamps.js';
-import {
-  ArrayOrEmptySchema,
-  IntOrNullSchema,
-  IntSchema,
-  NumberOrNullSchema,
-  ObjectOrEmptySchema,
-  TextOrNullSchema,
-  TextSchema,
-  timestampSchema,
-} from './primitives.js';
+import { arrayOf, int, intOrNull, numberOrNull, obj, objectOrEmpty, type Reader, record, text, textOrNull, timestamp } from './primitives.js';
+
+const ignore = () => undefined;
 
 /** Numeric counters of `with[]=stats`, numbers or numeric strings; anything else is left in raw. */
-const StatsSchema = z.unknown().optional().transform((v): Record<string, number> | null => {
-  if (!v || typeof v !== 'object' || Array.isArray(v)) return Array.isArray(v) && v.length === 0 ? {} : null;
+const stats: Reader<Record<string, number> | null> = (v) => {
+  if (Array.isArray(v)) return v.length === 0 ? {} : null;
+  if (!v || typeof v !== 'object') return null;
   const out: Record<string, number> = {};
   for (const [k, x] of Object.entries(v)) {
-    const n = NumberOrNullSchema.safeParse(x);
-    if (n.success && n.data !== null) out[k] = n.data;
+    let bad = false;
+    const n = numberOrNull(x, () => (bad = true));
+    if (!bad && n !== null) out[k] = n;
   }
   return out;
-});
+};
+
+const orEmpty = (s: string | null) => s ?? '';
 
 export function campaignSchema(ts: TimestampNormalizer) {
-  const at = timestampSchema(ts);
-  return z.object({
-    id: IntSchema,
-    title: TextSchema,
-    slug: TextOrNullSchema,
-    status: TextOrNullSchema.transform((s) => s ?? ''),
-    email_subject: TextOrNullSchema,
-    email_pre_header: TextOrNullSchema,
-    recipients_count: IntOrNullSchema,
-    scheduled_at: at,
-    design_template: TextOrNullSchema,
-    created_at: at,
-    updated_at: at,
-    stats: StatsSchema,
-  });
+  const at = timestamp(ts);
+  return record(
+    {
+      id: int,
+      title: text,
+      slug: textOrNull,
+      status: textOrNull,
+      email_subject: textOrNull,
+      email_pre_header: textOrNull,
+      recipients_count: intOrNull,
+      scheduled_at: at,
+      design_template: textOrNull,
+      created_at: at,
+      updated_at: at,
+      stats,
+    },
+    (c) => ({ ...c, status: orEmpty(c.status) }),
+  );
 }
 
 export function campaignStatusSchema(ts: TimestampNormalizer) {
-  return z.object({
-    current_timestamp: timestampSchema(ts),
-    stat: ArrayOrEmptySchema.pipe(z.array(z.object({ status: TextSchema, total: IntSchema }))),
-    campaign: z.record(z.string(), z.unknown()),
-    sent_count: IntOrNullSchema,
-    analytics: ObjectOrEmptySchema,
-    subject_analytics: ObjectOrEmptySchema,
+  return record({
+    current_timestamp: timestamp(ts),
+    stat: arrayOf(obj({ status: text, total: int })),
+    campaign: (v: unknown, issue) => objectOrEmpty(v ?? (issue('expected a campaign object'), {}), issue),
+    sent_count: intOrNull,
+    analytics: (v: unknown) => objectOrEmpty(v, ignore),
+    subject_analytics: (v: unknown) => objectOrEmpty(v, ignore),
   });
 }

@@ -1,22 +1,21 @@
-import { z } from 'zod';
 import type { TimestampNormalizer } from '../timestamps.js';
-import { IntOrNullSchema, IntSchema, TextOrNullSchema, TextSchema, timestampSchema } from './primitives.js';
+import { int, intOrNull, record, text, textOrNull, timestamp } from './primitives.js';
 
 export function companySchema(ts: TimestampNormalizer) {
-  const at = timestampSchema(ts);
-  return z.object({
-    id: IntSchema,
-    name: TextSchema,
-    industry: TextOrNullSchema,
-    website: TextOrNullSchema,
-    email: TextOrNullSchema,
-    phone: TextOrNullSchema,
-    type: TextOrNullSchema,
-    owner_id: IntOrNullSchema,
-    employees_number: IntOrNullSchema,
-    status: TextOrNullSchema,
-    city: TextOrNullSchema,
-    country: TextOrNullSchema,
+  const at = timestamp(ts);
+  return record({
+    id: int,
+    name: text,
+    industry: textOrNull,
+    website: textOrNull,
+    email: textOrNull,
+    phone: textOrNull,
+    type: textOrNull,
+    owner_id: intOrNull,
+    employees_number: intOrNull,
+    status: textOrNull,
+    city: textOrNull,
+    country: textOrNull,
     created_at: at,
     updated_at: at,
   });

@@ -1,72 +1,71 @@
-import { z } from 'zod';
 import type { TimestampNormalizer } from '../timestamps.js';
-import {
-  ArrayOrEmptySchema,
-  IntOrNullSchema,
-  IntSchema,
-  NumberOrNullSchema,
-  ObjectOrEmptySchema,
-  TextOrNullSchema,
-  TextSchema,
-  timestampSchema,
-} from './primitives.js';
+import { arrayOf, int, intOrNull, type Issue, numberOrNull, objectOrEmpty, type Reader, readerSchema, text, textOrNull } from './primitives.js';
 
-export const TaxonomyRefSchema = z.union([
-  z.object({ id: IntSchema, title: TextOrNullSchema, slug: TextOrNullSchema }).transform((t) => ({
-    id: t.id,
-    title: t.title ?? '',
-    slug: t.slug ?? '',
-  })),
-  // A bare id where an object was meant: keep the membership, title/slug unknown.
-  IntSchema.transform((id) => ({ id, title: '', slug: '' })),
-]);
-
-const taxonomyRefs = ArrayOrEmptySchema.pipe(z.array(TaxonomyRefSchema));
-
-/** A contact as listed or shown; `custom_values` also comes as `custom_fields` in real listings. */
-export function contactSchema(ts: TimestampNormalizer) {
-  const at = timestampSchema(ts);
-  return z
-    .object({
-      id: IntSchema,
-      user_id: IntOrNullSchema,
-      hash: TextOrNullSchema,
-      email: TextSchema,
-      first_name: TextOrNullSchema,
-      last_name: TextOrNullSchema,
-      full_name: TextOrNullSchema,
-      status: TextOrNullSchema,
-      contact_type: TextOrNullSchema,
-      phone: TextOrNullSchema,
-      address_line_1: TextOrNullSchema,
-      address_line_2: TextOrNullSchema,
-      city: TextOrNullSchema,
-      state: TextOrNullSchema,
-      postal_code: TextOrNullSchema,
-      country: TextOrNullSchema,
-      date_of_birth: TextOrNullSchema,
-      photo: TextOrNullSchema,
-      company_id: IntOrNullSchema,
-      total_points: NumberOrNullSchema,
-      life_time_value: NumberOrNullSchema,
-      tags: taxonomyRefs,
-      lists: taxonomyRefs,
-      custom_values: z.unknown().optional(),
-      custom_fields: z.unknown().optional(),
-      created_at: at,
-      updated_at: at,
-    })
-    .transform(({ custom_fields, custom_values, date_of_birth, ...c }) => ({
-      ...c,
-      status: c.status ?? '',
-      date_of_birth: date_of_birth && !date_of_birth.startsWith('0000') ? date_of_birth.slice(0, 10) : null,
-      custom_values: pickCustomValues(custom_values, custom_fields),
-    }));
+export interface TaxonomyRefOut {
+  id: number;
+  title: string;
+  slug: string;
 }
 
+/** A tag or list reference on a contact; a bare id where an object was meant keeps the membership. */
+export const taxonomyRef: Reader<TaxonomyRefOut> = (v, issue) => {
+  if (v && typeof v === 'object' && !Array.isArray(v)) {
+    const o = v as Record<string, unknown>;
+    return { id: int(o.id, (m) => issue(m, ['id'])), title: textOrNull(o.title, issue) ?? '', slug: textOrNull(o.slug, issue) ?? '' };
+  }
+  return { id: int(v, issue), title: '', slug: '' };
+};
+
+/**
+ * A contact as listed or shown; `custom_values` also comes as `custom_fields` in real listings.
+ * Written out field by field (one object literal, no rest/spread) because contacts are the volume
+ * path: a full sync reads every contact, and this runs once per row.
+ */
+export function contactSchema(ts: TimestampNormalizer) {
+  const refs = arrayOf(taxonomyRef);
+  return readerSchema((v, issue) => {
+    if (!v || typeof v !== 'object' || Array.isArray(v)) {
+      issue(`expected a contact object, got ${Array.isArray(v) ? 'an array' : typeof v}`);
+      return null as never;
+    }
+    const o = v as Record<string, unknown>;
+    const at = (k: string): Issue => (m, p = []) => issue(m, [k, ...p]);
+    const dob = textOrNull(o.date_of_birth, at('date_of_birth'));
+    return {
+      id: int(o.id, at('id')),
+      user_id: intOrNull(o.user_id, at('user_id')),
+      hash: textOrNull(o.hash, at('hash')),
+      email: text(o.email, at('email')),
+      first_name: textOrNull(o.first_name, at('first_name')),
+      last_name: textOrNull(o.last_name, at('last_name')),
+      full_name: textOrNull(o.full_name, at('full_name')),
+      status: textOrNull(o.status, at('status')) ?? '',
+      contact_type: textOrNull(o.contact_type, at('contact_type')),
+      phone: textOrNull(o.phone, at('phone')),
+      address_line_1: textOrNull(o.address_line_1, at('address_line_1')),
+      address_line_2: textOrNull(o.address_line_2, at('address_line_2')),
+      city: textOrNull(o.city, at('city')),
+      state: textOrNull(o.state, at('state')),
+      postal_code: textOrNull(o.postal_code, at('postal_code')),
+      country: textOrNull(o.country, at('country')),
+      date_of_birth: dob && !dob.startsWith('0000') ? dob.slice(0, 10) : null,
+      photo: textOrNull(o.photo, at('photo')),
+      company_id: intOrNull(o.company_id, at('company_id')),
+      total_points: numberOrNull(o.total_points, at('total_points')),
+      life_time_value: numberOrNull(o.life_time_value, at('life_time_value')),
+      tags: refs(o.tags, at('tags')),
+      lists: refs(o.lists, at('lists')),
+      custom_values: pickCustomValues(o.custom_values, o.custom_fields),
+      created_at: ts(o.created_at),
+      updated_at: ts(o.updated_at),
+    };
+  });
+}
+
+const ignore = () => undefined;
+
 function pickCustomValues(values: unknown, fields: unknown): Record<string, unknown> {
-  const v = ObjectOrEmptySchema.safeParse(values);
-  if (values !== undefined && values !== null && v.success) return v.data;
+  if (values !== undefined && values !== null && typeof values === 'object') return objectOrEmpty(values, ignore);
   // Real listings with custom_fields=true put the values under `custom_fields` (an object keyed by slug).
   if (fields && typeof fields === 'object' && !Array.isArray(fields)) return fields as Record<string, unknown>;
   return {};

@@ -1,28 +1,18 @@
-import { z } from 'zod';
 import type { TimestampNormalizer } from '../timestamps.js';
-import {
-  ArrayOrEmptySchema,
-  FlagOrNullSchema,
-  IntOrNullSchema,
-  IntSchema,
-  ObjectOrEmptySchema,
-  TextOrNullSchema,
-  TextSchema,
-  timestampSchema,
-} from './primitives.js';
+import { arrayOf, flagOrNull, int, intOrNull, objectOrNull, record, text, textOrNull, timestamp } from './primitives.js';
 
 export function noteSchema(ts: TimestampNormalizer) {
-  const at = timestampSchema(ts);
-  return z.object({
-    id: IntSchema,
-    subscriber_id: IntOrNullSchema,
-    parent_id: IntOrNullSchema,
-    created_by: IntOrNullSchema,
-    status: TextOrNullSchema,
-    type: TextOrNullSchema,
-    is_private: FlagOrNullSchema,
-    title: TextOrNullSchema,
-    description: TextOrNullSchema,
+  const at = timestamp(ts);
+  return record({
+    id: int,
+    subscriber_id: intOrNull,
+    parent_id: intOrNull,
+    created_by: intOrNull,
+    status: textOrNull,
+    type: textOrNull,
+    is_private: flagOrNull,
+    title: textOrNull,
+    description: textOrNull,
     created_at: at,
     updated_at: at,
   });
@@ -30,22 +20,21 @@ export function noteSchema(ts: TimestampNormalizer) {
 
 /** Templates are platform posts: `ID`, `post_title`, `post_status`, `post_date`, `post_modified`. */
 export function templateSchema(ts: TimestampNormalizer) {
-  const at = timestampSchema(ts);
-  return z
-    .object({
-      ID: IntOrNullSchema,
-      id: IntOrNullSchema,
-      post_title: TextOrNullSchema,
-      email_subject: TextOrNullSchema,
-      edit_type: TextOrNullSchema,
-      design_template: TextOrNullSchema,
-      post_status: TextOrNullSchema,
+  const at = timestamp(ts);
+  return record(
+    {
+      ID: intOrNull,
+      id: intOrNull,
+      post_title: textOrNull,
+      email_subject: textOrNull,
+      edit_type: textOrNull,
+      design_template: textOrNull,
+      post_status: textOrNull,
       post_date: at,
       post_modified: at,
-    })
-    .refine((t) => t.ID !== null || t.id !== null, { message: 'a template needs ID (or id)' })
-    .transform((t) => ({
-      id: (t.ID ?? t.id) as number,
+    },
+    (t, issue) => ({
+      id: t.ID ?? t.id ?? (issue('a template needs ID (or id)', ['ID']), 0),
       title: t.post_title,
       email_subject: t.email_subject,
       edit_type: t.edit_type,
@@ -53,77 +42,80 @@ export function templateSchema(ts: TimestampNormalizer) {
       status: t.post_status,
       created_at: t.post_date,
       updated_at: t.post_modified,
-    }));
+    }),
+  );
 }
 
 export function sequenceSchema(ts: TimestampNormalizer) {
-  const at = timestampSchema(ts);
-  return z.object({
-    id: IntSchema,
-    title: TextSchema,
-    slug: TextOrNullSchema,
-    status: TextOrNullSchema,
-    design_template: TextOrNullSchema,
-    created_by: IntOrNullSchema,
+  const at = timestamp(ts);
+  return record({
+    id: int,
+    title: text,
+    slug: textOrNull,
+    status: textOrNull,
+    design_template: textOrNull,
+    created_by: intOrNull,
     created_at: at,
     updated_at: at,
-    stats: z.unknown().optional().transform((v) => (v === undefined || v === null ? null : ObjectOrEmptySchema.parse(v))),
+    stats: objectOrNull,
   });
 }
 
 export function sequenceSubscriberSchema(ts: TimestampNormalizer) {
-  const at = timestampSchema(ts);
-  return z.object({
-    id: IntOrNullSchema,
-    subscriber_id: IntOrNullSchema,
-    status: TextOrNullSchema,
+  const at = timestamp(ts);
+  return record({
+    id: intOrNull,
+    subscriber_id: intOrNull,
+    status: textOrNull,
     created_at: at,
     updated_at: at,
   });
 }
 
-export const CustomFieldSchema = z
-  .object({
-    slug: TextSchema,
-    label: TextOrNullSchema,
-    type: TextSchema,
-    field_key: TextOrNullSchema,
-    options: ArrayOrEmptySchema.pipe(z.array(TextSchema)),
-  })
-  .transform((f) => ({ ...f, label: f.label ?? f.slug }));
+export const CustomFieldSchema = record(
+  {
+    slug: text,
+    label: textOrNull,
+    type: text,
+    field_key: textOrNull,
+    options: arrayOf(text),
+  },
+  (f) => ({ ...f, label: f.label ?? f.slug }),
+);
 
 /**
  * A webhook in either shape: the spec's outbound webhook (name, url, events, status, secret) or the
  * real deployment's inbound one (object_type, key, value {name, status, url, lists, tags}).
  */
 export function webhookSchema(ts: TimestampNormalizer) {
-  const at = timestampSchema(ts);
-  return z
-    .object({
-      id: IntSchema,
-      name: TextOrNullSchema,
-      url: TextOrNullSchema,
-      events: ArrayOrEmptySchema.pipe(z.array(TextSchema)),
-      status: TextOrNullSchema,
-      secret: TextOrNullSchema,
-      value: z.unknown().optional(),
+  const at = timestamp(ts);
+  return record(
+    {
+      id: int,
+      name: textOrNull,
+      url: textOrNull,
+      events: arrayOf(text),
+      status: textOrNull,
+      secret: textOrNull,
+      value: (v: unknown) => v,
       created_at: at,
       updated_at: at,
-    })
-    .transform(({ value, ...w }) => {
+    },
+    ({ value, ...w }) => {
       const v = value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-      const text = (x: unknown) => (typeof x === 'string' ? x : null);
-      return { ...w, name: w.name ?? text(v.name), url: w.url ?? text(v.url), status: w.status ?? text(v.status) };
-    });
+      const str = (x: unknown) => (typeof x === 'string' ? x : null);
+      return { ...w, name: w.name ?? str(v.name), url: w.url ?? str(v.url), status: w.status ?? str(v.status) };
+    },
+  );
 }
 
 export function webhookDeliverySchema(ts: TimestampNormalizer) {
-  return z.object({
-    id: IntSchema,
-    event: TextOrNullSchema,
-    status: TextOrNullSchema,
-    response_code: IntOrNullSchema,
-    response_time: IntOrNullSchema,
-    attempted_at: timestampSchema(ts),
+  return record({
+    id: int,
+    event: textOrNull,
+    status: textOrNull,
+    response_code: intOrNull,
+    response_time: intOrNull,
+    attempted_at: timestamp(ts),
   });
 }

@@ -2,98 +2,143 @@ import { z } from 'zod';
 import type { TimestampNormalizer } from '../timestamps.js';
 
 /**
- * Tolerant building blocks: the interface allows ids and counts as numbers or numeric strings,
- * `[]` where an object is expected, and missing optional keys. Everything else is validated.
+ * Tolerant field readers: the interface allows ids and counts as numbers or numeric strings, `[]`
+ * where an object is expected, and missing optional keys; everything else is reported as an issue.
+ *
+ * Readers are plain functions composed into one zod schema per record (`record`), not one zod schema
+ * per field: a contacts page has thousands of fields, and per-field schemas cost more CPU than the
+ * HTTP request itself. zod stays the edge: it carries the issues (with paths) and the output types.
  */
+export type Issue = (message: string, path?: ReadonlyArray<string | number>) => void;
+export type Reader<T> = (v: unknown, issue: Issue) => T;
+
 const INT = /^-?\d+$/;
 const NUM = /^-?\d+(\.\d+)?$/;
+const show = (v: unknown) => (JSON.stringify(v) ?? String(v)).slice(0, 40);
 
-/** An id or count: integer or numeric string, to number. */
-export const IntSchema = z.unknown().optional().transform((v, ctx) => {
+export const int: Reader<number> = (v, issue) => {
   if (typeof v === 'number' && Number.isInteger(v)) return v;
-  if (typeof v === 'string' && INT.test(v.trim())) return Number(v);
-  ctx.addIssue({ code: 'custom', message: `expected an integer or numeric string, got ${JSON.stringify(v)}` });
-  return z.NEVER;
-});
+  if (typeof v === 'string' && INT.test(v)) return Number(v);
+  issue(`expected an integer or numeric string, got ${show(v)}`);
+  return 0;
+};
 
-/** Optional integer: missing, null or '' give null. */
-export const IntOrNullSchema = z.unknown().optional().transform((v, ctx) => {
+/** Missing, null or '' give null. */
+export const intOrNull: Reader<number | null> = (v, issue) => {
   if (v === undefined || v === null || v === '') return null;
   if (typeof v === 'number' && Number.isInteger(v)) return v;
   if (typeof v === 'string' && INT.test(v.trim())) return Number(v);
   if (typeof v === 'boolean') return v ? 1 : 0;
-  ctx.addIssue({ code: 'custom', message: `expected an integer, numeric string or null, got ${JSON.stringify(v)}` });
-  return z.NEVER;
-});
+  issue(`expected an integer, numeric string or null, got ${show(v)}`);
+  return null;
+};
 
-/** Optional decimal: missing, null or '' give null. */
-export const NumberOrNullSchema = z.unknown().optional().transform((v, ctx) => {
+export const numberOrNull: Reader<number | null> = (v, issue) => {
   if (v === undefined || v === null || v === '') return null;
   if (typeof v === 'number' && Number.isFinite(v)) return v;
   if (typeof v === 'string' && NUM.test(v.trim())) return Number(v);
-  ctx.addIssue({ code: 'custom', message: `expected a number, numeric string or null, got ${JSON.stringify(v)}` });
-  return z.NEVER;
-});
+  issue(`expected a number, numeric string or null, got ${show(v)}`);
+  return null;
+};
 
-/** Optional text: missing gives null; numbers become strings (some deployments send numeric text as numbers). */
-export const TextOrNullSchema = z.unknown().optional().transform((v, ctx) => {
+/** Missing gives null; numbers and booleans become strings (some deployments send numeric text as numbers). */
+export const textOrNull: Reader<string | null> = (v, issue) => {
   if (v === undefined || v === null) return null;
   if (typeof v === 'string') return v;
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
-  ctx.addIssue({ code: 'custom', message: `expected a string or null, got ${JSON.stringify(v)?.slice(0, 40)}` });
-  return z.NEVER;
-});
+  issue(`expected a string or null, got ${show(v)}`);
+  return null;
+};
 
-/** Required text (numbers accepted as text). */
-export const TextSchema = z.union([z.string(), z.number().transform(String)]);
+export const text: Reader<string> = (v, issue) => {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number') return String(v);
+  issue(`expected a string, got ${show(v)}`);
+  return '';
+};
 
 /** "1"/"0", 1/0, true/false, "yes"/"no" to boolean; missing to null. */
-export const FlagOrNullSchema = z.unknown().optional().transform((v) => {
+export const flagOrNull: Reader<boolean | null> = (v) => {
   if (v === undefined || v === null || v === '') return null;
   if (typeof v === 'boolean') return v;
   if (typeof v === 'number') return v !== 0;
   if (typeof v === 'string') return ['1', 'true', 'yes', 'on'].includes(v.toLowerCase());
   return null;
-});
+};
 
 /** An object, where PHP sends `[]` for an empty one; missing or null give `{}`. */
-export const ObjectOrEmptySchema = z.unknown().optional().transform((v, ctx): Record<string, unknown> => {
+export const objectOrEmpty: Reader<Record<string, unknown>> = (v, issue) => {
   if (v === undefined || v === null) return {};
   if (Array.isArray(v)) {
-    if (v.length === 0) return {};
     // A PHP list where a map was meant: key it by position rather than lose it.
-    return Object.fromEntries(v.map((x, i) => [String(i), x]));
+    return v.length === 0 ? {} : Object.fromEntries(v.map((x, i) => [String(i), x]));
   }
   if (typeof v === 'object') return v as Record<string, unknown>;
-  ctx.addIssue({ code: 'custom', message: `expected an object (or []), got ${typeof v}` });
-  return z.NEVER;
-});
+  issue(`expected an object (or []), got ${typeof v}`);
+  return {};
+};
+
+/** An object or `[]`, else null when missing. */
+export const objectOrNull: Reader<Record<string, unknown> | null> = (v, issue) => (v === undefined || v === null ? null : objectOrEmpty(v, issue));
 
 /** An array; missing or null give []; a PHP map `{0: x, 1: y}` gives its values. */
-export const ArrayOrEmptySchema = z.unknown().optional().transform((v, ctx): unknown[] => {
+export const arrayOrEmpty: Reader<unknown[]> = (v, issue) => {
   if (v === undefined || v === null) return [];
   if (Array.isArray(v)) return v;
   if (typeof v === 'object') return Object.values(v as object);
-  ctx.addIssue({ code: 'custom', message: `expected an array, got ${typeof v}` });
-  return z.NEVER;
-});
+  issue(`expected an array, got ${typeof v}`);
+  return [];
+};
 
-export const idArray = z.unknown().optional().transform((v, ctx): number[] => {
-  if (v === undefined || v === null) return [];
-  const arr = Array.isArray(v) ? v : typeof v === 'object' ? Object.values(v as object) : [v];
-  const out: number[] = [];
-  for (const x of arr) {
-    if (typeof x === 'number' && Number.isInteger(x)) out.push(x);
-    else if (typeof x === 'string' && INT.test(x)) out.push(Number(x));
-    else {
-      ctx.addIssue({ code: 'custom', message: `expected an array of ids, got ${JSON.stringify(x)}` });
-      return z.NEVER;
-    }
-  }
-  return out;
-});
-
-/** A timestamp in either shape, to ISO 8601 UTC (or null when missing or unreadable; `raw` keeps it). */
-export function timestampSchema(ts: TimestampNormalizer) {
-  return z.unknown().optional().transform((v) => ts(v));
+export function arrayOf<T>(item: Reader<T>): Reader<T[]> {
+  return (v, issue) => {
+    const arr = arrayOrEmpty(v, issue);
+    const out = new Array<T>(arr.length);
+    for (let i = 0; i < arr.length; i++) out[i] = item(arr[i], (m, p = []) => issue(m, [i, ...p]));
+    return out;
+  };
 }
+
+/** A timestamp in either shape, to ISO 8601 UTC (null when missing or unreadable; `raw` keeps it). */
+export const timestamp = (ts: TimestampNormalizer): Reader<string | null> => (v) => ts(v);
+
+type Output<F extends Record<string, Reader<unknown>>> = { [K in keyof F]: F[K] extends Reader<infer T> ? T : never };
+
+/** A nested object reader over a field map (unknown keys are ignored here; `raw` keeps them). */
+export function obj<F extends Record<string, Reader<unknown>>>(fields: F): Reader<Output<F>> {
+  const keys = Object.keys(fields);
+  return (v, issue) => {
+    const out: Record<string, unknown> = {};
+    if (!v || typeof v !== 'object' || Array.isArray(v)) {
+      issue(`expected an object, got ${Array.isArray(v) ? 'an array' : v === null ? 'null' : typeof v}`);
+      return out as Output<F>;
+    }
+    const input = v as Record<string, unknown>;
+    for (const k of keys) out[k] = fields[k]!(input[k], (m, p = []) => issue(m, [k, ...p]));
+    return out as Output<F>;
+  };
+}
+
+/** A zod schema over a field map, with an optional final shaping step. */
+export function record<F extends Record<string, Reader<unknown>>, O = Output<F>>(fields: F, finish?: (o: Output<F>, issue: Issue) => O): z.ZodType<O> {
+  const read = obj(fields);
+  return readerSchema((v, issue) => {
+    const o = read(v, issue);
+    return finish ? finish(o, issue) : (o as unknown as O);
+  });
+}
+
+/** Wraps a reader as a zod schema: issues become zod issues with their paths. */
+export function readerSchema<T>(read: Reader<T>): z.ZodType<T> {
+  return z.unknown().transform((v, ctx) => {
+    let failed = false;
+    const out = read(v, (message, path = []) => {
+      failed = true;
+      ctx.addIssue({ code: 'custom', message, path: [...path] });
+    });
+    return failed ? z.NEVER : out;
+  }) as unknown as z.ZodType<T>;
+}
+
+export const IntSchema = readerSchema(int);
+export const NumberOrNullSchema = readerSchema(numberOrNull);

@@ -1,24 +1,23 @@
-import { z } from 'zod';
 import type { TimestampNormalizer } from '../timestamps.js';
-import { FlagOrNullSchema, IntOrNullSchema, IntSchema, TextOrNullSchema, TextSchema, timestampSchema } from './primitives.js';
+import { flagOrNull, int, intOrNull, record, text, textOrNull, timestamp } from './primitives.js';
 
 /** A tag or a list (lists add `is_public`). Counts appear only when the listing includes them. */
-function taxonomyShape(ts: TimestampNormalizer) {
-  const at = timestampSchema(ts);
+function taxonomyFields(ts: TimestampNormalizer) {
+  const at = timestamp(ts);
   return {
-    id: IntSchema,
-    title: TextSchema,
-    slug: TextOrNullSchema,
-    description: TextOrNullSchema,
-    totalCount: IntOrNullSchema,
-    subscribersCount: IntOrNullSchema,
+    id: int,
+    title: text,
+    slug: textOrNull,
+    description: textOrNull,
+    totalCount: intOrNull,
+    subscribersCount: intOrNull,
     created_at: at,
     updated_at: at,
   };
 }
 
 export function tagSchema(ts: TimestampNormalizer) {
-  return z.object(taxonomyShape(ts)).transform(({ totalCount, subscribersCount, slug, ...t }) => ({
+  return record(taxonomyFields(ts), ({ totalCount, subscribersCount, slug, ...t }) => ({
     ...t,
     slug: slug ?? '',
     total_count: totalCount,
@@ -27,12 +26,10 @@ export function tagSchema(ts: TimestampNormalizer) {
 }
 
 export function listSchema(ts: TimestampNormalizer) {
-  return z
-    .object({ ...taxonomyShape(ts), is_public: FlagOrNullSchema })
-    .transform(({ totalCount, subscribersCount, slug, ...t }) => ({
-      ...t,
-      slug: slug ?? '',
-      total_count: totalCount,
-      subscribers_count: subscribersCount,
-    }));
+  return record({ ...taxonomyFields(ts), is_public: flagOrNull }, ({ totalCount, subscribersCount, slug, ...t }) => ({
+    ...t,
+    slug: slug ?? '',
+    total_count: totalCount,
+    subscribers_count: subscribersCount,
+  }));
 }
