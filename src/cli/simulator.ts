@@ -97,7 +97,7 @@ export function registerSimulatorCommand(program: Command): void {
         },
         ...(o.faults ? { faults: parseFaults(o.faults) } : {}),
       });
-      const passwordSource = config.crm.password ? 'CRM_PASSWORD' : `the default "${SIMULATOR_DEFAULT_PASSWORD}" (set CRM_PASSWORD to change it)`;
+      const passwordSource = config.crm.password ? 'from CRM_PASSWORD' : 'the documented default (docs/simulator.md); set CRM_PASSWORD to choose one';
       process.stdout.write(`${sim.baseUrl}\n`);
       process.stderr.write(
         `crmsync simulator: ${o.contacts} contacts, ${o.real ? 'real-deployment' : 'spec'} mode, seed ${o.seed}\n` +

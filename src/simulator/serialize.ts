@@ -155,7 +155,8 @@ export class Serializer {
   }
 
   note(n: NoteRec, listed: boolean): Record<string, unknown> {
-    const asStr = listed && this.real;
+    // Listed notes carry subscriber_id/created_by as strings (spec: string/integer; captured: strings).
+    const asStr = listed;
     const out: Record<string, unknown> = {
       id: n.id,
       subscriber_id: asStr ? String(n.subscriberId) : n.subscriberId,

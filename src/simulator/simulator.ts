@@ -46,6 +46,7 @@ export interface RunningSimulator {
 export async function startSimulator(options: SimulatorOptions = {}): Promise<RunningSimulator> {
   const opts = resolveOptions(options);
   const state = new SimState(opts);
+  state.warmCounts();
   const marketing = new Marketing(state);
   const webhooks = new WebhookDispatcher({ timeScale: opts.webhookTimeScale, allowHttp: opts.allowHttpWebhookUrls, now: opts.now });
   state.onEvent((e) => webhooks.onEvent(e));
@@ -111,6 +112,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     close: async () => {
       for (const c of churns) await c.stop();
       churns.clear();
+      state.dispose();
       await webhooks.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -3,9 +3,9 @@ import { isForceUpdate, readContactPatch, type ContactPatch } from './contact-in
 import type { EventListener, EventName } from './events.js';
 import type { CompanyRec, ContactRec, CustomFieldRec, NoteRec, TaxonomyRec } from './model.js';
 import type { ResolvedOptions } from './options.js';
-import { contactHash, type ContactCore, SEED_CUSTOM_FIELDS, seedCompanyCount, seededCompanies, seededTaxonomy, slugify } from './seed-data.js';
+import { contactHash, type ContactCore, SEED_CUSTOM_FIELDS, seededCore, seedCompanyCount, seededCompanies, seededTaxonomy, slugify } from './seed-data.js';
 import { invalidParam, notFound, SimError } from './sim-error.js';
-import { formatLocal } from './time.js';
+import { formatLocal, parseTimestamp } from './time.js';
 
 export type Taxonomy = 'tag' | 'list';
 
@@ -27,7 +27,12 @@ export class SimState {
   readonly notes = new Map<number, NoteRec>();
   readonly scheduledReports: Record<string, unknown>[] = [];
   readonly #listeners: EventListener[] = [];
-  #counts: Counts | undefined;
+  /** Counts of the seeded contacts as generated (a pure function of the seed), filled in chunks. */
+  readonly #baseline: Counts = { total: new Map(), subscribed: new Map() };
+  #baselineNext = 1;
+  #baselineTimer: NodeJS.Immediate | undefined;
+  /** Every write since start, as count changes; counts = baseline + delta. */
+  readonly #delta: Counts = { total: new Map(), subscribed: new Map() };
   #nextTag: number;
   #nextList: number;
   #nextCompany: number;
@@ -86,35 +91,64 @@ export class SimState {
     return c;
   }
 
-  // ---- counts (tag, list, company, status), computed once then kept up to date on writes
+  // ---- counts (tag, list, company, status): the seeded baseline plus the changes of every write
+
+  /** Computes the seeded baseline in the background so that the first tag listing at 1M is quick. */
+  warmCounts(): void {
+    const step = (): void => {
+      this.#scanBaseline(this.#baselineNext + 50_000);
+      this.#baselineTimer = this.#baselineNext <= this.opts.contacts ? setImmediate(step) : undefined;
+    };
+    if (this.#baselineNext <= this.opts.contacts) this.#baselineTimer = setImmediate(step);
+  }
+
+  dispose(): void {
+    if (this.#baselineTimer) clearImmediate(this.#baselineTimer);
+    this.#baselineTimer = undefined;
+  }
+
+  #scanBaseline(untilId: number): void {
+    const end = Math.min(untilId, this.opts.contacts + 1);
+    const companies = this.opts.contacts > 0 ? seedCompanyCount(this.opts.contacts) : 0;
+    for (let id = this.#baselineNext; id < end; id++) this.#count(this.#baseline, seededCore(this.opts.seed, id, companies), 1);
+    this.#baselineNext = Math.max(this.#baselineNext, end);
+  }
 
   counts(): Counts {
-    if (!this.#counts) {
-      const counts: Counts = { total: new Map(), subscribed: new Map() };
-      for (const c of this.contacts.cores()) this.#count(counts, c, 1);
-      this.#counts = counts;
+    this.#scanBaseline(Number.MAX_SAFE_INTEGER);
+    const merged: Counts = { total: new Map(this.#baseline.total), subscribed: new Map(this.#baseline.subscribed) };
+    for (const key of ['total', 'subscribed'] as const) {
+      for (const [k, v] of this.#delta[key]) merged[key].set(k, (merged[key].get(k) ?? 0) + v);
     }
-    return this.#counts;
+    return merged;
   }
 
   #count(counts: Counts, c: ContactCore, delta: number): void {
     const bump = (m: Map<string, number>, k: string): void => {
       m.set(k, (m.get(k) ?? 0) + delta);
     };
-    const keys = [`s:${c.status}`, ...c.tags.map((t) => `t:${t}`), ...c.lists.map((l) => `l:${l}`), ...c.companyIds.map((x) => `c:${x}`)];
-    for (const k of keys) {
-      bump(counts.total, k);
-      if (c.status === 'subscribed') bump(counts.subscribed, k);
+    bump(counts.total, `s:${c.status}`);
+    if (c.status === 'subscribed') bump(counts.subscribed, `s:${c.status}`);
+    for (const t of c.tags) {
+      bump(counts.total, `t:${t}`);
+      if (c.status === 'subscribed') bump(counts.subscribed, `t:${t}`);
+    }
+    for (const l of c.lists) {
+      bump(counts.total, `l:${l}`);
+      if (c.status === 'subscribed') bump(counts.subscribed, `l:${l}`);
+    }
+    for (const x of c.companyIds) {
+      bump(counts.total, `c:${x}`);
+      if (c.status === 'subscribed') bump(counts.subscribed, `c:${x}`);
     }
   }
 
+  /** Every contact write goes through here: store, then count changes (old out, new in). */
   #write(old: ContactRec | undefined, next: ContactRec | undefined): void {
     if (next) this.contacts.put(next);
     else if (old) this.contacts.remove(old.id);
-    if (this.#counts) {
-      if (old) this.#count(this.#counts, old, -1);
-      if (next) this.#count(this.#counts, next, 1);
-    }
+    if (old) this.#count(this.#delta, old, -1);
+    if (next) this.#count(this.#delta, next, 1);
   }
 
   // ---- contacts
@@ -336,11 +370,7 @@ export class SimState {
     const old = map.get(id);
     if (!old) throw notFound(kind);
     map.delete(id);
-    // Memberships of overridden contacts are dropped here; seeded ones are filtered on read.
-    if (this.#counts) {
-      this.#counts.total.delete(`${kind === 'tag' ? 't' : 'l'}:${id}`);
-      this.#counts.subscribed.delete(`${kind === 'tag' ? 't' : 'l'}:${id}`);
-    }
+    // Memberships stay in stored records and are filtered on read (ids are never reused).
     return old;
   }
 
@@ -396,7 +426,7 @@ export class SimState {
 
   addNote(subscriberId: number, body: Record<string, unknown>): NoteRec {
     this.requireContact(subscriberId);
-    const note = readNote(body);
+    const note = readNote(body, this.opts.timezone);
     const now = this.now;
     const rec: NoteRec = { id: this.#nextNote++, subscriberId, parentId: null, createdBy: 1, status: 'open', isPrivate: 1, ...note, createdAt: note.createdAt ?? now, updatedAt: now };
     this.notes.set(rec.id, rec);
@@ -406,7 +436,7 @@ export class SimState {
   updateNote(subscriberId: number, noteId: number, body: Record<string, unknown>): NoteRec {
     const old = this.notes.get(noteId);
     if (!old || old.subscriberId !== subscriberId) throw notFound('note');
-    const note = readNote(body);
+    const note = readNote(body, this.opts.timezone);
     const next = { ...old, ...note, createdAt: note.createdAt ?? old.createdAt, updatedAt: this.now };
     this.notes.set(noteId, next);
     return next;
@@ -415,7 +445,7 @@ export class SimState {
 
 export const NOTE_TYPES = ['note', 'call', 'email', 'meeting', 'quote_sent', 'quote_accepted', 'quote_refused', 'invoice_sent', 'invoice_part_paid', 'invoice_paid', 'invoice_refunded', 'transaction', 'feedback', 'tweet', 'facebook_post'];
 
-function readNote(body: Record<string, unknown>): { title: string; description: string; type: string; createdAt: number | undefined } {
+function readNote(body: Record<string, unknown>, timeZone: string): { title: string; description: string; type: string; createdAt: number | undefined } {
   const n = (typeof body.note === 'object' && body.note !== null ? body.note : body) as Record<string, unknown>;
   const missing = ['title', 'description', 'type'].filter((k) => typeof n[k] !== 'string' || !(n[k] as string).trim());
   if (missing.length > 0) {
@@ -425,7 +455,8 @@ function readNote(body: Record<string, unknown>): { title: string; description: 
     });
   }
   if (!NOTE_TYPES.includes(n.type as string)) throw invalidParam('type', `type must be one of ${NOTE_TYPES.join(', ')}.`, 'in');
-  const createdAt = typeof n.created_at === 'string' ? Date.parse(n.created_at.replace(' ', 'T') + (n.created_at.length <= 19 ? 'Z' : '')) : undefined;
+  // Note timestamps are site-local like every zone-less timestamp of the service.
+  const createdAt = typeof n.created_at === 'string' ? parseTimestamp(n.created_at.slice(0, 40), timeZone) : undefined;
   return {
     title: (n.title as string).slice(0, 500),
     description: (n.description as string).slice(0, 20_000),

@@ -26,6 +26,23 @@ describe('Tags (spec: Tags)', () => {
     }
   });
 
+  it('counts stay exact after creates, updates, status changes and deletes', async () => {
+    await call('POST', '/subscribers', { email: 'count.me@example.org', status: 'subscribed', tags: [1, 2], lists: [3] });
+    const victim = sim.truth().contacts.find((c) => c.tags.includes(2)) as { id: number };
+    await call('PUT', `/subscribers/${victim.id}`, { subscriber: { detach_tags: [2], attach_tags: [1], status: 'subscribed' } });
+    const gone = sim.truth().contacts.find((c) => c.tags.includes(1) && c.id !== victim.id) as { id: number };
+    await call('DELETE', `/subscribers/${gone.id}`);
+    sim.mutate.setStatus(sim.truth().contacts[0]?.id as number, 'bounced');
+    const truth = sim.truth().contacts;
+    for (const t of (await call('GET', '/tags')).json.tags) {
+      expect(t.totalCount).toBe(truth.filter((c) => c.tags.includes(t.id)).length);
+      expect(t.subscribersCount).toBe(truth.filter((c) => c.tags.includes(t.id) && c.status === 'subscribed').length);
+    }
+    for (const l of (await call('GET', '/lists')).json.lists) {
+      expect(l.totalCount).toBe(truth.filter((c) => c.lists.includes(l.id)).length);
+    }
+  });
+
   it('sorts by title and subscribers, searches, excludes counts and adds all_tags', async () => {
     const byTitle = await call('GET', '/tags?sort_by=title&sort_order=ASC');
     const titles = byTitle.json.tags.map((t: Json) => t.title.toLowerCase());
