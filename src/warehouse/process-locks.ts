@@ -5,13 +5,12 @@ import { resolve } from 'node:path';
  * forbids two instances of one file in a process, so every caller must share the same gate.
  */
 const gates = new Map<string, Promise<void>>();
-const writers = new Map<string, number>();
 
 export interface ProcessLock {
   release(): void;
 }
 
-/** Waits (FIFO) for earlier writers of `dbPath` in this process; false when `timeoutMs` passes first. */
+/** Waits (FIFO) for earlier scopes on `dbPath` in this process; null when `timeoutMs` passes first. */
 export async function acquireProcessLock(dbPath: string, timeoutMs: number): Promise<ProcessLock | null> {
   const key = resolve(dbPath);
   const previous = gates.get(key) ?? Promise.resolve();
@@ -32,20 +31,12 @@ export async function acquireProcessLock(dbPath: string, timeoutMs: number): Pro
     done();
     return null;
   }
-  writers.set(key, (writers.get(key) ?? 0) + 1);
   let released = false;
   return {
     release() {
       if (released) return;
       released = true;
-      writers.set(key, (writers.get(key) ?? 1) - 1);
-      if (writers.get(key) === 0) writers.delete(key);
       done();
     },
   };
-}
-
-/** True while a writer scope of this process holds `dbPath`. */
-export function isWriterActive(dbPath: string): boolean {
-  return (writers.get(resolve(dbPath)) ?? 0) > 0;
 }

@@ -5,7 +5,7 @@ import type { WarehouseHandle, WarehouseSource } from './duckdb-warehouse.js';
 import { WarehouseLockedError, WarehouseNotFoundError } from './errors.js';
 import { MANIFEST_FILE } from './lake-layout.js';
 import { openLakeReader, openWarehouse, type OpenWarehouseOptions } from './open-warehouse.js';
-import { acquireProcessLock, isWriterActive } from './process-locks.js';
+import { acquireProcessLock, type ProcessLock } from './process-locks.js';
 
 export interface WithWarehouseOptions extends Omit<OpenWarehouseOptions, 'readOnly'> {
   write: boolean;
@@ -36,23 +36,13 @@ export async function withWarehouse<T>(opts: WithWarehouseOptions, fn: (w: Wareh
   }
 }
 
-async function openWriter(opts: WithWarehouseOptions): Promise<WarehouseHandle & { close(): Promise<void> }> {
+async function openWriter(opts: WithWarehouseOptions): Promise<WarehouseHandle> {
   const timeout = opts.lockTimeoutMs ?? DEFAULT_WRITE_WAIT_MS;
   const started = Date.now();
   const lock = await acquireProcessLock(opts.dbPath, timeout);
   if (!lock) throw new WarehouseLockedError(opts.dbPath, Date.now() - started);
   try {
-    const handle = await openWithBackoff({ ...opts, readOnly: false }, started + timeout);
-    const close = handle.close.bind(handle);
-    return Object.assign(handle, {
-      async close() {
-        try {
-          await close();
-        } finally {
-          lock.release();
-        }
-      },
-    });
+    return releaseOnClose(await openWithBackoff({ ...opts, readOnly: false }, started + timeout), lock);
   } catch (err) {
     lock.release();
     throw err;
@@ -62,16 +52,20 @@ async function openWriter(opts: WithWarehouseOptions): Promise<WarehouseHandle &
 async function openReader(opts: WithWarehouseOptions): Promise<WarehouseHandle> {
   const lakeReady = existsSync(join(opts.lakePath, MANIFEST_FILE));
   const started = Date.now();
+  const timeout = opts.lockTimeoutMs ?? DEFAULT_READ_WAIT_MS;
   let reason = 'no warehouse file';
   if (existsSync(opts.dbPath)) {
-    if (isWriterActive(opts.dbPath)) {
-      reason = 'a write in this process holds the warehouse file';
-    } else {
+    // In this process, wait for a running write scope like any writer would; DuckDB must not
+    // hold the same file in two instances of one process.
+    const lock = await acquireProcessLock(opts.dbPath, timeout);
+    reason = 'a write in this process holds the warehouse file';
+    if (lock) {
       try {
-        const handle = await openWithBackoff({ ...opts, readOnly: true }, started + (opts.lockTimeoutMs ?? DEFAULT_READ_WAIT_MS));
+        const handle = releaseOnClose(await openWithBackoff({ ...opts, readOnly: true }, started + timeout), lock);
         opts.onSource?.(handle.source);
         return handle;
       } catch (err) {
+        lock.release();
         if (!(err instanceof WarehouseLockedError) || !lakeReady) throw err;
         reason = 'a running sync holds the warehouse file';
       }
@@ -85,6 +79,19 @@ async function openReader(opts: WithWarehouseOptions): Promise<WarehouseHandle> 
   opts.logger?.info({ reason, lake: opts.lakePath, source: handle.source }, 'reading the Parquet lake');
   opts.onSource?.(handle.source);
   return handle;
+}
+
+function releaseOnClose(handle: WarehouseHandle, lock: ProcessLock): WarehouseHandle {
+  const close = handle.close.bind(handle);
+  return Object.assign(handle, {
+    async close() {
+      try {
+        await close();
+      } finally {
+        lock.release();
+      }
+    },
+  });
 }
 
 async function openWithBackoff(opts: OpenWarehouseOptions, deadline: number): Promise<WarehouseHandle> {

@@ -21,9 +21,9 @@ function paths() {
   return p;
 }
 
-/** Starts the holding writer in another process; resolves once it holds the file, and on exit. */
-function startWriter(dbPath: string, lakePath: string, holdMs: number): { ready: Promise<void>; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', HOLD_WRITER, dbPath, lakePath, String(holdMs)], { stdio: ['ignore', 'pipe', 'pipe'] });
+/** Starts the holding writer in another process: `ready` once it holds the file; it loads until `release()`. */
+function startWriter(dbPath: string, lakePath: string, maxHoldMs: number): { ready: Promise<void>; release(): void; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', HOLD_WRITER, dbPath, lakePath, String(maxHoldMs)], { stdio: ['pipe', 'pipe', 'pipe'] });
   children.push(child);
   let out = '';
   let err = '';
@@ -36,7 +36,7 @@ function startWriter(dbPath: string, lakePath: string, holdMs: number): { ready:
     child.on('exit', (code) => reject(new Error(`writer exited (${code}) before READY: ${err}`)));
   });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { ready, exited };
+  return { ready, exited, release: () => child.stdin.end('stop\n') };
 }
 
 function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -54,7 +54,7 @@ function runCli(args: string[], env: Record<string, string>): Promise<{ code: nu
 describe('concurrent access across processes', () => {
   it('a query in another process works during a long load (from the lake), and from the file after', async () => {
     const p = paths();
-    const writer = startWriter(p.dbPath, p.lakePath, 6_000);
+    const writer = startWriter(p.dbPath, p.lakePath, 50_000);
     await writer.ready;
 
     const sources: WarehouseSource[] = [];
@@ -70,6 +70,7 @@ describe('concurrent access across processes', () => {
     expect(JSON.parse(cli.stdout)).toEqual([{ n: 100 }]);
     expect(cli.stderr).toMatch(/Parquet lake .*published \d{4}-/);
 
+    writer.release();
     expect(await writer.exited).toBe(0);
     const after: WarehouseSource[] = [];
     const rows = await withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: false, onSource: (s) => after.push(s) }, (w) => w.query('SELECT count(*) AS n FROM contacts'));
@@ -79,17 +80,22 @@ describe('concurrent access across processes', () => {
 
   it('a second writer waits for the first process to release the file, or gives up with a retryable error', async () => {
     const p = paths();
-    const writer = startWriter(p.dbPath, p.lakePath, 2_500);
+    const writer = startWriter(p.dbPath, p.lakePath, 50_000);
     await writer.ready;
 
     const impatient = withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: true, lockTimeoutMs: 200 }, async () => 'never');
     await expect(impatient).rejects.toBeInstanceOf(WarehouseLockedError);
     await expect(impatient).rejects.toMatchObject({ retryable: true, code: 'WAREHOUSE_LOCKED' });
 
-    const started = Date.now();
+    let released = 0;
+    setTimeout(() => {
+      released = Date.now();
+      writer.release();
+    }, 1_000);
     const stats = await withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: true, lockTimeoutMs: 30_000 }, (w) => w.loadContacts([makeContact(1, { city: 'Later' })], ctx()));
     expect(stats.updated).toBe(1);
-    expect(Date.now() - started).toBeGreaterThan(500);
+    // it got the file only after the other process let go
+    expect(released).toBeGreaterThan(0);
     expect(await writer.exited).toBe(0);
   });
 });
