@@ -14,7 +14,7 @@ export interface PushActivityDeps {
   /** Opens the warehouse for writing for the length of `fn` (the process's one DuckDB writer). */
   withDb: <T>(fn: (db: SqlRunner) => Promise<T>) => Promise<T>;
   logger: Logger;
-  /** Upserts in flight at once; the client's limiter sets the pace (default 8). */
+  /** Rows in progress at once (default DEFAULT_PUSH_CONCURRENCY); the client's limiter sets the pace. */
   concurrency?: number;
   now?: () => Date;
 }
@@ -57,7 +57,7 @@ export function createPushActivities(deps: PushActivityDeps): PushActivities {
               source: input.source,
               runId: input.runId,
               rows,
-              concurrency: deps.concurrency ?? 8,
+              concurrency: deps.concurrency,
               signal: ctx?.cancellationSignal,
               onProgress: (p) => {
                 progress = p;

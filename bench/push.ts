@@ -21,7 +21,7 @@ import { planPush } from '../src/push/plan-push.js';
 import { pushCrmFromClient } from '../src/push/push-crm-from-client.js';
 import { PushLedger } from '../src/push/push-ledger.js';
 import { PushPlanStore } from '../src/push/push-plan-store.js';
-import { sendBatch } from '../src/push/send-batch.js';
+import { DEFAULT_PUSH_CONCURRENCY, sendBatch } from '../src/push/send-batch.js';
 
 const seconds = Number(process.argv[2] ?? 20);
 const rates = (process.argv[3] ?? '10,50,200').split(',').map(Number);
@@ -76,7 +76,7 @@ async function run(limit: number, mode: 'adaptive' | 'known-limit'): Promise<Run
       let succeeded = 0;
       for (let from = 0; from < plan.toSend; from += BATCH) {
         const batch = await new PushPlanStore(db).load('bench', from, from + BATCH);
-        const r = await sendBatch({ crm, ledger: new PushLedger(db) }, { source: plan.source, runId: 'bench', rows: batch, concurrency: 8 });
+        const r = await sendBatch({ crm, ledger: new PushLedger(db) }, { source: plan.source, runId: 'bench', rows: batch });
         succeeded += r.succeeded;
       }
       const elapsed = (performance.now() - started) / 1000;
@@ -112,7 +112,7 @@ const out = {
   node: process.version,
   secondsPerRun: seconds,
   batchSize: BATCH,
-  concurrency: 8,
+  concurrency: DEFAULT_PUSH_CONCURRENCY,
   note: 'achievedRps = rows landed / wall time of the send phase; ratio429 = 429 responses / HTTP requests (client stats)',
   results,
 };

@@ -6,6 +6,13 @@ import type { PushLedger } from './push-ledger.js';
 import type { StoredPlanRow } from './push-plan-store.js';
 import { LedgerWriter } from './ledger-writer.js';
 
+/**
+ * Rows in progress at once. A row holds its slot until its ledger write is done, so this is more
+ * than the client's HTTP concurrency (8): rows waiting for the ledger do not hold back requests.
+ * It also bounds how many rows a crash can leave sent but unrecorded.
+ */
+export const DEFAULT_PUSH_CONCURRENCY = 16;
+
 export interface BatchProgress {
   done: number;
   total: number;
@@ -35,7 +42,7 @@ export interface SendBatchOptions {
   source: string;
   runId: string;
   rows: readonly StoredPlanRow[];
-  concurrency: number;
+  concurrency?: number;
   /** Attempts per row for retryable errors (429, 5xx, network) before the row is recorded as failed. */
   maxAttempts?: number;
   signal?: AbortSignal;
@@ -63,7 +70,7 @@ export async function sendBatch(deps: SendBatchDeps, opts: SendBatchOptions): Pr
   const result: BatchResult = { sent: 0, succeeded: 0, failed: 0, skipped: 0, requests: 0 };
   const progress: BatchProgress = { done: 0, total: opts.rows.length, succeeded: 0, failed: 0, skipped: 0, lastSeq: -1 };
   let fatal: Error | undefined;
-  const limit = pLimit(Math.max(1, opts.concurrency));
+  const limit = pLimit(Math.max(1, opts.concurrency ?? DEFAULT_PUSH_CONCURRENCY));
 
   const finish = (row: StoredPlanRow, outcome: 'succeeded' | 'failed' | 'skipped') => {
     result[outcome] += 1;

@@ -7,6 +7,7 @@ import { Client, Connection } from '@temporalio/client';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { describe, expect, inject, it } from 'vitest';
 import { duckdbSqlRunner } from '../../src/push/duckdb-sql-runner.js';
+import { DEFAULT_PUSH_CONCURRENCY } from '../../src/push/send-batch.js';
 import type { SqlRunner } from '../../src/push/sql-runner.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import type { PushWorkflowResult } from '../../workflows/push-types.js';
@@ -14,7 +15,7 @@ import { testTemporalAddress, testWorkflowBundlePath } from '../helpers/temporal
 import { startRecordingProxy } from './helpers/recording-proxy.js';
 
 const ROWS = 300;
-const CONCURRENCY = 8;
+const CONCURRENCY = DEFAULT_PUSH_CONCURRENCY;
 
 async function withDuckDb<T>(dbPath: string, fn: (db: SqlRunner) => Promise<T>): Promise<T> {
   const instance = await DuckDBInstance.create(dbPath);
