@@ -21,6 +21,7 @@ export async function syncStreamWorkflow(input: StreamWorkflowInput): Promise<St
   const totals: StreamTotals = input.carry?.totals ?? emptyTotals();
   const progress: StreamProgress = {
     stream: input.stream,
+    runId: input.runId,
     phase: 'starting',
     pagesDone: 0,
     pagesTotal: undefined,

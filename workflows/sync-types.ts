@@ -71,6 +71,8 @@ export type StreamPhase = 'starting' | 'backfill' | 'incremental' | 'reconcile' 
 
 export interface StreamProgress {
   stream: string;
+  /** The sync run (parent workflow run id) this progress belongs to. */
+  runId: string;
   phase: StreamPhase;
   pagesDone: number;
   /** Undefined until the first page tells the page count. */

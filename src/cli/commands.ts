@@ -6,6 +6,7 @@ import { registerWorkerCommand } from './worker.js';
 import { registerScheduleCommand } from './schedule.js';
 import { registerStatusCommand } from './status.js';
 import { registerVerifyCommand } from './verify.js';
+import { registerDemoCommand } from './demo.js';
 import { registerWebhooksCommand } from './webhooks.js';
 import { registerPushCommand } from './push.js';
 
@@ -18,6 +19,7 @@ export const commands: ((program: Command) => void)[] = [
   registerScheduleCommand,
   registerStatusCommand,
   registerVerifyCommand,
+  registerDemoCommand,
   registerWebhooksCommand,
   registerPushCommand,
 ];

@@ -5,6 +5,7 @@ import { ConfigError } from '../errors.js';
 import { createLogger, type Logger } from '../logger.js';
 import { runSync } from '../sync/run-sync.js';
 import { resolveStreams } from '../sync/streams.js';
+import { quietTemporalRuntime } from '../sync/quiet-temporal-runtime.js';
 import { createSyncRuntime, withInProcessWorkers } from '../sync/sync-runtime.js';
 import { withTemporal } from '../temporal/connect.js';
 import { taskQueues } from '../temporal/task-queues.js';
@@ -57,27 +58,32 @@ export async function syncCommand(config: Config, opts: SyncOptions, logger: Log
   requireCrm(config);
   const streams = resolveStreams(opts.stream);
   const runtime = createSyncRuntime(config);
-  await runtime.client.verifyCredentials();
-  const tuning: Partial<SyncTuning> = {};
-  if (opts.perPage) tuning.perPage = opts.perPage;
-  if (opts.parallelism) tuning.parallelism = opts.parallelism;
-  const renderer = createProgressRenderer(out);
-  const embedded = !config.temporal.address;
-  return await withTemporal(
-    config,
-    async (t) => {
-      const run = () =>
-        runSync({
-          client: t.client,
-          taskQueues: taskQueues(config),
-          input: { streams, full: opts.full, reconcile: opts.reconcile === undefined ? 'auto' : opts.reconcile ? 'always' : 'never', tuning },
-          onProgress: (p) => renderer.update(p),
-        });
-      if (!embedded || !t.nativeConnection) return await run();
-      return await withInProcessWorkers({ config, logger, client: t.client, nativeConnection: t.nativeConnection, namespace: t.namespace, runtime }, run);
-    },
-    { worker: embedded },
-  );
+  try {
+    await runtime.client.verifyCredentials();
+    const tuning: Partial<SyncTuning> = {};
+    if (opts.perPage) tuning.perPage = opts.perPage;
+    if (opts.parallelism) tuning.parallelism = opts.parallelism;
+    const renderer = createProgressRenderer(out);
+    quietTemporalRuntime(config.logLevel);
+    const embedded = !config.temporal.address;
+    return await withTemporal(
+      config,
+      async (t) => {
+        const run = () =>
+          runSync({
+            client: t.client,
+            taskQueues: taskQueues(config),
+            input: { streams, full: opts.full, reconcile: opts.reconcile === undefined ? 'auto' : opts.reconcile ? 'always' : 'never', tuning },
+            onProgress: (p) => renderer.update(p),
+          });
+        if (!embedded || !t.nativeConnection) return await run();
+        return await withInProcessWorkers({ config, logger, client: t.client, nativeConnection: t.nativeConnection, namespace: t.namespace, runtime }, run);
+      },
+      { worker: embedded },
+    );
+  } finally {
+    await runtime.close();
+  }
 }
 
 export function printSummary(result: SyncResult, out: NodeJS.WritableStream): void {

@@ -6,6 +6,7 @@ import { loadConfig, requireCrm, type Config } from '../config.js';
 import { ConfigError } from '../errors.js';
 import { createLogger, type Logger } from '../logger.js';
 import { runSyncWorkers } from '../sync/run-sync-workers.js';
+import { quietTemporalRuntime } from '../sync/quiet-temporal-runtime.js';
 import { createSyncRuntime, DEFAULT_WAREHOUSE_CONCURRENCY } from '../sync/sync-runtime.js';
 import { withTemporal } from '../temporal/connect.js';
 import { taskQueues } from '../temporal/task-queues.js';
@@ -40,6 +41,7 @@ export function registerWorkerCommand(program: Command): void {
 export async function workerCommand(config: Config, opts: WorkerOptions, logger: Logger): Promise<void> {
   requireCrm(config);
   const runtime = createSyncRuntime(config);
+  quietTemporalRuntime(config.logLevel);
   const abort = new AbortController();
   const stop = (signal: NodeJS.Signals): void => {
     logger.info({ signal }, 'draining workers');
@@ -70,6 +72,7 @@ export async function workerCommand(config: Config, opts: WorkerOptions, logger:
       { worker: true },
     );
   } finally {
+    await runtime.close();
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
   }

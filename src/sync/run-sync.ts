@@ -34,12 +34,13 @@ export async function runSync(options: RunSyncOptions): Promise<SyncResult> {
     if (err instanceof WorkflowExecutionAlreadyStartedError) throw new SyncAlreadyRunningError(workflowId);
     throw err;
   }
+  const runId = handle.firstExecutionRunId;
   const result = handle.result();
   let stop = false;
   const poller = (async () => {
     if (!options.onProgress) return;
     while (!stop) {
-      const streams = await readStreamProgress(options.client, options.input.streams, options.taskQueues.main).catch(() => undefined);
+      const streams = await readStreamProgress(options.client, options.input.streams, options.taskQueues.main, runId).catch(() => undefined);
       if (streams && !stop) options.onProgress(streams);
       await Promise.race([result.catch(() => undefined), sleep(options.pollMs ?? 500)]);
     }
@@ -53,14 +54,14 @@ export async function runSync(options: RunSyncOptions): Promise<SyncResult> {
     stop = true;
     await poller;
     if (options.onProgress) {
-      const streams = await readStreamProgress(options.client, options.input.streams, options.taskQueues.main).catch(() => undefined);
+      const streams = await readStreamProgress(options.client, options.input.streams, options.taskQueues.main, runId).catch(() => undefined);
       if (streams) options.onProgress(streams);
     }
   }
 }
 
-/** Progress of each stream's latest workflow (running or just finished), via its query. */
-export async function readStreamProgress(client: Client, streams: readonly string[], scope: string): Promise<StreamProgress[]> {
+/** Progress of each stream's latest workflow (running or just finished), via its query; only run `runId`'s when given. */
+export async function readStreamProgress(client: Client, streams: readonly string[], scope: string, runId?: string): Promise<StreamProgress[]> {
   const out = await Promise.all(
     streams.map(async (s) => {
       try {
@@ -70,7 +71,7 @@ export async function readStreamProgress(client: Client, streams: readonly strin
       }
     }),
   );
-  return out.filter((p): p is StreamProgress => p !== undefined);
+  return out.filter((p): p is StreamProgress => p !== undefined && (runId === undefined || p.runId === runId));
 }
 
 function innermostMessage(err: Error): string {

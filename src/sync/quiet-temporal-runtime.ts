@@ -1,0 +1,14 @@
+import { DefaultLogger, Runtime, type LogLevel } from '@temporalio/worker';
+
+/**
+ * The Temporal worker logs every state change at INFO on stderr; for a person running
+ * `crmsync sync` that is noise. Keeps warnings (or everything at debug/trace). Once per process.
+ */
+export function quietTemporalRuntime(logLevel: string): void {
+  const level: LogLevel = logLevel === 'trace' ? 'TRACE' : logLevel === 'debug' ? 'DEBUG' : logLevel === 'silent' ? 'ERROR' : 'WARN';
+  try {
+    Runtime.install({ logger: new DefaultLogger(level) });
+  } catch {
+    // Installed already (an earlier command in this process): keep it.
+  }
+}
