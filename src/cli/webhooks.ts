@@ -104,7 +104,7 @@ export async function serveWebhooks(config: Config, opts: z.infer<typeof ServeOp
           ? {
               apply: {
                 refetcher: createClientRefetcher(client),
-                concurrency: config.crm.maxConcurrency ?? 4,
+                concurrency: config.crm.maxConcurrency ?? 8,
                 withWarehouse: (fn) => withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write: true, logger, siteTimeZone: config.crm.timezone }, fn),
               },
             }

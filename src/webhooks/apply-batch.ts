@@ -33,6 +33,9 @@ export interface ApplyBatchResult {
   refetches: number;
   skippedLate: number;
   failed: number;
+  /** Time spent refetching, and inside the warehouse scope (open to close). */
+  fetchMs: number;
+  writeMs: number;
 }
 
 const STATUS_EVENTS = new Set(['email.bounced', 'email.spam_complaint', 'email.unsubscribed']);
@@ -52,6 +55,7 @@ interface ContactPlan {
  */
 export async function applyBatch(records: readonly SpoolRecord[], deps: ApplyBatchDeps): Promise<ApplyBatchResult> {
   const now = deps.now ?? Date.now;
+  const started = performance.now();
   const events = records.map(parseSpoolRecord);
   const contacts = new Map<number, ContactPlan>();
   const campaignIds = new Set<number>();
@@ -131,12 +135,14 @@ export async function applyBatch(records: readonly SpoolRecord[], deps: ApplyBat
     return r instanceof CrmsyncError ? `${r.code}: refetch failed` : null;
   };
 
+  const fetchMs = Math.round(performance.now() - started);
   const lastSeq = records.at(-1)!.seq;
   const loadId = `webhooks-${deps.spoolId.slice(0, 8)}-${records[0]!.seq}-${lastSeq}`;
   const syncedAt = new Date(now());
 
-  return deps.withWarehouse(async (w) => {
-    const result: ApplyBatchResult = { appliedSeq: lastSeq, events: events.length, contactsLoaded: 0, contactsTombstoned: 0, refetches: toFetch.length + campaignIds.size + funnelIds.size + subKeys.length, skippedLate, failed: 0 };
+  const scopeStarted = performance.now();
+  const result = await deps.withWarehouse(async (w) => {
+    const result: ApplyBatchResult = { appliedSeq: lastSeq, events: events.length, contactsLoaded: 0, contactsTombstoned: 0, refetches: toFetch.length + campaignIds.size + funnelIds.size + subKeys.length, skippedLate, failed: 0, fetchMs, writeMs: 0 };
     if ((await readAppliedSeq(w.connection, deps.spoolId)) >= lastSeq) return { ...result, events: 0 };
 
     const fresh: Contact[] = [];
@@ -220,4 +226,5 @@ export async function applyBatch(records: readonly SpoolRecord[], deps: ApplyBat
     if (result.failed) deps.logger?.warn({ failed: result.failed, loadId }, 'some webhook events could not be applied; see webhook_events.error');
     return result;
   });
+  return { ...result, writeMs: Math.round(performance.now() - scopeStarted) };
 }

@@ -1,0 +1,70 @@
+// Applier throughput: deliveries per second from the spool into DuckDB, for events that need no
+// refetch (email.*) and for contact events refetched from the simulator, in one run.
+//   node --import tsx bench/webhooks-apply.ts [--events 20000]
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createCrmClient } from '../src/crm/index.js';
+import { startSimulator } from '../src/simulator/index.js';
+import { withWarehouse } from '../src/warehouse/index.js';
+import { createClientRefetcher } from '../src/webhooks/client-refetcher.js';
+import { withSpool } from '../src/webhooks/spool.js';
+import { createWebhookApplier } from '../src/webhooks/webhook-applier.js';
+
+const { values } = parseArgs({ options: { events: { type: 'string', default: '20000' } } });
+const EVENTS = Number(values.events);
+const root = join(import.meta.dirname, '.tmp');
+mkdirSync(root, { recursive: true });
+const work = mkdtempSync(join(root, 'webhooks-apply-'));
+
+async function phase(name: string, contacts: number, make: (i: number) => { event: string; data: Record<string, unknown> }): Promise<{ events: number; seconds: number; perSecond: number; batches: number }> {
+  const dir = join(work, name);
+  const sim = await startSimulator({ seed: 9, contacts });
+  const client = createCrmClient({ baseUrl: sim.baseUrl, username: sim.credentials.username, password: sim.credentials.password });
+  try {
+    return await withSpool({ dir: join(dir, 'spool') }, async (spool) => {
+      await Promise.all(
+        Array.from({ length: EVENTS }, (_, i) => {
+          const e = make(i);
+          const body = Buffer.from(JSON.stringify({ event: e.event, timestamp: new Date().toISOString(), webhook_id: 1, data: e.data }));
+          return spool.append({ deliveryId: `${name}-${i}`, webhookId: 1, event: e.event, known: true, receivedAt: Date.now(), body });
+        }),
+      );
+      const applier = createWebhookApplier({
+        spool,
+        spoolId: spool.id,
+        refetcher: createClientRefetcher(client),
+        withWarehouse: (fn) => withWarehouse({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake'), write: true }, fn),
+        lingerMs: 0,
+      });
+      // Migrations happen in the first scope: start the clock after it.
+      applier.start();
+      while (applier.status().appliedSeq === 0 && applier.status().batches === 0 && !(await applier.waitApplied(1, 50))) {
+        /* waiting for the first batch */
+      }
+      const t0 = performance.now();
+      const startSeq = applier.status().appliedSeq;
+      if (!(await applier.waitApplied(undefined, 600_000))) throw new Error('applier did not catch up');
+      const seconds = (performance.now() - t0) / 1000;
+      const s = applier.status();
+      await applier.stop();
+      const events = s.appliedSeq - startSeq;
+      return { events, seconds: Number(seconds.toFixed(2)), perSecond: Math.round(events / seconds), batches: s.batches };
+    });
+  } finally {
+    await client.close();
+    await sim.close();
+  }
+}
+
+try {
+  const email = await phase('email', 100, (i) => ({ event: 'email.opened', data: { email: { id: i, subject: 'S', contact_id: (i % 100) + 1, campaign_id: null, opened_at: new Date().toISOString() } } }));
+  process.stdout.write(`email events (no refetch): ${email.perSecond}/s (${email.events} in ${email.seconds} s, ${email.batches} batches)\n`);
+  const contact = await phase('contact', 2000, (i) => ({ event: 'contact.updated', data: { contact: { id: (i % 2000) + 1, email: 'x@example.com', status: 'subscribed' } } }));
+  process.stdout.write(`contact events (refetch, 2,000 distinct contacts): ${contact.perSecond}/s (${contact.events} in ${contact.seconds} s, ${contact.batches} batches)\n`);
+  const result = { benchmark: 'webhooks-apply', at: new Date().toISOString(), node: process.version, events: EVENTS, email, contact };
+  mkdirSync(join(import.meta.dirname, 'results'), { recursive: true });
+  writeFileSync(join(import.meta.dirname, 'results', 'webhooks-apply.json'), `${JSON.stringify(result, null, 2)}\n`);
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
