@@ -34,6 +34,14 @@ export class WarehouseInputError extends CrmsyncError {
   }
 }
 
+/** DuckDB rejected an analyst's query (syntax, unknown table, a write on a read-only warehouse). */
+export class WarehouseQueryError extends CrmsyncError {
+  override readonly code = 'WAREHOUSE_QUERY_FAILED' as const;
+  constructor(detail: string, options: { cause?: unknown } = {}) {
+    super('WAREHOUSE_QUERY_FAILED', `The query failed: ${detail} (crmsync query is read-only; list tables with "SHOW TABLES").`, options);
+  }
+}
+
 export class MigrationError extends CrmsyncError {
   override readonly code = 'WAREHOUSE_MIGRATION_FAILED' as const;
   constructor(file: string, options: { cause?: unknown } = {}) {

@@ -1,7 +1,7 @@
 export { openWarehouse, openLakeReader, type OpenWarehouseOptions } from './open-warehouse.js';
 export { withWarehouse, type WithWarehouseOptions } from './with-warehouse.js';
 export type { WarehouseHandle, WarehouseSource } from './duckdb-warehouse.js';
-export { WarehouseLockedError, WarehouseNotFoundError, WarehouseReadOnlyError, WarehouseInputError, MigrationError } from './errors.js';
+export { WarehouseLockedError, WarehouseNotFoundError, WarehouseReadOnlyError, WarehouseInputError, WarehouseQueryError, MigrationError } from './errors.js';
 export { migrate, listMigrations } from './migrate.js';
 export { reportTableFor, REPORT_TABLES, type ReportTable } from './report-snapshots.js';
 export { LAKE_TABLES } from './lake-layout.js';

@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openWarehouse, withWarehouse, type WarehouseHandle } from '../../src/warehouse/index.js';
+import { formatRows } from '../../src/warehouse/format-rows.js';
+import { runQuery } from '../../src/warehouse/run-query.js';
+import { makeContact } from './contact-factory.js';
+import { ctx, tempPaths } from './temp-warehouse.js';
+
+let p: ReturnType<typeof tempPaths>;
+let w: WarehouseHandle;
+beforeAll(async () => {
+  p = tempPaths();
+  await withWarehouse({ ...p, write: true }, (x) => x.loadContacts(Array.from({ length: 30 }, (_, i) => makeContact(i + 1, { first_name: i === 0 ? 'Quote "me", please' : null })), ctx()));
+  w = await openWarehouse({ ...p, readOnly: true });
+});
+afterAll(async () => {
+  await w?.close();
+  p?.cleanup();
+});
+
+describe('runQuery and formatRows', () => {
+  it('stops after maxRows and says so', async () => {
+    const r = await runQuery(w.connection, 'SELECT id FROM contacts ORDER BY id', 5);
+    expect(r.rows.map((x) => x.id)).toEqual([1, 2, 3, 4, 5]);
+    expect(r.truncated).toBe(true);
+    expect((await runQuery(w.connection, 'SELECT id FROM contacts', 100)).truncated).toBe(false);
+  });
+
+  it('writes RFC 4180 CSV, JSON with dates as ISO, and an aligned table', async () => {
+    const r = await runQuery(w.connection, 'SELECT id, first_name, created_at, tag_ids FROM contacts WHERE id <= 2 ORDER BY id', 10);
+    expect(formatRows(r.columns, r.rows, 'csv')).toBe(
+      'id,first_name,created_at,tag_ids\n' +
+        '1,"Quote ""me"", please",2024-01-01T01:00:00.000Z,"[2,30]"\n' +
+        '2,,2024-01-01T02:00:00.000Z,"[3,30]"\n',
+    );
+    expect(JSON.parse(formatRows(r.columns, r.rows, 'json'))[1]).toEqual({ id: 2, first_name: null, created_at: '2024-01-01T02:00:00.000Z', tag_ids: [3, 30] });
+    const table = formatRows(r.columns, r.rows, 'table').split('\n');
+    expect(table[0]).toMatch(/^id \| first_name +\| created_at +\| tag_ids/);
+    expect(table[3]).toContain('NULL');
+    expect(new Set([table[0]!, table[2]!, table[3]!].map((l) => l.indexOf('|')))).toEqual(new Set([table[0]!.indexOf('|')]));
+    expect(table[1]).toMatch(/^-+-\+-/);
+  });
+
+  it('turns DuckDB errors and writes on the read-only file into an error that says what to do', async () => {
+    await expect(runQuery(w.connection, 'SELEC 1', 10)).rejects.toMatchObject({ code: 'WAREHOUSE_QUERY_FAILED' });
+    await expect(runQuery(w.connection, 'DELETE FROM contacts', 10)).rejects.toMatchObject({ code: 'WAREHOUSE_QUERY_FAILED' });
+    expect((await w.query('SELECT count(*) AS n FROM contacts'))[0]).toEqual({ n: 30 });
+  });
+});
