@@ -2,11 +2,12 @@ import { Context } from '@temporalio/activity';
 import type { Logger } from '../src/logger.js';
 import { planPush as planPushRows } from '../src/push/plan-push.js';
 import type { PushCrm } from '../src/push/push-crm.js';
+import { PushPlanMissingError } from '../src/push/push-errors.js';
 import { PushLedger } from '../src/push/push-ledger.js';
 import { PushPlanStore } from '../src/push/push-plan-store.js';
 import { sendBatch, type BatchProgress } from '../src/push/send-batch.js';
 import type { SqlRunner } from '../src/push/sql-runner.js';
-import type { FinishPushInput, PlanPushInput, PlanPushResult, PushActivities, PushBatchInput, PushTotals } from '../workflows/push-types.js';
+import type { FinishPushInput, PlanPushInput, PlanPushResult, PushActivities, PushBatchInput, PushBatchResult } from '../workflows/push-types.js';
 import { withFailureClassification } from './to-application-failure.js';
 
 export interface PushActivityDeps {
@@ -39,7 +40,7 @@ export function createPushActivities(deps: PushActivityDeps): PushActivities {
       };
     },
 
-    async pushBatch(input: PushBatchInput): Promise<PushTotals> {
+    async pushBatch(input: PushBatchInput): Promise<PushBatchResult> {
       const ctx = currentContext();
       const resumedFrom = ctx?.info.heartbeatDetails as BatchProgress | undefined;
       if (resumedFrom) deps.logger.info({ runId: input.runId, fromSeq: input.fromSeq, resumedFrom }, 'resuming push batch');
@@ -51,6 +52,7 @@ export function createPushActivities(deps: PushActivityDeps): PushActivities {
       try {
         return await deps.withDb(async (db) => {
           const rows = await new PushPlanStore(db).load(input.runId, input.fromSeq, input.toSeq);
+          if (rows.length === 0 && input.fromSeq < input.toSeq) throw new PushPlanMissingError(input.runId);
           const result = await sendBatch(
             { crm: deps.crm, ledger: new PushLedger(db), now },
             {
@@ -59,12 +61,13 @@ export function createPushActivities(deps: PushActivityDeps): PushActivities {
               rows,
               concurrency: deps.concurrency,
               signal: ctx?.cancellationSignal,
+              deadline: Date.now() + input.maxMs,
               onProgress: (p) => {
                 progress = p;
               },
             },
           );
-          return { sent: result.sent, succeeded: result.succeeded, failed: result.failed, skipped: result.skipped };
+          return { sent: result.sent, succeeded: result.succeeded, failed: result.failed, skipped: result.skipped, nextSeq: result.nextSeq };
         });
       } finally {
         if (timer) clearInterval(timer);

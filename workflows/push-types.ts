@@ -30,7 +30,15 @@ export interface PushBatchInput {
   runId: string;
   source: string;
   fromSeq: number;
+  /** Exclusive upper bound of the rows this batch may take. */
   toSeq: number;
+  /** No row is started after this many ms (the rest go to the next batch). */
+  maxMs: number;
+}
+
+export interface PushBatchResult extends PushTotals {
+  /** Where the next batch starts. */
+  nextSeq: number;
 }
 
 export interface PushTotals {
@@ -49,7 +57,7 @@ export interface FinishPushInput {
 
 export interface PushActivities {
   planPush(input: PlanPushInput): Promise<PlanPushResult>;
-  pushBatch(input: PushBatchInput): Promise<PushTotals>;
+  pushBatch(input: PushBatchInput): Promise<PushBatchResult>;
   finishPush(input: FinishPushInput): Promise<void>;
 }
 
@@ -57,8 +65,13 @@ export interface PushWorkflowInput {
   /** A table or view name, or a SELECT query, in the warehouse. */
   from: string;
   createMissing?: boolean;
-  /** Rows per pushBatch activity (default 100). */
+  /** Most rows per pushBatch activity (default 2000). */
   batchSize?: number;
+  /**
+   * A batch starts no row after this many seconds (default 10): batches last about as long at any
+   * rate, and the warehouse's write lock, which a batch holds, is released that often.
+   */
+  batchSeconds?: number;
   /** How long a silent pushBatch may go before another worker takes over (default 30 s). */
   heartbeatTimeoutMs?: number;
   /** Set by continueAsNew only. */

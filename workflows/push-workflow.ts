@@ -10,7 +10,8 @@ const BATCHES_PER_RUN = 200;
  * ledger: one DuckDB writer per process.
  */
 export async function pushWorkflow(input: PushWorkflowInput): Promise<PushWorkflowResult> {
-  const batchSize = Math.max(1, Math.min(input.batchSize ?? 100, 5000));
+  const batchSize = Math.max(1, Math.min(input.batchSize ?? 2000, 10_000));
+  const maxMs = Math.max(1, Math.min(input.batchSeconds ?? 10, 600)) * 1000;
   const { planPush, pushBatch, finishPush } = proxyActivities<PushActivities>({
     taskQueue: `${workflowInfo().taskQueue}-warehouse`,
     startToCloseTimeout: '30 minutes',
@@ -26,12 +27,13 @@ export async function pushWorkflow(input: PushWorkflowInput): Promise<PushWorkfl
   try {
     for (let batches = 0; cursor < plan.toSend && batches < BATCHES_PER_RUN; batches++) {
       const toSeq = Math.min(cursor + batchSize, plan.toSend);
-      const done = await pushBatch({ runId: plan.runId, source: plan.source, fromSeq: cursor, toSeq });
+      const done = await pushBatch({ runId: plan.runId, source: plan.source, fromSeq: cursor, toSeq, maxMs });
       totals.sent += done.sent;
       totals.succeeded += done.succeeded;
       totals.failed += done.failed;
       totals.skipped += done.skipped;
-      cursor = toSeq;
+      // At least one row per batch, so the loop always advances.
+      cursor = Math.max(cursor + 1, Math.min(done.nextSeq, toSeq));
     }
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);

@@ -19,7 +19,8 @@ export const PushOptions = z.object({
   from: z.string({ error: '--from is required: a table or view name, or a SELECT query' }).min(1).max(MAX_SOURCE_TEXT),
   dryRun: z.boolean().default(false),
   createMissingTags: z.boolean().default(false),
-  batchSize: z.coerce.number({ error: '--batch-size must be a number' }).int().min(1).max(5000).default(100),
+  batchSize: z.coerce.number({ error: '--batch-size must be a number' }).int().min(1, '--batch-size must be at least 1').max(10_000, '--batch-size must be at most 10000').default(2000),
+  batchSeconds: z.coerce.number({ error: '--batch-seconds must be a number' }).min(1, '--batch-seconds must be at least 1').max(600, '--batch-seconds must be at most 600').default(10),
   sample: z.coerce.number({ error: '--sample must be a number' }).int().min(0).max(100).default(5),
 });
 export type PushOptions = z.infer<typeof PushOptions>;
@@ -39,7 +40,8 @@ export function registerPushCommand(program: Command): void {
     .requiredOption('--from <table-or-query>', 'a table or view name, or a SELECT query, with email and status columns')
     .option('--dry-run', 'check the rows and print counts by action and a sample; send nothing')
     .option('--create-missing-tags', 'create tags and lists named in the source that do not exist yet')
-    .option('--batch-size <n>', 'rows per batch activity', '100')
+    .option('--batch-size <n>', 'most rows per batch activity', '2000')
+    .option('--batch-seconds <s>', 'a batch starts no row after this long (it holds the warehouse write lock)', '10')
     .option('--sample <n>', 'rows shown by --dry-run', '5')
     .action(async (raw: unknown) => {
       const opts = parsePushOptions(raw);
@@ -76,7 +78,7 @@ export async function dryRunCommand(config: Config, opts: PushOptions) {
 export async function pushCommand(config: Config, opts: PushOptions, logger: Logger): Promise<PushWorkflowResult> {
   requireCrm(config);
   const embedded = !config.temporal.address;
-  const input: PushWorkflowInput = { from: opts.from, createMissing: opts.createMissingTags, batchSize: opts.batchSize };
+  const input: PushWorkflowInput = { from: opts.from, createMissing: opts.createMissingTags, batchSize: opts.batchSize, batchSeconds: opts.batchSeconds };
   return await withTemporal(
     config,
     async (t) => {

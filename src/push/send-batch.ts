@@ -29,6 +29,8 @@ export interface BatchResult {
   /** Rows whose exact content the ledger already shows as pushed (a resumed batch). */
   skipped: number;
   requests: number;
+  /** The first sequence number not handled (rows past the deadline are left for the next batch). */
+  nextSeq: number;
 }
 
 export interface SendBatchDeps {
@@ -46,6 +48,8 @@ export interface SendBatchOptions {
   /** Attempts per row for retryable errors (429, 5xx, network) before the row is recorded as failed. */
   maxAttempts?: number;
   signal?: AbortSignal;
+  /** Epoch ms after which no further row is started (at least one row always is). */
+  deadline?: number;
   onProgress?: (p: BatchProgress) => void;
 }
 
@@ -67,7 +71,9 @@ export async function sendBatch(deps: SendBatchDeps, opts: SendBatchOptions): Pr
   const maxAttempts = opts.maxAttempts ?? 5;
   const writer = new LedgerWriter(deps.ledger);
   const pushed = await deps.ledger.alreadyPushed(opts.source, new Map(opts.rows.map((r) => [r.key, r.fingerprint])));
-  const result: BatchResult = { sent: 0, succeeded: 0, failed: 0, skipped: 0, requests: 0 };
+  const lastRow = opts.rows.at(-1);
+  const result: BatchResult = { sent: 0, succeeded: 0, failed: 0, skipped: 0, requests: 0, nextSeq: lastRow ? lastRow.seq + 1 : 0 };
+  let started = 0;
   const progress: BatchProgress = { done: 0, total: opts.rows.length, succeeded: 0, failed: 0, skipped: 0, lastSeq: -1 };
   let fatal: Error | undefined;
   const limit = pLimit(Math.max(1, opts.concurrency ?? DEFAULT_PUSH_CONCURRENCY));
@@ -82,6 +88,12 @@ export async function sendBatch(deps: SendBatchDeps, opts: SendBatchOptions): Pr
 
   const sendOne = async (row: StoredPlanRow): Promise<void> => {
     if (fatal || opts.signal?.aborted) return;
+    // Rows start in sequence order, so the rows left out form a suffix: the next batch's start.
+    if (opts.deadline !== undefined && started > 0 && Date.now() >= opts.deadline) {
+      result.nextSeq = Math.min(result.nextSeq, row.seq);
+      return;
+    }
+    started += 1;
     if (pushed.has(row.key)) return finish(row, 'skipped');
     result.sent += 1;
     for (let attempt = 1; ; attempt++) {

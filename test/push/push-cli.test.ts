@@ -18,7 +18,7 @@ describe('crmsync push options', () => {
     expect(() => parsePushOptions({ from: 'DROP TABLE contacts' })).toThrow(/neither a table\/view name nor a query/);
     expect(() => parsePushOptions({ from: 'SELECT 1; DELETE FROM contacts' })).toThrow(/more than one statement/);
     expect(() => parsePushOptions({ from: 'x', batchSize: '0' })).toThrow(/push:/);
-    expect(parsePushOptions({ from: 'marketing.upserts', dryRun: true })).toMatchObject({ from: 'marketing.upserts', dryRun: true, batchSize: 100 });
+    expect(parsePushOptions({ from: 'marketing.upserts', dryRun: true })).toMatchObject({ from: 'marketing.upserts', dryRun: true, batchSize: 2000, batchSeconds: 10 });
   });
 });
 

@@ -151,4 +151,21 @@ describe('push plan and send against the simulator', () => {
       },
     );
   });
+
+  it('a batch past its deadline stops starting rows and says where the next one begins', async () => {
+    await withSimClient({ contacts: 5, seed: 9 }, { limiter: createRateLimiter({ maxRps: 500 }) }, async (sim, client) => {
+      await withPushDb(async (db) => {
+        const crm = pushCrmFromClient(client);
+        await db.query(`CREATE TABLE upserts AS SELECT 'deadline' || i || '@example.test' AS email, 'subscribed' AS status FROM range(5) t(i)`);
+        const plan = await planPush({ crm, db }, { from: 'upserts', runId: 'run-d', createMissing: false, dryRun: false });
+        const store = new PushPlanStore(db);
+        const ledger = new PushLedger(db);
+        const first = await sendBatch({ crm, ledger }, { source: plan.source, runId: 'run-d', rows: await store.load('run-d', 0, 5), deadline: Date.now() - 1 });
+        expect(first).toMatchObject({ sent: 1, succeeded: 1, nextSeq: 1 });
+        const rest = await sendBatch({ crm, ledger }, { source: plan.source, runId: 'run-d', rows: await store.load('run-d', first.nextSeq, 5) });
+        expect(rest).toMatchObject({ sent: 4, succeeded: 4, nextSeq: 5 });
+        expect(upsertRequests(sim)).toBe(5);
+      });
+    });
+  });
 });
