@@ -24,7 +24,10 @@ export async function readBody(req: IncomingMessage, maxBytes: number): Promise<
     return parsed as Record<string, unknown>;
   } catch (err) {
     if (err instanceof SimError) throw err;
-    throw new SimError(400, 'rest_invalid_json', 'Invalid JSON body passed; send a JSON object.');
+    throw new SimError(400, 'rest_invalid_json', 'Invalid JSON body passed.', {
+      status: 400,
+      body: { code: 'rest_invalid_json', message: 'Invalid JSON body passed.', data: { status: 400, json_error_code: 4, json_error_message: 'Syntax error' } },
+    });
   }
 }
 

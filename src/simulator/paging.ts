@@ -1,5 +1,5 @@
 import type { RouteCtx } from './http-types.js';
-import { SimError } from './sim-error.js';
+import { SimError, WP_CRITICAL_ERROR_BODY } from './sim-error.js';
 
 /** Largest page served; a size limit on input even though fluentcrm-2.9 has none. */
 export const MAX_PER_PAGE = 10_000;
@@ -25,18 +25,13 @@ export function readPaging(ctx: RouteCtx, defaultPerPage: number): Paging {
       if (!Number.isFinite(n) || Math.trunc(n) === 0) {
         throw new SimError(500, 'internal_server_error', 'per_page must be a positive integer.', {
           status: 500,
-          body: {
-            code: 'internal_server_error',
-            message: '<p>There has been a critical error on this website.</p><p><a href="https://wordpress.org/support/article/faq-troubleshooting/">Learn more about troubleshooting WordPress.</a></p>',
-            data: { status: 500 },
-            additional_errors: [],
-          },
+          body: WP_CRITICAL_ERROR_BODY,
         });
       }
       if (n < 0) {
         throw new SimError(423, null, 'per_page must be positive.', {
           status: 423,
-          body: { message: `You have an error in your SQL syntax; check the manual that corresponds to your MariaDB server version for the right syntax to use near 'offset 0' at line 1 (SQL: select * from \`wp_fc_subscribers\` order by \`id\` desc offset 0)` },
+          body: { message: `You have an error in your SQL syntax; check the manual that corresponds to your MariaDB server version for the right syntax to use near '' at line 1 (SQL: select * from \`wp_fc_subscribers\` order by \`id\` desc offset 0)` },
         });
       }
       perPage = Math.min(MAX_PER_PAGE, Math.trunc(n));

@@ -154,7 +154,8 @@ export function seededCompanies(seed: number, count: number): CompanyRec[] {
   const out: CompanyRec[] = [];
   for (let id = 1; id <= count; id++) {
     const r = (k: number): number => unit(seed ^ 0x13579, id * 16 + k);
-    const name = `${COMPANY_WORDS[(id - 1) % COMPANY_WORDS.length]} ${pick(COMPANY_SUFFIX, r(2))}${id > COMPANY_WORDS.length ? ` ${id}` : ''}`;
+    // The first two match the captured deployment's companies.
+    const name = id === 1 ? 'Acme Analytics' : id === 2 ? 'Globex Logistics' : `${COMPANY_WORDS[(id - 1) % COMPANY_WORDS.length]} ${pick(COMPANY_SUFFIX, r(2))}${id > COMPANY_WORDS.length ? ` ${id}` : ''}`;
     const [city, country] = pick(CITIES, r(3));
     out.push({
       id,

@@ -26,6 +26,14 @@ export class SimError extends CrmsyncError {
   }
 }
 
+/** WordPress's answer to a PHP fatal error, as captured (JSON form). */
+export const WP_CRITICAL_ERROR_BODY = {
+  code: 'internal_server_error',
+  message: '<p>There has been a critical error on this website.</p><p><a href="https://wordpress.org/support/article/faq-troubleshooting/">Learn more about troubleshooting WordPress.</a></p>',
+  data: { status: 500 },
+  additional_errors: [],
+};
+
 export const notFound = (what: string, real?: SimError['real']): SimError =>
   new SimError(404, 'rest_post_invalid_id', `Invalid ${what} ID; check the id (it may have been deleted).`, real);
 

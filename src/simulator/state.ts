@@ -173,8 +173,8 @@ export class SimState {
   createContact(body: Record<string, unknown>, query: { forceUpdate?: unknown } = {}): { action: 'created' | 'updated'; contact: ContactRec } {
     const mode = this.opts.mode;
     const missing: Record<string, Record<string, string>> = {};
-    if (body.email === undefined || body.email === null || body.email === '') missing.email = { required: 'Email is required' };
-    if (body.status === undefined || body.status === null || body.status === '') missing.status = { required: 'Status is required' };
+    if (body.email === undefined || body.email === null || body.email === '') missing.email = { required: 'The email field is required.' };
+    if (body.status === undefined || body.status === null || body.status === '') missing.status = { required: 'The status field is required.' };
     if (Object.keys(missing).length > 0) {
       const fields = Object.keys(missing).join(', ');
       throw new SimError(400, 'rest_missing_callback_param', `Missing parameter(s): ${fields}; send them in the body.`, { status: 422, body: missing });
@@ -260,7 +260,7 @@ export class SimState {
       if (other !== undefined && other !== id) {
         throw new SimError(409, null, 'Another contact already has this email; choose a different email.', {
           status: 422,
-          body: { message: 'Email already exists for another contact' },
+          body: { email: { unique: 'Provided email already assigned to another subscriber.' } },
         });
       }
     }
@@ -323,7 +323,7 @@ export class SimState {
     if (!title) {
       throw new SimError(400, 'rest_missing_callback_param', 'Missing parameter(s): title; send a title.', {
         status: 422,
-        body: kind === 'list' ? { title: { required: 'Title is required' }, slug: { required: 'Slug is required' } } : { title: { required: 'Title is required' } },
+        body: kind === 'list' ? { title: { required: 'The title field is required.' }, slug: { required: 'The slug field is required.' } } : { title: { required: 'The title field is required.' } },
       });
     }
     const slug = typeof body.slug === 'string' && body.slug.trim() ? slugify(body.slug) : slugify(title);
@@ -332,7 +332,7 @@ export class SimState {
       if (t.title.toLowerCase() === title.toLowerCase() || t.slug === slug) {
         throw new SimError(400, 'rest_invalid_param', `A ${kind} titled "${title}" already exists; choose another title.`, {
           status: 422,
-          body: { slug: { unique: 'The slug has already been taken.' } },
+          body: { slug: { unique: 'The slug attribute is already taken and must be unique.' } },
         });
       }
     }
@@ -378,10 +378,10 @@ export class SimState {
 
   createCompany(body: Record<string, unknown>): CompanyRec {
     const name = typeof body.name === 'string' ? body.name.trim().slice(0, 190) : '';
-    if (!name) throw new SimError(400, 'rest_missing_callback_param', 'Missing parameter(s): name; send a company name.', { status: 422, body: { name: { required: 'Name is required' } } });
+    if (!name) throw new SimError(400, 'rest_missing_callback_param', 'Missing parameter(s): name; send a company name.', { status: 422, body: { name: { required: 'The name field is required.' } } });
     for (const c of this.companies.values()) {
       if (c.name.toLowerCase() === name.toLowerCase()) {
-        throw new SimError(400, 'rest_invalid_param', `A company named "${name}" already exists; choose another name.`, { status: 422, body: { name: { unique: 'The name has already been taken.' } } });
+        throw new SimError(400, 'rest_invalid_param', `A company named "${name}" already exists; choose another name.`, { status: 422, body: { name: { unique: 'The name attribute is already taken and must be unique.' } } });
       }
     }
     const now = this.now;

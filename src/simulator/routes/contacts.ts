@@ -146,6 +146,10 @@ function getContact(ctx: RouteCtx): SimResponse {
   }
   const c = ctx.state.requireContact(id);
   const out = ctx.ser.contact(c, readView(ctx));
+  if (queryArray(ctx.query, 'with').includes('commerce_stat')) {
+    // Commerce is simulated only through events; the stat block is present and empty.
+    out.commerce_stat = { total_order_count: 0, total_order_value: '0.00', first_order_date: null, last_order_date: null, currency: 'USD' };
+  }
   if (ctx.real) {
     out.unsubscribe_reason = '';
     out.unsubscribe_date = '';

@@ -3,7 +3,7 @@ import { ok } from '../http-types.js';
 import type { TaxonomyRec } from '../model.js';
 import { paginator, queryBool, readPaging } from '../paging.js';
 import type { Taxonomy } from '../state.js';
-import { SimError } from '../sim-error.js';
+import { SimError, WP_CRITICAL_ERROR_BODY } from '../sim-error.js';
 
 const CATS = ['crm_manage_contact_cats'];
 const CATS_DELETE = ['crm_manage_contact_cats_delete'];
@@ -105,10 +105,7 @@ const remove = (kind: Taxonomy) => (ctx: RouteCtx): SimResponse => {
   const id = Number(ctx.params.id);
   if (ctx.real && !ctx.state.taxonomy(kind).has(id)) {
     if (kind === 'list') return ok({ message: 'Successfully removed the list.' });
-    throw new SimError(500, 'internal_server_error', 'Unknown tag.', {
-      status: 500,
-      body: { code: 'internal_server_error', message: '<p>There has been a critical error on this website.</p>', data: { status: 500 }, additional_errors: [] },
-    });
+    throw new SimError(500, 'internal_server_error', 'Unknown tag.', { status: 500, body: WP_CRITICAL_ERROR_BODY });
   }
   ctx.state.deleteTaxonomy(kind, id);
   return ok({ message: `Successfully removed the ${kind}.` });
