@@ -32,11 +32,21 @@ export async function loadContacts(
   await stageDocs(connection, '_stage_contact_docs', docs);
   return inTransaction(connection, async () => {
     await connection.run(stageSql(opts.siteTimeZone));
-    await connection.run(diffSql(ctx));
-    const inserted = await readCount(connection, 'SELECT count(*) FROM _stage_contacts_diff WHERE _is_new');
-    const changed = await readCount(connection, 'SELECT count(*) FROM _stage_contacts_diff');
-    if (changed > 0) await applyDiff(connection, ctx, changed - inserted);
-    await connection.run('DROP TABLE IF EXISTS _stage_contact_docs; DROP TABLE IF EXISTS _stage_contacts; DROP TABLE IF EXISTS _stage_contacts_diff');
+    await connection.run(diffKeysSql());
+    const inserted = await readCount(connection, 'SELECT count(*) FROM _stage_contacts_keys WHERE _is_new');
+    const changed = await readCount(connection, 'SELECT count(*) FROM _stage_contacts_keys');
+    if (changed > 0) {
+      // All new (a backfill): read the stage as is rather than copying every row.
+      const diff = inserted === docs.length ? '_stage_contacts_all_new' : '_stage_contacts_diff';
+      await connection.run(
+        diff === '_stage_contacts_all_new'
+          ? `CREATE OR REPLACE TEMP VIEW _stage_contacts_all_new AS SELECT *, TRUE AS _is_new FROM _stage_contacts`
+          : `CREATE OR REPLACE TEMP TABLE _stage_contacts_diff AS SELECT s.*, k._is_new FROM _stage_contacts s JOIN _stage_contacts_keys k ON k.id = s.id`,
+      );
+      await applyDiff(connection, diff, ctx, changed - inserted);
+    }
+    await connection.run(`DROP VIEW IF EXISTS _stage_contacts_all_new; DROP TABLE IF EXISTS _stage_contacts_diff; DROP TABLE IF EXISTS _stage_contacts_keys;
+      DROP TABLE IF EXISTS _stage_contact_docs; DROP TABLE IF EXISTS _stage_contacts`);
     return { inserted, updated: changed - inserted, unchanged: docs.length - changed, deleted: 0 };
   });
 }
@@ -87,47 +97,58 @@ function stageSql(siteTimeZone: string): string {
     )`;
 }
 
-// New, changed or tombstoned-and-back rows, each with the start of its new history version:
-// when the CRM says this state began (updated_at), unless that is not after the previous
-// version (e.g. a tag change that did not bump updated_at): then when we saw it.
-function diffSql(ctx: LoadContext): string {
-  const at = timestampLiteral(ctx.syncedAt);
-  return `CREATE OR REPLACE TEMP TABLE _stage_contacts_diff AS
-    SELECT s.*, c.id IS NULL AS _is_new,
-      CASE WHEN c.id IS NULL OR h.last_from IS NULL THEN coalesce(s.updated_at, s.created_at, ${at})
-        WHEN coalesce(s.updated_at, s.created_at) > h.last_from THEN s.updated_at
-        ELSE greatest(${at}, h.last_from) END AS _valid_from
-    FROM _stage_contacts s
-    LEFT JOIN contacts c ON c.id = s.id
-    LEFT JOIN (
-      SELECT id, max(coalesce(valid_to, valid_from)) AS last_from FROM contacts_history
-      WHERE id IN (SELECT id FROM contacts WHERE id IN (SELECT id FROM _stage_contacts)) GROUP BY id
-    ) h ON h.id = s.id
+// Ids of new, changed or tombstoned-and-back rows.
+function diffKeysSql(): string {
+  return `CREATE OR REPLACE TEMP TABLE _stage_contacts_keys AS
+    SELECT s.id, c.id IS NULL AS _is_new
+    FROM _stage_contacts s LEFT JOIN contacts c ON c.id = s.id
     WHERE c.id IS NULL OR c._fingerprint <> s._fingerprint OR c._deleted_at IS NOT NULL`;
 }
 
-async function applyDiff(connection: DuckDBConnection, ctx: LoadContext, updated: number): Promise<void> {
+// Start of the new history version of each changed (not new) contact: when the CRM says this
+// state began (updated_at), unless that is not after the previous version (e.g. a tag change
+// that did not bump updated_at): then when we saw it. Only the changed ids touch the history.
+function versionStartSql(diff: string, ctx: LoadContext): string {
+  const at = timestampLiteral(ctx.syncedAt);
+  return `CREATE OR REPLACE TEMP TABLE _stage_contacts_prev AS
+    SELECT d.id, CASE WHEN h.last_from IS NULL THEN coalesce(d.updated_at, d.created_at, ${at})
+        WHEN coalesce(d.updated_at, d.created_at) > h.last_from THEN d.updated_at
+        ELSE greatest(${at}, h.last_from) END AS _valid_from
+    FROM ${quoteIdent(diff)} d
+    LEFT JOIN (
+      SELECT id, max(coalesce(valid_to, valid_from)) AS last_from FROM contacts_history
+      WHERE id IN (SELECT id FROM _stage_contacts_keys WHERE NOT _is_new) GROUP BY id
+    ) h ON h.id = d.id
+    WHERE NOT d._is_new`;
+}
+
+async function applyDiff(connection: DuckDBConnection, diff: string, ctx: LoadContext, updated: number): Promise<void> {
   const load = quoteLiteral(ctx.loadId);
   const at = timestampLiteral(ctx.syncedAt);
   const cols = [...CONTACT_FIELD_NAMES, 'raw', '_fingerprint'].map(quoteIdent);
   const histCols = [...CONTACT_FIELD_NAMES, '_fingerprint'].map(quoteIdent);
-  const d = '_stage_contacts_diff';
+  const d = quoteIdent(diff);
   if (updated > 0) {
+    await connection.run(versionStartSql(diff, ctx));
     await connection.run(`UPDATE contacts SET ${cols.map((c) => `${c} = d.${c}`).join(', ')}, _load_id = ${load}, _synced_at = ${at}, _deleted_at = NULL
       FROM ${d} d WHERE contacts.id = d.id AND NOT d._is_new`);
-    await connection.run(`UPDATE contacts_history SET valid_to = greatest(contacts_history.valid_from, d._valid_from)
-      FROM ${d} d WHERE contacts_history.id = d.id AND contacts_history.valid_to IS NULL AND NOT d._is_new`);
-    await connection.run(`DELETE FROM contact_tags WHERE contact_id IN (SELECT id FROM ${d} WHERE NOT _is_new)`);
-    await connection.run(`DELETE FROM contact_lists WHERE contact_id IN (SELECT id FROM ${d} WHERE NOT _is_new)`);
+    await connection.run(`UPDATE contacts_history SET valid_to = greatest(contacts_history.valid_from, p._valid_from)
+      FROM _stage_contacts_prev p WHERE contacts_history.id = p.id AND contacts_history.valid_to IS NULL`);
+    await connection.run(`DELETE FROM contact_tags WHERE contact_id IN (SELECT id FROM _stage_contacts_prev)`);
+    await connection.run(`DELETE FROM contact_lists WHERE contact_id IN (SELECT id FROM _stage_contacts_prev)`);
+  } else {
+    await connection.run('CREATE OR REPLACE TEMP TABLE _stage_contacts_prev (id BIGINT, _valid_from TIMESTAMPTZ)');
   }
   // New contacts are plain appends: cheaper than a MERGE over the whole table.
   await connection.run(`INSERT INTO contacts (${cols.join(', ')}, _load_id, _synced_at, _deleted_at)
     SELECT ${cols.join(', ')}, ${load}, ${at}, NULL FROM ${d} WHERE _is_new`);
   await connection.run(`INSERT INTO contacts_history (${histCols.join(', ')}, valid_from, valid_to, _load_id, _synced_at)
-    SELECT ${histCols.join(', ')}, _valid_from, NULL, ${load}, ${at} FROM ${d}`);
+    SELECT ${histCols.map((c) => `d.${c}`).join(', ')}, coalesce(p._valid_from, d.updated_at, d.created_at, ${at}), NULL, ${load}, ${at}
+    FROM ${d} d LEFT JOIN _stage_contacts_prev p ON p.id = d.id`);
   await connection.run(`INSERT INTO contact_tags SELECT id, unnest(tag_ids), ${load}, ${at} FROM ${d}`);
   await connection.run(`INSERT INTO contact_lists SELECT id, unnest(list_ids), ${load}, ${at} FROM ${d}`);
-  await markContactBucketsDirty(connection, d);
+  await markContactBucketsDirty(connection, diff);
+  await connection.run('DROP TABLE IF EXISTS _stage_contacts_prev');
 }
 
 /** Records the lake partitions (id ranges) of the four contact tables touched by `idTable`'s ids. */
