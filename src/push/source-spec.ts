@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { PushSourceError } from './push-errors.js';
-import { quoteIdent } from './quote-ident.js';
+import { quoteIdent } from '../warehouse/quote.js';
 
 /** Longest `--from` text accepted: a query longer than this is almost certainly a mistake. */
 export const MAX_SOURCE_TEXT = 100_000;

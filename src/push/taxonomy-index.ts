@@ -35,11 +35,20 @@ export class TaxonomyIndex {
         ids.add(ref);
         continue;
       }
-      const id = this.#byName.get(ref.toLowerCase());
+      // The CRM derives a slug from the title: "Spring Promo" is also found as spring-promo.
+      const id = this.#byName.get(ref.toLowerCase()) ?? this.#byName.get(slugify(ref));
       if (id === undefined) missing.push(ref);
       else ids.add(id);
     }
     if (missing.length > 0) return { missing };
     return { ids: [...ids].sort((a, b) => a - b) };
   }
+}
+
+/** Lower case, runs of anything but letters and digits as one dash, no dash at either end. */
+export function slugify(title: string): string {
+  return title
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, '-')
+    .replace(/^-+|-+$/g, '');
 }
