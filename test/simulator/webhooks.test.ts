@@ -211,6 +211,33 @@ describe('outbound delivery (spec: Events)', () => {
     }
   });
 
+  it('a receiver that does not answer within the (scaled, floor 1 s) timeout counts as a failure and is retried', async () => {
+    let calls = 0;
+    const hang = createServer((req, res) => {
+      calls++;
+      req.resume();
+      if (calls > 1) res.writeHead(204).end();
+      // The first request is never answered.
+    });
+    await new Promise<void>((r) => hang.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(hang.address() as AddressInfo).port}/hook`;
+    try {
+      const hook = await call('POST', '/webhooks', { name: 'slow', url, events: ['contact.deleted'] });
+      const started = Date.now();
+      await call('DELETE', '/subscribers/9');
+      await until(() => calls >= 2, 8000);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+      await sim.settleWebhooks(3000);
+      const d = sim.truth().deliveries.filter((x) => x.webhookId === hook.json.webhook.id);
+      expect(d).toHaveLength(1);
+      expect(d[0]).toMatchObject({ status: 'success', attempts: 2, responseCode: 204 });
+      await call('DELETE', `/webhooks/${hook.json.webhook.id}`);
+    } finally {
+      hang.closeAllConnections();
+      await new Promise<void>((r) => hang.close(() => r()));
+    }
+  });
+
   it('POST /webhooks/{id}/test sends a signed test payload', async () => {
     const rx = await startReceiver();
     try {
