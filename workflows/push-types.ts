@@ -74,6 +74,8 @@ export interface PushWorkflowInput {
   batchSeconds?: number;
   /** How long a silent pushBatch may go before another worker takes over (default 30 s). */
   heartbeatTimeoutMs?: number;
+  /** Batches per workflow run before continuing as new (default 200). */
+  batchesPerRun?: number;
   /** Set by continueAsNew only. */
   resume?: { plan: PlanPushResult; cursor: number; totals: PushTotals };
 }

@@ -1,8 +1,6 @@
 import { ApplicationFailure, TemporalFailure, continueAsNew, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { PushActivities, PushTotals, PushWorkflowInput, PushWorkflowResult } from './push-types.js';
 
-/** Batches per workflow run before continuing as new, so history stays small on huge pushes. */
-const BATCHES_PER_RUN = 200;
 
 /**
  * Reverse sync: plan once (the source is read, checked and numbered in the warehouse), then push
@@ -11,6 +9,8 @@ const BATCHES_PER_RUN = 200;
  */
 export async function pushWorkflow(input: PushWorkflowInput): Promise<PushWorkflowResult> {
   const batchSize = Math.max(1, Math.min(input.batchSize ?? 2000, 10_000));
+  // Continue as new every so many batches, so history stays small on huge pushes.
+  const batchesPerRun = Math.max(1, input.batchesPerRun ?? 200);
   const maxMs = Math.max(1, Math.min(input.batchSeconds ?? 10, 600)) * 1000;
   const { planPush, pushBatch, finishPush } = proxyActivities<PushActivities>({
     taskQueue: `${workflowInfo().taskQueue}-warehouse`,
@@ -25,7 +25,7 @@ export async function pushWorkflow(input: PushWorkflowInput): Promise<PushWorkfl
   const totals: PushTotals = input.resume?.totals ?? { sent: 0, succeeded: 0, failed: 0, skipped: 0 };
   let cursor = input.resume?.cursor ?? 0;
   try {
-    for (let batches = 0; cursor < plan.toSend && batches < BATCHES_PER_RUN; batches++) {
+    for (let batches = 0; cursor < plan.toSend && batches < batchesPerRun; batches++) {
       const toSeq = Math.min(cursor + batchSize, plan.toSend);
       const done = await pushBatch({ runId: plan.runId, source: plan.source, fromSeq: cursor, toSeq, maxMs });
       totals.sent += done.sent;

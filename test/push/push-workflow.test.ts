@@ -85,4 +85,29 @@ describe('pushWorkflow against a rate-limited simulator', () => {
       });
     });
   });
+
+  it('continues as new between batches and carries the plan and totals across runs', async () => {
+    await withSimClient({ contacts: 3, seed: 12 }, {}, async (sim, client) => {
+      await withPushDb(async (db) => {
+        await db.query(sourceSql(7));
+        const activities = createPushActivities({ crm: pushCrmFromClient(client), withDb: (fn) => fn(db), logger: silentLogger });
+        await withTestWorker({ warehouseActivities: activities }, async ({ client: temporal, taskQueue }) => {
+          const workflowId = `push-can-${randomUUID()}`;
+          const result: PushWorkflowResult = await temporal.workflow.execute('pushWorkflow', {
+            taskQueue,
+            workflowId,
+            args: [{ from: 'upserts', batchSize: 2, batchesPerRun: 2 }],
+          });
+          expect(result).toMatchObject({ runId: workflowId, toSend: 7, sent: 7, succeeded: 7, failed: 0, counts: { new: 7 } });
+          // 4 batches of at most 2 rows, 2 per run: the first run and one continuation.
+          const runs = await db.query(`SELECT status, succeeded FROM _push_runs WHERE run_id = ?`, [workflowId]);
+          expect(runs).toEqual([{ status: 'succeeded', succeeded: 7 }]);
+          const history = await temporal.workflow.getHandle(workflowId).describe();
+          expect(history.runId).not.toBe(history.raw.workflowExecutionInfo?.firstRunId);
+          expect(await db.query(`SELECT count(*)::INTEGER AS n FROM _push_plan WHERE run_id = ?`, [workflowId])).toEqual([{ n: 0 }]);
+          expect(upsertRequests(sim)).toBe(7);
+        });
+      });
+    });
+  });
 });
