@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import type { Logger } from '../logger.js';
 import { DuckDbWarehouse, type WarehouseHandle } from './duckdb-warehouse.js';
 import { isDuckDbLockError, WarehouseLockedError } from './errors.js';
@@ -32,9 +32,7 @@ export async function openWarehouse(opts: OpenWarehouseOptions): Promise<Warehou
     if (isDuckDbLockError(err)) throw new WarehouseLockedError(opts.dbPath, 0, { cause: err });
     throw err;
   }
-  const connection = await instance.connect();
-  // Timestamps print and compare in UTC whatever the machine's zone.
-  await connection.run(`SET TimeZone = 'UTC'`);
+  const connection = await connectUtc(instance);
   return new DuckDbWarehouse({
     instance,
     connection,
@@ -49,10 +47,16 @@ export async function openWarehouse(opts: OpenWarehouseOptions): Promise<Warehou
 /** An in-memory DuckDB whose tables are views over the published Parquet lake (read-only). */
 export async function openLakeReader(opts: { lakePath: string; sqlDir?: string; logger?: Logger }): Promise<WarehouseHandle> {
   const instance = await DuckDBInstance.create(':memory:');
-  const connection = await instance.connect();
-  await connection.run(`SET TimeZone = 'UTC'`);
+  const connection = await connectUtc(instance);
   const sqlDir = opts.sqlDir ?? findSqlDir();
-  const { publishedAt } = await attachLakeViews(connection, opts.lakePath, sqlDir);
+  let publishedAt: string | null;
+  try {
+    ({ publishedAt } = await attachLakeViews(connection, opts.lakePath, sqlDir));
+  } catch (err) {
+    connection.closeSync();
+    instance.closeSync();
+    throw err;
+  }
   return new DuckDbWarehouse({
     instance,
     connection,
@@ -62,4 +66,16 @@ export async function openLakeReader(opts: { lakePath: string; sqlDir?: string; 
     siteTimeZone: 'UTC',
     ...(opts.logger ? { logger: opts.logger } : {}),
   });
+}
+
+// Timestamps print and compare in UTC whatever the machine's zone.
+async function connectUtc(instance: DuckDBInstance): Promise<DuckDBConnection> {
+  try {
+    const connection = await instance.connect();
+    await connection.run(`SET TimeZone = 'UTC'`);
+    return connection;
+  } catch (err) {
+    instance.closeSync();
+    throw err;
+  }
 }

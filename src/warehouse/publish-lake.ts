@@ -3,6 +3,7 @@ import { link, mkdir, readdir, readlink, rename, rm, symlink } from 'node:fs/pro
 import { join, relative } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Logger } from '../logger.js';
+import { WarehouseInputError } from './errors.js';
 import { BUCKET_COLUMN, GENERATIONS_DIR, LAKE_TABLES, MAX_APPEND_FILES, type LakeLayout } from './lake-layout.js';
 import { readLakeManifest, writeLakeManifest, type LakeManifest } from './lake-manifest.js';
 import { quoteIdent, quoteLiteral } from './quote.js';
@@ -31,7 +32,11 @@ export async function publishLake(ctx: PublishContext, tables?: readonly string[
       .getRows()
       .map((r) => String(r[0])),
   );
-  const wanted = (tables ?? Object.keys(LAKE_TABLES)).filter((t) => LAKE_TABLES[t] && existing.has(t));
+  const unknown = (tables ?? []).filter((t) => !LAKE_TABLES[t]);
+  if (unknown.length > 0) {
+    throw new WarehouseInputError(`publishLake: ${unknown.join(', ')} ${unknown.length === 1 ? 'is' : 'are'} not lake tables; use some of ${Object.keys(LAKE_TABLES).join(', ')}.`);
+  }
+  const wanted = (tables ?? Object.keys(LAKE_TABLES)).filter((t) => existing.has(t));
   await mkdir(join(ctx.lakePath, GENERATIONS_DIR), { recursive: true });
   const manifest: LakeManifest = (await readLakeManifest(ctx.lakePath)) ?? { publishedAt: null, tables: {} };
   const published: string[] = [];

@@ -2,7 +2,7 @@
  * The warehouse's public contract: what activities, the webhook applier and the pusher call.
  * Implemented in src/warehouse/. Tables and core columns are fixed by DESIGN.md.
  *
- * Concurrency (see README "Concurrent readers"): a writer holds the DuckDB file only for the
+ * Concurrency (see docs/warehouse.md): a writer holds the DuckDB file only for the
  * duration of one `withWarehouse(..., { write: true })` scope; other writers (in this or another
  * process) wait for the lock with backoff. Readers open read-only with a short wait and, while a
  * long write holds the file, read the Parquet lake instead.
