@@ -5,13 +5,20 @@ import { readAppliedSeq } from './applier-sql.js';
 import type { WebhookRefetcher } from './refetcher.js';
 import type { Spool } from './spool.js';
 import type { WebhookMetrics } from './webhook-metrics.js';
+import type { Warehouse } from '../warehouse/types.js';
+
+/** What the applier's write scopes offer: the batch writes, migrations, and the lake publish. */
+export type WebhookWarehouse = ApplierWarehouse & Pick<Warehouse, 'migrate' | 'publishLake'>;
+
+/** Tables the applier changes; the lake publishes those it knows (others are skipped by it). */
+export const APPLIER_LAKE_TABLES = ['contacts', 'contacts_history', 'contact_tags', 'contact_lists', 'campaigns', 'funnels', 'funnel_subscribers', 'webhook_events', 'email_events', 'commerce_events'] as const;
 
 export interface WebhookApplierOptions {
   spool: Spool;
   spoolId: string;
   refetcher: WebhookRefetcher;
   /** Opens a write scope (the warehouse lock is held only inside it, so the sync worker gets turns). */
-  withWarehouse: <T>(fn: (w: ApplierWarehouse & { migrate(): Promise<void> }) => Promise<T>) => Promise<T>;
+  withWarehouse: <T>(fn: (w: WebhookWarehouse) => Promise<T>) => Promise<T>;
   metrics?: WebhookMetrics;
   logger?: Logger;
   /** Deliveries per warehouse scope. */
@@ -20,6 +27,8 @@ export interface WebhookApplierOptions {
   lingerMs?: number;
   /** Concurrent refetches; the CRM client's rate limiter paces them further. */
   concurrency?: number;
+  /** Publish the changed tables to the Parquet lake at most this often (0: never; default 5 min). */
+  publishEveryMs?: number;
   now?: () => number;
 }
 
@@ -47,6 +56,9 @@ export function createWebhookApplier(options: WebhookApplierOptions): WebhookApp
   const batchSize = options.batchSize ?? 2_000;
   const lingerMs = options.lingerMs ?? 100;
   const lastApplied = new Map<number, number>();
+  const publishEveryMs = options.publishEveryMs ?? 300_000;
+  let lastPublish = Date.now();
+  let unpublished = false;
   const abort = new AbortController();
   let cursor: number | undefined;
   let running: Promise<void> | undefined;
@@ -57,6 +69,17 @@ export function createWebhookApplier(options: WebhookApplierOptions): WebhookApp
       await w.migrate();
       return readAppliedSeq(w.connection, options.spoolId);
     });
+
+  // A failed publish is logged and retried at the next interval; it never holds back applying.
+  const publish = async (): Promise<void> => {
+    lastPublish = Date.now();
+    try {
+      await options.withWarehouse((w) => w.publishLake([...APPLIER_LAKE_TABLES]));
+      unpublished = false;
+    } catch (err) {
+      logger?.warn({ code: (err as { code?: string }).code, message: (err as Error).message }, 'publishing the lake after webhook batches failed');
+    }
+  };
 
   const pause = (ms: number): Promise<void> => sleep(ms, undefined, { signal: abort.signal }).catch(() => undefined);
 
@@ -86,6 +109,8 @@ export function createWebhookApplier(options: WebhookApplierOptions): WebhookApp
         metrics?.countApplied('failed', result.failed);
         logger?.debug({ appliedSeq: cursor, events: result.events, refetches: result.refetches }, 'webhook batch applied');
         await spool.markApplied(cursor);
+        unpublished = true;
+        if (publishEveryMs > 0 && Date.now() - lastPublish >= publishEveryMs) await publish();
       } catch (err) {
         if (abort.signal.aborted) break;
         status.consecutiveFailures++;
@@ -115,6 +140,7 @@ export function createWebhookApplier(options: WebhookApplierOptions): WebhookApp
     async stop() {
       abort.abort();
       await running;
+      if (unpublished && publishEveryMs > 0) await publish();
     },
   };
 }

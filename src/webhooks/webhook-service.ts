@@ -1,10 +1,9 @@
 import type { Logger } from '../logger.js';
 import { DEFAULT_MAX_BODY_BYTES } from './handle-webhook-request.js';
-import type { ApplierWarehouse } from './apply-batch.js';
 import type { WebhookRefetcher } from './refetcher.js';
 import type { SecretResolver } from './secret-resolver.js';
 import { openSpool, type Spool } from './spool.js';
-import { createWebhookApplier, type WebhookApplier } from './webhook-applier.js';
+import { createWebhookApplier, type WebhookApplier, type WebhookWarehouse } from './webhook-applier.js';
 import { createWebhookMetrics, type WebhookMetrics } from './webhook-metrics.js';
 import { startWebhookServer, type WebhookServer } from './webhook-server.js';
 
@@ -20,7 +19,8 @@ export interface WebhookServiceOptions {
   /** Without it the service only receives and spools (another process may apply later). */
   apply?: {
     refetcher: WebhookRefetcher;
-    withWarehouse: <T>(fn: (w: ApplierWarehouse & { migrate(): Promise<void> }) => Promise<T>) => Promise<T>;
+    withWarehouse: <T>(fn: (w: WebhookWarehouse) => Promise<T>) => Promise<T>;
+    publishEveryMs?: number;
     batchSize?: number;
     lingerMs?: number;
     concurrency?: number;
@@ -65,6 +65,7 @@ export async function startWebhookService(options: WebhookServiceOptions): Promi
         ...(apply.batchSize ? { batchSize: apply.batchSize } : {}),
         ...(apply.lingerMs !== undefined ? { lingerMs: apply.lingerMs } : {}),
         ...(apply.concurrency ? { concurrency: apply.concurrency } : {}),
+        ...(apply.publishEveryMs !== undefined ? { publishEveryMs: apply.publishEveryMs } : {}),
       });
     }
     server = await startWebhookServer({
