@@ -26,6 +26,8 @@ export class SimState {
   readonly customFields: CustomFieldRec[];
   readonly notes = new Map<number, NoteRec>();
   readonly scheduledReports: Record<string, unknown>[] = [];
+  /** Until when the simulated index repair holds its lock (epoch ms). */
+  repairLockUntil = 0;
   readonly #listeners: EventListener[] = [];
   /** Counts of the seeded contacts as generated (a pure function of the seed), filled in chunks. */
   readonly #baseline: Counts = { total: new Map(), subscribed: new Map() };

@@ -70,6 +70,18 @@ describe('Authentication (spec: Authentication 1, 6, 7, 10)', () => {
   });
 });
 
+describe('repair endpoint (spec: Other)', () => {
+  it('POST /setting/db-index-health/repair answers 200 with pending true while another repair holds the lock', async () => {
+    const first = await call('POST', '/setting/db-index-health/repair');
+    expect(first.status).toBe(200);
+    expect(first.json.pending).toBe(false);
+    const second = await call('POST', '/setting/db-index-health/repair');
+    expect(second.status).toBe(200);
+    expect(second.json.pending).toBe(true);
+    expect((await api(sim, sim.managerCredentials ?? null)('POST', '/setting/db-index-health/repair')).status).toBe(403);
+  });
+});
+
 describe('users option and the capability table', () => {
   it('enforces per-route capabilities for custom users', async () => {
     const s = await withSim({

@@ -40,7 +40,16 @@ function bounce(ctx: RouteCtx): SimResponse {
   return ok({ status: true, message: id === undefined ? 'Contact not found' : 'Recorded', time: Math.floor(ctx.state.now / 1000) });
 }
 
+/** The repair holds a lock for a while; a call meanwhile reports failure inside a 200 (`pending: true`). */
+function repairIndexes(ctx: RouteCtx): SimResponse {
+  const now = ctx.state.now;
+  if (ctx.state.repairLockUntil > now) return ok({ pending: true, message: 'Another repair is running; try again later.' });
+  ctx.state.repairLockUntil = now + 2000;
+  return ok({ pending: false, message: 'Database indexes have been repaired.' });
+}
+
 export const miscRoutes: RouteDef[] = [
+  { method: 'POST', path: '/setting/db-index-health/repair', caps: ['crm_manage_settings'], handler: repairIndexes },
   { method: 'GET', path: '/custom-fields/contacts', caps: ['crm_read_contacts', 'crm_manage_contacts'], handler: customFields },
   { method: 'POST', path: '/public/bounce_handler/simulator', caps: [], handler: bounce, bench: false },
   { method: 'POST', path: '/public/bounce-handler', caps: [], handler: bounce, bench: false },
