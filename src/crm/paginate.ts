@@ -15,6 +15,8 @@ export interface PaginateOptions<T> {
   maxPages?: number;
 }
 
+const MAX_TRACKED_IDS = 2_000_000;
+
 const defaultIdOf = (item: unknown): number | string | undefined => {
   const id = (item as { id?: unknown } | null)?.id;
   return typeof id === 'number' || typeof id === 'string' ? id : undefined;
@@ -41,7 +43,9 @@ export async function* paginate<T>(fetchPage: (page: number, perPage: number) =>
   if (!Number.isInteger(start) || start < 1) throw new CrmArgumentError(`paginate: startPage must be >= 1, got ${start}`);
 
   let prev: { page: number; total: number | undefined; ids: Array<number | string> } | undefined;
+  // Distinct ids read, for the final count check; capped so a multi-million-row scan stays small.
   const seen = new Set<number | string>();
+  let seenOverflow = false;
   let lastTotal: number | undefined;
   let rowsWithoutId = 0;
   let repeated = false;
@@ -54,7 +58,8 @@ export async function* paginate<T>(fetchPage: (page: number, perPage: number) =>
       if (id === undefined) rowsWithoutId++;
       else {
         ids.push(id);
-        seen.add(id);
+        if (seen.size < MAX_TRACKED_IDS) seen.add(id);
+        else seenOverflow = true;
       }
     }
     if (prev) {
@@ -112,7 +117,7 @@ export async function* paginate<T>(fetchPage: (page: number, perPage: number) =>
   }
 
   function finalCheck(last: Page<T>, pageNo: number): Page<T> | undefined {
-    if (lastTotal === undefined || rowsWithoutId > 0 || seen.size === lastTotal) return undefined;
+    if (lastTotal === undefined || rowsWithoutId > 0 || seenOverflow || seen.size === lastTotal) return undefined;
     const e: DriftEvent = {
       kind: 'count_mismatch',
       page: pageNo,
@@ -123,42 +128,59 @@ export async function* paginate<T>(fetchPage: (page: number, perPage: number) =>
     return { ...last, drift: [...(last.drift ?? []), e] };
   }
 
-  let page = start;
-  let current = await fetchPage(page, perPage);
-  let knownLast = current.lastPage;
+  // Pages are requested ahead of the consumer (at most `concurrency` in flight, at most twice that
+  // buffered) and yielded in order. With concurrency > 1 the first `concurrency` pages are requested
+  // at once, before page 1 tells how many there are: one round trip saved, a few empty pages at worst.
   const pagesLimit = start + maxPages - 1;
-
-  // Known last page: fetch ahead within `concurrency`, yield in order; keep going if the listing grew.
   const ahead = new Map<number, Promise<Page<T>>>();
-  const schedule = (upTo: number) => {
-    for (let n = page + 1; n <= Math.min(upTo, page + concurrency, pagesLimit); n++) {
-      if (!ahead.has(n)) {
-        const pr = fetchPage(n, perPage);
-        pr.catch(() => undefined); // awaited below; avoid an unhandled rejection if the consumer stops early
-        ahead.set(n, pr);
-      }
-    }
+  let inFlight = 0;
+  let stopped = false;
+  let page = start;
+  let highest = start - 1;
+  let limitPage = start + concurrency - 1;
+  const launch = (n: number): Promise<Page<T>> => {
+    inFlight++;
+    highest = Math.max(highest, n);
+    const pr = fetchPage(n, perPage).finally(() => {
+      inFlight--;
+      pump();
+    });
+    pr.catch(() => undefined); // awaited in order below; no unhandled rejection if the consumer stops early
+    ahead.set(n, pr);
+    return pr;
+  };
+  const pump = (): void => {
+    while (!stopped && inFlight < concurrency && highest < Math.min(limitPage, pagesLimit, page + 2 * concurrency)) launch(highest + 1);
   };
 
-  for (;;) {
-    const checked = check(current, page);
-    const isShort = current.items.length < perPage;
-    if (current.lastPage !== undefined && (knownLast === undefined || current.lastPage > knownLast)) knownLast = current.lastPage;
-    const hasMore =
-      page < pagesLimit &&
-      current.items.length > 0 &&
-      // A server that ignores `page` returns the same rows again: stop instead of looping forever.
-      !(repeated && current.lastPage === undefined) &&
-      (knownLast !== undefined ? page < knownLast || (!isShort && current.lastPage === undefined) : !isShort);
-    if (!hasMore) {
-      yield finalCheck(checked, page) ?? checked;
-      return;
+  let knownLast: number | undefined;
+  try {
+    pump();
+    for (;;) {
+      const pending = ahead.get(page) ?? launch(page);
+      ahead.delete(page);
+      const current = await pending;
+      const checked = check(current, page);
+      const isShort = current.items.length < perPage;
+      if (current.lastPage !== undefined && (knownLast === undefined || current.lastPage > knownLast)) knownLast = current.lastPage;
+      const hasMore =
+        page < pagesLimit &&
+        current.items.length > 0 &&
+        // A server that ignores `page` returns the same rows again: stop instead of looping forever.
+        !(repeated && current.lastPage === undefined) &&
+        (knownLast !== undefined ? page < knownLast || (!isShort && current.lastPage === undefined) : !isShort);
+      if (!hasMore) {
+        stopped = true;
+        yield finalCheck(checked, page) ?? checked;
+        return;
+      }
+      // Unknown length: only the next page is certain to be wanted.
+      limitPage = knownLast !== undefined && current.lastPage !== undefined ? knownLast : page + 1;
+      pump();
+      yield checked;
+      page++;
     }
-    if (knownLast !== undefined) schedule(knownLast);
-    yield checked;
-    const next = ahead.get(page + 1);
-    ahead.delete(page + 1);
-    page++;
-    current = await (next ?? fetchPage(page, perPage));
+  } finally {
+    stopped = true;
   }
 }

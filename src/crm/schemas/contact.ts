@@ -11,7 +11,10 @@ export interface TaxonomyRefOut {
 export const taxonomyRef: Reader<TaxonomyRefOut> = (v, issue) => {
   if (v && typeof v === 'object' && !Array.isArray(v)) {
     const o = v as Record<string, unknown>;
-    return { id: int(o.id, (m) => issue(m, ['id'])), title: textOrNull(o.title, issue) ?? '', slug: textOrNull(o.slug, issue) ?? '' };
+    const id = typeof o.id === 'number' && Number.isInteger(o.id) ? o.id : int(o.id, (m) => issue(m, ['id']));
+    const title = typeof o.title === 'string' ? o.title : (textOrNull(o.title, issue) ?? '');
+    const slug = typeof o.slug === 'string' ? o.slug : (textOrNull(o.slug, issue) ?? '');
+    return { id, title, slug };
   }
   return { id: int(v, issue), title: '', slug: '' };
 };
@@ -29,37 +32,59 @@ export function contactSchema(ts: TimestampNormalizer) {
       return null as never;
     }
     const o = v as Record<string, unknown>;
-    const at = (k: string): Issue => (m, p = []) => issue(m, [k, ...p]);
-    const dob = textOrNull(o.date_of_birth, at('date_of_birth'));
+    const dob = s(o.date_of_birth, 'date_of_birth', issue);
     return {
-      id: int(o.id, at('id')),
-      user_id: intOrNull(o.user_id, at('user_id')),
-      hash: textOrNull(o.hash, at('hash')),
-      email: text(o.email, at('email')),
-      first_name: textOrNull(o.first_name, at('first_name')),
-      last_name: textOrNull(o.last_name, at('last_name')),
-      full_name: textOrNull(o.full_name, at('full_name')),
-      status: textOrNull(o.status, at('status')) ?? '',
-      contact_type: textOrNull(o.contact_type, at('contact_type')),
-      phone: textOrNull(o.phone, at('phone')),
-      address_line_1: textOrNull(o.address_line_1, at('address_line_1')),
-      address_line_2: textOrNull(o.address_line_2, at('address_line_2')),
-      city: textOrNull(o.city, at('city')),
-      state: textOrNull(o.state, at('state')),
-      postal_code: textOrNull(o.postal_code, at('postal_code')),
-      country: textOrNull(o.country, at('country')),
+      id: typeof o.id === 'number' && Number.isInteger(o.id) ? o.id : int(o.id, under(issue, 'id')),
+      user_id: n(o.user_id, 'user_id', issue),
+      hash: s(o.hash, 'hash', issue),
+      email: typeof o.email === 'string' ? o.email : text(o.email, under(issue, 'email')),
+      first_name: s(o.first_name, 'first_name', issue),
+      last_name: s(o.last_name, 'last_name', issue),
+      full_name: s(o.full_name, 'full_name', issue),
+      status: s(o.status, 'status', issue) ?? '',
+      contact_type: s(o.contact_type, 'contact_type', issue),
+      phone: s(o.phone, 'phone', issue),
+      address_line_1: s(o.address_line_1, 'address_line_1', issue),
+      address_line_2: s(o.address_line_2, 'address_line_2', issue),
+      city: s(o.city, 'city', issue),
+      state: s(o.state, 'state', issue),
+      postal_code: s(o.postal_code, 'postal_code', issue),
+      country: s(o.country, 'country', issue),
       date_of_birth: dob && !dob.startsWith('0000') ? dob.slice(0, 10) : null,
-      photo: textOrNull(o.photo, at('photo')),
-      company_id: intOrNull(o.company_id, at('company_id')),
-      total_points: numberOrNull(o.total_points, at('total_points')),
-      life_time_value: numberOrNull(o.life_time_value, at('life_time_value')),
-      tags: refs(o.tags, at('tags')),
-      lists: refs(o.lists, at('lists')),
+      photo: s(o.photo, 'photo', issue),
+      company_id: n(o.company_id, 'company_id', issue),
+      total_points: d(o.total_points, 'total_points', issue),
+      life_time_value: d(o.life_time_value, 'life_time_value', issue),
+      tags: refs(o.tags, under(issue, 'tags')),
+      lists: refs(o.lists, under(issue, 'lists')),
       custom_values: pickCustomValues(o.custom_values, o.custom_fields),
       created_at: ts(o.created_at),
       updated_at: ts(o.updated_at),
+      raw: o, // in the literal, so every contact has one shape from the start
     };
   });
+}
+
+// Fast paths for the common type of each field; the general reader (and its issue) only otherwise.
+// Direct property reads (o.email) rather than o[key] keep the loads monomorphic.
+const under =
+  (issue: Issue, k: string): Issue =>
+  (m, p = []) =>
+    issue(m, [k, ...p]);
+function s(v: unknown, k: string, issue: Issue): string | null {
+  if (typeof v === 'string') return v;
+  if (v === null || v === undefined) return null;
+  return textOrNull(v, under(issue, k));
+}
+function n(v: unknown, k: string, issue: Issue): number | null {
+  if (typeof v === 'number' && Number.isInteger(v)) return v;
+  if (v === null || v === undefined) return null;
+  return intOrNull(v, under(issue, k));
+}
+function d(v: unknown, k: string, issue: Issue): number | null {
+  if (typeof v === 'number' && Number.isFinite(v)) return v;
+  if (v === null || v === undefined) return null;
+  return numberOrNull(v, under(issue, k));
 }
 
 const ignore = () => undefined;

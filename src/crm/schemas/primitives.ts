@@ -94,7 +94,9 @@ export function arrayOf<T>(item: Reader<T>): Reader<T[]> {
   return (v, issue) => {
     const arr = arrayOrEmpty(v, issue);
     const out = new Array<T>(arr.length);
-    for (let i = 0; i < arr.length; i++) out[i] = item(arr[i], (m, p = []) => issue(m, [i, ...p]));
+    let i = 0;
+    const onIssue: Issue = (m, p = []) => issue(m, [i, ...p]); // one callback per array, not per element
+    for (; i < arr.length; i++) out[i] = item(arr[i], onIssue);
     return out;
   };
 }
@@ -120,7 +122,7 @@ export function obj<F extends Record<string, Reader<unknown>>>(fields: F): Reade
 }
 
 /** A zod schema over a field map, with an optional final shaping step. */
-export function record<F extends Record<string, Reader<unknown>>, O = Output<F>>(fields: F, finish?: (o: Output<F>, issue: Issue) => O): z.ZodType<O> {
+export function record<F extends Record<string, Reader<unknown>>, O = Output<F>>(fields: F, finish?: (o: Output<F>, issue: Issue) => O): RecordSchema<O> {
   const read = obj(fields);
   return readerSchema((v, issue) => {
     const o = read(v, issue);
@@ -128,9 +130,12 @@ export function record<F extends Record<string, Reader<unknown>>, O = Output<F>>
   });
 }
 
+/** A zod schema that also exposes its reader, so a page of rows can be read without a zod pass per row. */
+export type RecordSchema<T> = z.ZodType<T> & { readonly read: Reader<T> };
+
 /** Wraps a reader as a zod schema: issues become zod issues with their paths. */
-export function readerSchema<T>(read: Reader<T>): z.ZodType<T> {
-  return z.unknown().transform((v, ctx) => {
+export function readerSchema<T>(read: Reader<T>): RecordSchema<T> {
+  const schema = z.unknown().transform((v, ctx) => {
     let failed = false;
     const out = read(v, (message, path = []) => {
       failed = true;
@@ -138,6 +143,7 @@ export function readerSchema<T>(read: Reader<T>): z.ZodType<T> {
     });
     return failed ? z.NEVER : out;
   }) as unknown as z.ZodType<T>;
+  return Object.assign(schema, { read });
 }
 
 export const IntSchema = readerSchema(int);
