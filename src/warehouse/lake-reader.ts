@@ -17,7 +17,12 @@ export async function attachLakeViews(connection: DuckDBConnection, lakePath: st
   for (const [table, layout] of Object.entries(LAKE_TABLES)) {
     const link = join(lakePath, table);
     if (!existsSync(link)) continue;
-    const dir = realpathSync(link);
+    let dir: string;
+    try {
+      dir = realpathSync(link);
+    } catch {
+      continue; // a generation pruned under us: the table is left out rather than failing all
+    }
     const glob = quoteLiteral(join(dir, '**', '*.parquet'));
     const select =
       layout.kind === 'bucket'

@@ -64,11 +64,26 @@ function toDocs(contacts: readonly Contact[]): string[] {
   }
   const docs: string[] = [];
   for (const c of byId.values()) {
-    const doc = JSON.stringify(c);
+    const doc = JSON.stringify(withSortedCustomValues(c));
     if (doc.length > MAX_DOC_BYTES) throw new WarehouseInputError(`Contact ${c.id} is ${doc.length} bytes as JSON; the limit is ${MAX_DOC_BYTES}.`);
     docs.push(doc);
   }
   return docs;
+}
+
+// The fingerprint covers custom_values as JSON text: a list read and a single read that order
+// the keys differently must not count as a change.
+function withSortedCustomValues(c: Contact): Contact {
+  const values = c.custom_values ?? {};
+  const keys = Object.keys(values);
+  for (let i = 1; i < keys.length; i++) {
+    if (keys[i - 1]! > keys[i]!) {
+      const sorted: Record<string, unknown> = {};
+      for (const k of keys.sort()) sorted[k] = values[k];
+      return { ...c, custom_values: sorted };
+    }
+  }
+  return c;
 }
 
 const TRANSFORM_SPEC = JSON.stringify({

@@ -104,6 +104,15 @@ describe('loadContacts', () => {
     expect(r).toEqual({ tid: 'BIGINT', traw: 'JSON', has_volatile: true, plan: 'pro' });
   });
 
+  it('custom values in another key order are not a change', async () => {
+    const c = makeContact(13);
+    const reordered = makeContact(13, { custom_values: Object.fromEntries(Object.entries(c.custom_values).reverse()) });
+    expect(Object.keys(reordered.custom_values)).not.toEqual(Object.keys(c.custom_values));
+    expect(await w.loadContacts([reordered], ctx())).toEqual({ inserted: 0, updated: 0, unchanged: 1, deleted: 0 });
+    const changed = makeContact(13, { custom_values: { ...c.custom_values, plan: 'enterprise' } });
+    expect((await w.loadContacts([changed], ctx())).updated).toBe(1);
+  });
+
   it('the last duplicate of an id within one batch wins', async () => {
     const stats = await w.loadContacts([makeContact(12, { city: 'First' }), makeContact(12, { city: 'Second' })], ctx());
     expect(stats).toEqual({ inserted: 0, updated: 1, unchanged: 0, deleted: 0 });
