@@ -37,8 +37,8 @@ export interface Spool {
   readonly id: string;
   /** Resolves once the delivery is on disk (fsynced) or known already; rejects with SpoolUnavailableError. */
   append(entry: SpoolEntry): Promise<AppendOutcome>;
-  /** Up to `max` durable records with seq greater than `afterSeq`, in order. */
-  read(afterSeq: number, max: number): Promise<SpoolRecord[]>;
+  /** Up to `max` durable records (and about `maxBytes` of bodies, at least one record) after `afterSeq`, in order. */
+  read(afterSeq: number, max: number, maxBytes?: number): Promise<SpoolRecord[]>;
   /** Resolves true once a record with seq greater than `afterSeq` is durable, false after the timeout. */
   waitFor(afterSeq: number, timeoutMs: number): Promise<boolean>;
   /** Everything up to `seq` is applied: segments fully applied and past retention are deleted. */
@@ -213,7 +213,13 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
     });
   };
 
-  const readSegment = async (seg: SegmentInfo, from: number, afterSeq: number, max: number, out: SpoolRecord[]): Promise<void> => {
+  const readSegment = async (seg: SegmentInfo, from: number, afterSeq: number, maxIn: number, out: SpoolRecord[], budget: { bytes: number }): Promise<void> => {
+    let max = maxIn;
+    const take = (record: SpoolRecord): void => {
+      out.push(record);
+      budget.bytes -= record.body.length;
+      if (budget.bytes <= 0) max = out.length;
+    };
     const end = seg.size;
     if (from >= end) return;
     const rh = await open(seg.path, 'r');
@@ -227,7 +233,7 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
         const decoded = decodeFrames(chunk, 0, max - out.length + 1_000_000);
         for (const { record, end: e } of decoded.records) {
           if (record.seq > afterSeq && out.length < max) {
-            out.push(record);
+            take(record);
             cursor = { segNo: seg.no, offset: pos + e, seq: record.seq };
           } else if (record.seq <= afterSeq) {
             cursor = { segNo: seg.no, offset: pos + e, seq: record.seq };
@@ -243,7 +249,7 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
             const one = decodeFrames(big, 0, 1);
             if (one.records.length === 0) return;
             const { record } = one.records[0]!;
-            if (record.seq > afterSeq) out.push(record);
+            if (record.seq > afterSeq) take(record);
             cursor = { segNo: seg.no, offset: pos + need, seq: record.seq };
             pos += need;
             continue;
@@ -274,13 +280,14 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
       return done.then(() => 'accepted' as const);
     },
 
-    async read(afterSeq, max) {
+    async read(afterSeq, max, maxBytes = Infinity) {
       const out: SpoolRecord[] = [];
+      const budget = { bytes: maxBytes };
       for (const seg of segments) {
-        if (out.length >= max) break;
+        if (out.length >= max || budget.bytes <= 0) break;
         if (seg.lastSeq <= afterSeq) continue;
         const from = cursor && cursor.segNo === seg.no && cursor.seq <= afterSeq ? cursor.offset : 0;
-        await readSegment(seg, from, afterSeq, max, out);
+        await readSegment(seg, from, afterSeq, max, out, budget);
       }
       return out;
     },

@@ -93,7 +93,8 @@ export function createWebhookApplier(options: WebhookApplierOptions): WebhookApp
         }
         if (!(await spool.waitFor(cursor, 500))) continue;
         if (lingerMs > 0 && spool.stats().committedSeq - cursor < batchSize) await pause(lingerMs);
-        const records = await spool.read(cursor, batchSize);
+        // Bodies may be up to the receiver's limit each: bound the batch by bytes too.
+        const records = await spool.read(cursor, batchSize, 32 * 1024 * 1024);
         if (records.length === 0) continue;
         const result = await applyBatch(records, { spoolId: options.spoolId, refetcher: options.refetcher, withWarehouse: options.withWarehouse, lastApplied, concurrency: options.concurrency ?? 8, ...(logger ? { logger } : {}), ...(options.now ? { now: options.now } : {}) });
         cursor = result.appliedSeq;

@@ -66,6 +66,8 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     if (url === '/metrics') return send(res, 200, options.handler.metrics.render(options.gauges?.() ?? {}), {}, 'text/plain; version=0.0.4');
     send(res, 404, JSON.stringify({ status: 'not_found', message: `Post deliveries to ${path}.` }));
   });
+  // Bounded: every connection holds a socket and up to one body; the CRM needs only a few.
+  server.maxConnections = 1024;
   server.on('clientError', (_err, socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
     else socket.destroy();

@@ -32,6 +32,10 @@ describe('spool', () => {
         // Paging with the applier's offset.
         const page = await spool.read(100, 50);
         expect(page.map((r) => r.seq)).toEqual(Array.from({ length: 50 }, (_, i) => 101 + i));
+        // A byte budget bounds a batch too (bodies here are ~120 bytes), but never below one record.
+        const bodyLen = all[0]!.body.length;
+        expect((await spool.read(0, 100, bodyLen * 2 + 1)).map((r) => r.seq)).toEqual([1, 2, 3]);
+        expect((await spool.read(0, 100, 1)).map((r) => r.seq)).toEqual([1]);
         const next = await spool.read(150, 500);
         expect(next[0]!.seq).toBe(151);
         expect(next).toHaveLength(150);
