@@ -79,9 +79,15 @@ export async function handleWebhookRequest(req: WebhookRequest, deps: WebhookHan
   }
   const webhookId = Number(webhookIdHeader);
 
-  const secrets = deps.secrets.secretsFor(webhookId);
+  // On a miss, look at the secrets file once more: a rotation may have been written a moment ago.
+  let secrets = deps.secrets.secretsFor(webhookId);
+  let verified = secrets.length > 0 && verifySignature(body, signature, secrets);
+  if (!verified && deps.secrets.refresh()) {
+    secrets = deps.secrets.secretsFor(webhookId);
+    verified = secrets.length > 0 && verifySignature(body, signature, secrets);
+  }
   if (secrets.length === 0) return reject(401, 'unknown_webhook', 'No secret is configured for this webhook id.');
-  if (!verifySignature(body, signature, secrets)) return reject(401, 'bad_signature', 'The signature does not match the body.');
+  if (!verified) return reject(401, 'bad_signature', 'The signature does not match the body.');
 
   let json: unknown;
   try {

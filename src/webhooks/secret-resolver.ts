@@ -17,6 +17,11 @@ export type WebhookSecretsFile = z.infer<typeof WebhookSecretsFile>;
 export interface SecretResolver {
   /** Secrets that may have signed a delivery for this webhook id; empty when the id is unknown. */
   secretsFor(webhookId: number): readonly Secret[];
+  /**
+   * Re-reads the file now if it changed (at most every 100 ms): called when a signature fails, so a
+   * rotation written just before the CRM switched secrets is seen at once. True when it changed.
+   */
+  refresh(): boolean;
   /** How many webhook ids the file configures, and whether a catch-all secret is set. */
   describe(): { fileWebhooks: number; catchAll: boolean };
 }
@@ -58,8 +63,10 @@ export function createSecretResolver(options: SecretResolverOptions): SecretReso
   let stamp = '';
   let checkedAt = -Infinity;
 
-  const load = (initial: boolean): void => {
-    if (!secretsFile) return;
+  let refreshedAt = -Infinity;
+  /** Returns true when new secrets were loaded. */
+  const load = (initial: boolean): boolean => {
+    if (!secretsFile) return false;
     let st;
     try {
       st = statSync(secretsFile);
@@ -68,18 +75,20 @@ export function createSecretResolver(options: SecretResolverOptions): SecretReso
         throw new WebhookSecretsError(`The webhook secrets file ${secretsFile} does not exist; run \`crmsync webhooks register --url ...\` or fix CRMSYNC_WEBHOOK_SECRETS_FILE.`, { cause });
       }
       if (stamp !== '') logger?.warn({ file: secretsFile }, 'webhook secrets file disappeared; keeping the secrets last read');
-      return;
+      return false;
     }
     const next = `${st.mtimeMs}:${st.size}:${st.ino}`;
-    if (next === stamp) return;
+    if (next === stamp) return false;
     if (st.size > MAX_FILE_BYTES) throw new WebhookSecretsError(`The webhook secrets file ${secretsFile} is larger than 1 MiB; it should hold only webhook ids and secrets.`);
     try {
       map = parseWebhookSecretsFile(readFileSync(secretsFile, 'utf8'), secretsFile);
       stamp = next;
       if (!initial) logger?.info({ file: secretsFile, webhooks: map.size }, 'webhook secrets reloaded');
+      return true;
     } catch (err) {
       if (initial) throw err;
       logger?.warn({ file: secretsFile, code: (err as { code?: string }).code }, 'webhook secrets file is invalid; keeping the secrets last read');
+      return false;
     }
   };
 
@@ -102,6 +111,17 @@ export function createSecretResolver(options: SecretResolverOptions): SecretReso
       const fromFile = map.get(webhookId);
       if (fromFile) return fromFile;
       return secret ? [secret] : [];
+    },
+    refresh() {
+      const t = now();
+      if (t - refreshedAt < 100) return false;
+      refreshedAt = t;
+      checkedAt = t;
+      try {
+        return load(false);
+      } catch {
+        return false;
+      }
     },
     describe: () => ({ fileWebhooks: map.size, catchAll: secret !== undefined }),
   };
