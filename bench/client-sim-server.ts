@@ -5,7 +5,9 @@
 import { startSimulator } from '../src/simulator/index.js';
 
 const contacts = Number(process.argv[2] ?? 5000);
-const sim = await startSimulator({ contacts, seed: 5 });
+const latencyMin = Number(process.argv[3] ?? 0);
+const latencyMax = Number(process.argv[4] ?? latencyMin);
+const sim = await startSimulator({ contacts, seed: 5, ...(latencyMax > 0 ? { faults: { latencyMs: { min: latencyMin, max: latencyMax } } } : {}) });
 process.stdout.write(`${JSON.stringify({ baseUrl: sim.baseUrl, credentials: sim.credentials })}\n`);
 process.stdin.resume();
 process.stdin.on('end', () => {
