@@ -33,7 +33,8 @@ export async function withE2eEnv<T>(fn: (env: E2eEnv) => Promise<T>, opts: { con
           spoolDir: join(dir, 'spool'),
           host: '127.0.0.1',
           port: 0,
-          secrets: createSecretResolver({ secretsFile, reloadIntervalMs: 20 }),
+          // A long reload interval: new and rotated secrets must be picked up by the re-read on a miss.
+          secrets: createSecretResolver({ secretsFile, reloadIntervalMs: 600_000 }),
           apply: { refetcher: createClientRefetcher(client), withWarehouse: (f) => withWarehouse({ dbPath, lakePath, write: true }, f), lingerMs: 20, ...(opts.batchSize ? { batchSize: opts.batchSize } : {}) },
         },
         (service) => fn({ sim, client, service, secretsFile, dir, warehouse }),

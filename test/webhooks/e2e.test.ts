@@ -79,6 +79,18 @@ describe('webhooks end to end with the simulator', () => {
       expect(await service.applier!.waitApplied(undefined, 10_000)).toBe(true);
       const after = await env.warehouse((w) => w.query(`SELECT count(*)::INT AS n FROM webhook_events`));
       expect(after[0]!.n).toBe(delivered.length);
+
+      // Rotating the secret while the CRM keeps sending: nothing is refused.
+      const rotated = await registerWebhook(env.client, { url: service.url, allowHttp: true, rotate: true }, env.secretsFile);
+      expect(rotated).toMatchObject({ id: reg.id, action: 'updated', newSecret: true });
+      sim.mutate.updateContact(ids[0]!, { first_name: 'AfterRotation' });
+      await sim.settleWebhooks(20_000);
+      const final = sim.truth();
+      expect(final.deliveries.filter((d) => d.status !== 'success')).toEqual([]);
+      expect(service.metrics.snapshot().received.bad_signature ?? 0).toBe(0);
+      expect(service.metrics.snapshot().received.unknown_webhook ?? 0).toBe(0);
+      expect(await service.applier!.waitApplied(undefined, 10_000)).toBe(true);
+      expect(await contactDifferences(env, [ids[0]!], final)).toEqual([]);
     });
   });
 });
