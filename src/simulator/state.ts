@@ -1,55 +1,46 @@
+import { Catalog, type Taxonomy } from './catalog.js';
+import { ContactCounts, type Counts } from './contact-counts.js';
 import { ContactStore } from './contact-store.js';
 import { isForceUpdate, readContactPatch, type ContactPatch } from './contact-input.js';
 import type { EventListener, EventName } from './events.js';
 import type { CompanyRec, ContactRec, CustomFieldRec, NoteRec, TaxonomyRec } from './model.js';
+import { readNote } from './note-input.js';
 import type { ResolvedOptions } from './options.js';
-import { contactHash, type ContactCore, SEED_CUSTOM_FIELDS, seededCore, seedCompanyCount, seededCompanies, seededTaxonomy, slugify } from './seed-data.js';
-import { invalidParam, notFound, SimError } from './sim-error.js';
-import { formatLocal, parseTimestamp } from './time.js';
+import { contactHash, SEED_CUSTOM_FIELDS, seedCompanyCount } from './seed-data.js';
+import { notFound, SimError } from './sim-error.js';
+import { formatLocal } from './time.js';
+import { contactEventData, sameContact } from './contact-diff.js';
 
-export type Taxonomy = 'tag' | 'list';
-
-interface Counts {
-  total: Map<string, number>;
-  subscribed: Map<string, number>;
-}
+export type { Taxonomy } from './catalog.js';
 
 /**
- * The simulated CRM's state and every write, shared by the HTTP routes and the in-process
- * `mutate` API so that both behave identically (timestamps, counters, webhook events).
+ * The simulated CRM's state and every contact write, shared by the HTTP routes and the
+ * in-process `mutate` API so that both behave identically (timestamps, counts, webhook events).
  */
 export class SimState {
   readonly contacts: ContactStore;
-  readonly tags = new Map<number, TaxonomyRec>();
-  readonly lists = new Map<number, TaxonomyRec>();
-  readonly companies = new Map<number, CompanyRec>();
+  readonly catalog: Catalog;
+  readonly tags: Map<number, TaxonomyRec>;
+  readonly lists: Map<number, TaxonomyRec>;
+  readonly companies: Map<number, CompanyRec>;
   readonly customFields: CustomFieldRec[];
   readonly notes = new Map<number, NoteRec>();
   readonly scheduledReports: Record<string, unknown>[] = [];
   /** Until when the simulated index repair holds its lock (epoch ms). */
   repairLockUntil = 0;
   readonly #listeners: EventListener[] = [];
-  /** Counts of the seeded contacts as generated (a pure function of the seed), filled in chunks. */
-  readonly #baseline: Counts = { total: new Map(), subscribed: new Map() };
-  #baselineNext = 1;
-  #baselineTimer: NodeJS.Immediate | undefined;
-  /** Every write since start, as count changes; counts = baseline + delta. */
-  readonly #delta: Counts = { total: new Map(), subscribed: new Map() };
-  #nextTag: number;
-  #nextList: number;
-  #nextCompany: number;
+  readonly #counts: ContactCounts;
   #nextNote = 1;
 
   constructor(readonly opts: ResolvedOptions) {
     const companyCount = opts.contacts > 0 ? seedCompanyCount(opts.contacts) : 0;
     this.contacts = new ContactStore(opts.seed, opts.contacts, companyCount);
-    for (const t of seededTaxonomy('tag')) this.tags.set(t.id, t);
-    for (const l of seededTaxonomy('list')) this.lists.set(l.id, l);
-    for (const c of seededCompanies(opts.seed, companyCount)) this.companies.set(c.id, c);
+    this.catalog = new Catalog(opts.seed, companyCount, opts.now);
+    this.tags = this.catalog.tags;
+    this.lists = this.catalog.lists;
+    this.companies = this.catalog.companies;
     this.customFields = SEED_CUSTOM_FIELDS.map((f) => ({ ...f, ...(f.options ? { options: [...f.options] } : {}) }));
-    this.#nextTag = this.tags.size + 1;
-    this.#nextList = this.lists.size + 1;
-    this.#nextCompany = companyCount + 1;
+    this.#counts = new ContactCounts(opts.seed, opts.contacts, companyCount);
   }
 
   get now(): number {
@@ -70,7 +61,27 @@ export class SimState {
   }
 
   taxonomy(kind: Taxonomy): Map<number, TaxonomyRec> {
-    return kind === 'tag' ? this.tags : this.lists;
+    return this.catalog.taxonomy(kind);
+  }
+
+  /** Computes the seeded counts in the background (see ContactCounts). */
+  warmCounts(): void {
+    this.#counts.warm();
+  }
+
+  dispose(): void {
+    this.#counts.dispose();
+  }
+
+  counts(): Counts {
+    return this.#counts.snapshot();
+  }
+
+  /** Every contact write goes through here: store, then count changes. */
+  #write(old: ContactRec | undefined, next: ContactRec | undefined): void {
+    if (next) this.contacts.put(next);
+    else if (old) this.contacts.remove(old.id);
+    this.#counts.applyWrite(old, next);
   }
 
   /** The contact with deleted tags, lists and companies left out (deletes do not rewrite seeded rows). */
@@ -93,84 +104,7 @@ export class SimState {
     return c;
   }
 
-  // ---- counts (tag, list, company, status): the seeded baseline plus the changes of every write
-
-  /** Computes the seeded baseline in the background so that the first tag listing at 1M is quick. */
-  warmCounts(): void {
-    const step = (): void => {
-      this.#scanBaseline(this.#baselineNext + 50_000);
-      this.#baselineTimer = this.#baselineNext <= this.opts.contacts ? setImmediate(step) : undefined;
-    };
-    if (this.#baselineNext <= this.opts.contacts) this.#baselineTimer = setImmediate(step);
-  }
-
-  dispose(): void {
-    if (this.#baselineTimer) clearImmediate(this.#baselineTimer);
-    this.#baselineTimer = undefined;
-  }
-
-  #scanBaseline(untilId: number): void {
-    const end = Math.min(untilId, this.opts.contacts + 1);
-    const companies = this.opts.contacts > 0 ? seedCompanyCount(this.opts.contacts) : 0;
-    for (let id = this.#baselineNext; id < end; id++) this.#count(this.#baseline, seededCore(this.opts.seed, id, companies), 1);
-    this.#baselineNext = Math.max(this.#baselineNext, end);
-  }
-
-  counts(): Counts {
-    this.#scanBaseline(Number.MAX_SAFE_INTEGER);
-    const merged: Counts = { total: new Map(this.#baseline.total), subscribed: new Map(this.#baseline.subscribed) };
-    for (const key of ['total', 'subscribed'] as const) {
-      for (const [k, v] of this.#delta[key]) merged[key].set(k, (merged[key].get(k) ?? 0) + v);
-    }
-    return merged;
-  }
-
-  #count(counts: Counts, c: ContactCore, delta: number): void {
-    const bump = (m: Map<string, number>, k: string): void => {
-      m.set(k, (m.get(k) ?? 0) + delta);
-    };
-    bump(counts.total, `s:${c.status}`);
-    if (c.status === 'subscribed') bump(counts.subscribed, `s:${c.status}`);
-    for (const t of c.tags) {
-      bump(counts.total, `t:${t}`);
-      if (c.status === 'subscribed') bump(counts.subscribed, `t:${t}`);
-    }
-    for (const l of c.lists) {
-      bump(counts.total, `l:${l}`);
-      if (c.status === 'subscribed') bump(counts.subscribed, `l:${l}`);
-    }
-    for (const x of c.companyIds) {
-      bump(counts.total, `c:${x}`);
-      if (c.status === 'subscribed') bump(counts.subscribed, `c:${x}`);
-    }
-  }
-
-  /** Every contact write goes through here: store, then count changes (old out, new in). */
-  #write(old: ContactRec | undefined, next: ContactRec | undefined): void {
-    if (next) this.contacts.put(next);
-    else if (old) this.contacts.remove(old.id);
-    if (old) this.#count(this.#delta, old, -1);
-    if (next) this.#count(this.#delta, next, 1);
-  }
-
   // ---- contacts
-
-  #resolveTaxonomy(kind: Taxonomy, refs: unknown[] | undefined): number[] {
-    if (!refs) return [];
-    const map = this.taxonomy(kind);
-    const out: number[] = [];
-    for (const ref of refs) {
-      let id: number | undefined;
-      const n = Number(ref);
-      if (Number.isInteger(n) && map.has(n)) id = n;
-      else if (typeof ref === 'string') {
-        // Real deployments accept slugs and titles as well as ids.
-        for (const t of map.values()) if (t.slug === ref || t.title === ref) id = t.id;
-      }
-      if (id !== undefined && !out.includes(id)) out.push(id);
-    }
-    return out;
-  }
 
   createContact(body: Record<string, unknown>, query: { forceUpdate?: unknown } = {}): { action: 'created' | 'updated'; contact: ContactRec } {
     const mode = this.opts.mode;
@@ -216,8 +150,8 @@ export class SimState {
       source: null,
       companyId: null,
       companyIds: [],
-      tags: this.#resolveTaxonomy('tag', patch.tags),
-      lists: this.#resolveTaxonomy('list', patch.lists),
+      tags: this.catalog.resolveRefs('tag', patch.tags),
+      lists: this.catalog.resolveRefs('list', patch.lists),
       custom: patch.custom ?? {},
       createdAt: now,
       updatedAt: now,
@@ -274,13 +208,13 @@ export class SimState {
     const next: ContactRec = { ...old, ...(patch.fields as Partial<ContactRec>) };
     if (patch.email) next.email = patch.email;
     if (patch.status) next.status = patch.status;
-    if (patch.tags) next.tags = this.#resolveTaxonomy('tag', patch.tags);
-    if (patch.lists) next.lists = this.#resolveTaxonomy('list', patch.lists);
-    const addTags = this.#resolveTaxonomy('tag', patch.attachTags).filter((t) => !next.tags.includes(t));
-    const removeTags = this.#resolveTaxonomy('tag', patch.detachTags);
+    if (patch.tags) next.tags = this.catalog.resolveRefs('tag', patch.tags);
+    if (patch.lists) next.lists = this.catalog.resolveRefs('list', patch.lists);
+    const addTags = this.catalog.resolveRefs('tag', patch.attachTags).filter((t) => !next.tags.includes(t));
+    const removeTags = this.catalog.resolveRefs('tag', patch.detachTags);
     next.tags = [...next.tags, ...addTags].filter((t) => !removeTags.includes(t));
-    const addLists = this.#resolveTaxonomy('list', patch.attachLists).filter((l) => !next.lists.includes(l));
-    const removeLists = this.#resolveTaxonomy('list', patch.detachLists);
+    const addLists = this.catalog.resolveRefs('list', patch.attachLists).filter((l) => !next.lists.includes(l));
+    const removeLists = this.catalog.resolveRefs('list', patch.detachLists);
     next.lists = [...next.lists, ...addLists].filter((l) => !removeLists.includes(l));
     if (patch.custom) next.custom = patch.custom;
     if (patch.companyIds) {
@@ -318,96 +252,17 @@ export class SimState {
     return t ? { id: t.id, title: t.title, slug: t.slug } : { id };
   }
 
-  // ---- tags and lists
-
   createTaxonomy(kind: Taxonomy, body: Record<string, unknown>): TaxonomyRec {
-    const title = typeof body.title === 'string' ? body.title.trim().slice(0, 190) : '';
-    if (!title) {
-      throw new SimError(400, 'rest_missing_callback_param', 'Missing parameter(s): title; send a title.', {
-        status: 422,
-        body: kind === 'list' ? { title: { required: 'The title field is required.' }, slug: { required: 'The slug field is required.' } } : { title: { required: 'The title field is required.' } },
-      });
-    }
-    const slug = typeof body.slug === 'string' && body.slug.trim() ? slugify(body.slug) : slugify(title);
-    const map = this.taxonomy(kind);
-    for (const t of map.values()) {
-      if (t.title.toLowerCase() === title.toLowerCase() || t.slug === slug) {
-        throw new SimError(400, 'rest_invalid_param', `A ${kind} titled "${title}" already exists; choose another title.`, {
-          status: 422,
-          body: { slug: { unique: 'The slug attribute is already taken and must be unique.' } },
-        });
-      }
-    }
-    const now = this.now;
-    const id = kind === 'tag' ? this.#nextTag++ : this.#nextList++;
-    const rec: TaxonomyRec = { id, title, slug, description: typeof body.description === 'string' ? body.description.slice(0, 1000) : '', createdAt: now, updatedAt: now };
-    map.set(id, rec);
-    return rec;
+    return this.catalog.createTaxonomy(kind, body);
   }
 
   updateTaxonomy(kind: Taxonomy, id: number, body: Record<string, unknown>): TaxonomyRec {
-    const map = this.taxonomy(kind);
-    const old = map.get(id);
-    if (!old) throw notFound(kind, { status: 404, body: { message: `No query results for model [FluentCrm\\App\\Models\\${kind === 'tag' ? 'Tag' : 'Lists'}].` } });
-    const next = { ...old };
-    if (typeof body.title === 'string' && body.title.trim()) next.title = body.title.trim().slice(0, 190);
-    if (typeof body.slug === 'string' && body.slug.trim()) next.slug = slugify(body.slug);
-    if (typeof body.description === 'string') next.description = body.description.slice(0, 1000);
-    for (const t of map.values()) {
-      if (t.id === id) continue;
-      if (t.title.toLowerCase() === next.title.toLowerCase() || t.slug === next.slug) {
-        throw new SimError(400, 'rest_invalid_param', `Another ${kind} already uses this title or slug; choose another.`, {
-          status: 422,
-          body: { message: `Provided slug already exist in another ${kind}` },
-        });
-      }
-    }
-    next.updatedAt = this.now;
-    map.set(id, next);
-    return next;
+    return this.catalog.updateTaxonomy(kind, id, body);
   }
 
+  /** Memberships stay in stored contacts and are filtered on read (ids are never reused). */
   deleteTaxonomy(kind: Taxonomy, id: number): TaxonomyRec {
-    const map = this.taxonomy(kind);
-    const old = map.get(id);
-    if (!old) throw notFound(kind);
-    map.delete(id);
-    // Memberships stay in stored records and are filtered on read (ids are never reused).
-    return old;
-  }
-
-  // ---- companies
-
-  createCompany(body: Record<string, unknown>): CompanyRec {
-    const name = typeof body.name === 'string' ? body.name.trim().slice(0, 190) : '';
-    if (!name) throw new SimError(400, 'rest_missing_callback_param', 'Missing parameter(s): name; send a company name.', { status: 422, body: { name: { required: 'The name field is required.' } } });
-    for (const c of this.companies.values()) {
-      if (c.name.toLowerCase() === name.toLowerCase()) {
-        throw new SimError(400, 'rest_invalid_param', `A company named "${name}" already exists; choose another name.`, { status: 422, body: { name: { unique: 'The name attribute is already taken and must be unique.' } } });
-      }
-    }
-    const now = this.now;
-    const id = this.#nextCompany++;
-    const rec: CompanyRec = {
-      id, hash: contactHash(this.opts.seed ^ 0x9999, id), name, industry: null, website: null, email: null, phone: null, description: null, logo: null,
-      linkedinUrl: null, addressLine1: null, addressLine2: null, city: null, state: null, country: null, postalCode: null, employeesNumber: 0,
-      type: 'Prospect', ownerId: null, status: 'active', createdAt: now, updatedAt: now,
-    };
-    this.companies.set(id, applyCompanyFields(rec, body));
-    return this.companies.get(id) as CompanyRec;
-  }
-
-  updateCompany(id: number, body: Record<string, unknown>): CompanyRec {
-    const old = this.companies.get(id);
-    if (!old) throw notFound('company', { status: 404, body: { message: 'No query results for model [FluentCrm\\App\\Models\\Company].' } });
-    const next = applyCompanyFields({ ...old }, body);
-    next.updatedAt = this.now;
-    this.companies.set(id, next);
-    return next;
-  }
-
-  deleteCompany(id: number): void {
-    if (!this.companies.delete(id)) throw notFound('company', { status: 404, body: { message: 'No query results for model [FluentCrm\\App\\Models\\Company].' } });
+    return this.catalog.deleteTaxonomy(kind, id);
   }
 
   attachCompanies(subscriberIds: number[], companyIds: number[]): number {
@@ -443,67 +298,4 @@ export class SimState {
     this.notes.set(noteId, next);
     return next;
   }
-}
-
-export const NOTE_TYPES = ['note', 'call', 'email', 'meeting', 'quote_sent', 'quote_accepted', 'quote_refused', 'invoice_sent', 'invoice_part_paid', 'invoice_paid', 'invoice_refunded', 'transaction', 'feedback', 'tweet', 'facebook_post'];
-
-function readNote(body: Record<string, unknown>, timeZone: string): { title: string; description: string; type: string; createdAt: number | undefined } {
-  const n = (typeof body.note === 'object' && body.note !== null ? body.note : body) as Record<string, unknown>;
-  const missing = ['title', 'description', 'type'].filter((k) => typeof n[k] !== 'string' || !(n[k] as string).trim());
-  if (missing.length > 0) {
-    throw new SimError(400, 'rest_missing_callback_param', `Missing parameter(s): ${missing.join(', ')}; a note needs title, description, type and created_at.`, {
-      status: 422,
-      body: Object.fromEntries(missing.map((k) => [k, { required: `The ${k} field is required.` }])),
-    });
-  }
-  if (!NOTE_TYPES.includes(n.type as string)) throw invalidParam('type', `type must be one of ${NOTE_TYPES.join(', ')}.`, 'in');
-  // Note timestamps are site-local like every zone-less timestamp of the service.
-  const createdAt = typeof n.created_at === 'string' ? parseTimestamp(n.created_at.slice(0, 40), timeZone) : undefined;
-  return {
-    title: (n.title as string).slice(0, 500),
-    description: (n.description as string).slice(0, 20_000),
-    type: n.type as string,
-    createdAt: createdAt !== undefined && Number.isFinite(createdAt) ? createdAt : undefined,
-  };
-}
-
-const COMPANY_FIELDS: Record<string, keyof CompanyRec> = {
-  name: 'name', industry: 'industry', website: 'website', email: 'email', phone: 'phone', description: 'description', logo: 'logo',
-  linkedin_url: 'linkedinUrl', address_line_1: 'addressLine1', address_line_2: 'addressLine2', city: 'city', state: 'state',
-  country: 'country', postal_code: 'postalCode', type: 'type', status: 'status',
-};
-
-function applyCompanyFields(rec: CompanyRec, body: Record<string, unknown>): CompanyRec {
-  const out = rec as unknown as Record<string, unknown>;
-  for (const [k, prop] of Object.entries(COMPANY_FIELDS)) {
-    const v = body[k];
-    if (typeof v === 'string' && (k !== 'name' || v.trim())) out[prop] = v.slice(0, 500);
-  }
-  if (body.employees_number !== undefined && Number.isFinite(Number(body.employees_number))) rec.employeesNumber = Math.trunc(Number(body.employees_number));
-  if (body.owner_id !== undefined) rec.ownerId = Number.isInteger(Number(body.owner_id)) && Number(body.owner_id) > 0 ? Number(body.owner_id) : null;
-  return rec;
-}
-
-function sameContact(a: ContactRec, b: ContactRec): boolean {
-  for (const k of Object.keys(a) as (keyof ContactRec)[]) {
-    if (k === 'updatedAt' || k === 'stats') continue;
-    const x = a[k];
-    const y = b[k];
-    if (typeof x === 'object' && x !== null) {
-      if (JSON.stringify(x) !== JSON.stringify(y)) return false;
-    } else if (x !== y) return false;
-  }
-  return true;
-}
-
-/** `data.contact` of contact events: id, email, first_name, last_name, status, created_at (spec). */
-export function contactEventData(c: ContactRec, state: SimState): Record<string, unknown> {
-  return {
-    id: c.id,
-    email: c.email,
-    first_name: c.firstName,
-    last_name: c.lastName,
-    status: c.status,
-    created_at: state.formatLocal(c.createdAt),
-  };
 }

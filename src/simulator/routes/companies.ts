@@ -34,17 +34,17 @@ function getCompany(ctx: RouteCtx): SimResponse {
 }
 
 function createCompany(ctx: RouteCtx): SimResponse {
-  const c = ctx.state.createCompany(ctx.body);
+  const c = ctx.state.catalog.createCompany(ctx.body);
   return ok({ company: ctx.ser.company(c), message: 'Company has been created successfully' });
 }
 
 function updateCompany(ctx: RouteCtx): SimResponse {
-  const c = ctx.state.updateCompany(Number(ctx.params.id), ctx.body);
+  const c = ctx.state.catalog.updateCompany(Number(ctx.params.id), ctx.body);
   return ok({ company: ctx.ser.company(c), message: 'Company has been updated' });
 }
 
 function deleteCompany(ctx: RouteCtx): SimResponse {
-  ctx.state.deleteCompany(Number(ctx.params.id));
+  ctx.state.catalog.deleteCompany(Number(ctx.params.id));
   return ok({ message: 'Company has been deleted successfully' });
 }
 
