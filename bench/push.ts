@@ -1,10 +1,11 @@
 /**
  * Push throughput against a rate-limited CRM: achieved upserts/s versus the allowed rate, and the
  * share of requests answered 429, at allowed rates of 10, 50 and 200 requests/s. Each rate runs
- * the pusher twice on a fresh simulator (in a child process, like a remote CRM): adaptively (the
- * client discovers the limit, as in production without CRM_MAX_RPS) and as a baseline with the
- * limit given (CRM_MAX_RPS = the limit, no discovery). Both use the real path: plan, numbered
- * batches of 100 read from the plan table, per-row ledger writes in a DuckDB file.
+ * on a fresh simulator (in a child process, like a remote CRM), with the client discovering the
+ * limit (no CRM_MAX_RPS), twice: the pusher on its real path (plan, time-bounded batches read
+ * from the plan table, ledger writes in a DuckDB file), and as a baseline a bare loop sending
+ * the same upserts through the same client with nothing else; push/bare isolates the pusher's
+ * own cost from the limiter's.
  *
  *   node --import tsx bench/push.ts [seconds per run=20] [rates=10,50,200]
  */
@@ -56,13 +57,13 @@ async function withSimulator<T>(rateLimitRps: number, fn: (sim: { baseUrl: strin
   }
 }
 
-async function run(limit: number, mode: 'adaptive' | 'known-limit'): Promise<RunFigures> {
+async function run(limit: number, mode: 'push' | 'bare'): Promise<RunFigures> {
   const rows = Math.round(limit * seconds);
   return await withSimulator(limit, async (sim) => {
     const dir = await mkdtemp(join(tmpdir(), 'crmsync-push-bench-'));
     const instance = await DuckDBInstance.create(join(dir, 'crm.duckdb'));
     const connection = await instance.connect();
-    const limiter = mode === 'adaptive' ? createRateLimiter({ maxConcurrency: 8 }) : createRateLimiter({ maxRps: limit, maxConcurrency: 8 });
+    const limiter = createRateLimiter({ maxConcurrency: 8 });
     const client = createCrmClient({ baseUrl: sim.baseUrl, username: sim.credentials.username, password: sim.credentials.password, limiter });
     try {
       const db = duckdbSqlRunner(connection);
@@ -76,7 +77,19 @@ async function run(limit: number, mode: 'adaptive' | 'known-limit'): Promise<Run
       const before = client.stats();
       const started = performance.now();
       let succeeded = 0;
-      for (let from = 0; from < plan.toSend; ) {
+      if (mode === 'bare') {
+        const rows = await new PushPlanStore(db).load('bench', 0, plan.toSend);
+        let next = 0;
+        await Promise.all(
+          Array.from({ length: DEFAULT_PUSH_CONCURRENCY }, async () => {
+            for (let row = rows[next++]; row; row = rows[next++]) {
+              await crm.upsertContact(row.body);
+              succeeded++;
+            }
+          }),
+        );
+      }
+      for (let from = 0; mode === 'push' && from < plan.toSend; ) {
         const batch = await new PushPlanStore(db).load('bench', from, from + BATCH);
         const r = await sendBatch({ crm, ledger: new PushLedger(db) }, { source: plan.source, runId: 'bench', rows: batch, deadline: Date.now() + BATCH_MS });
         succeeded += r.succeeded;
@@ -98,14 +111,14 @@ async function run(limit: number, mode: 'adaptive' | 'known-limit'): Promise<Run
   });
 }
 
-const results: Record<string, { adaptive: RunFigures; knownLimit: RunFigures; adaptiveVsKnownLimit: number }> = {};
+const results: Record<string, { push: RunFigures; bare: RunFigures; pushVsBare: number }> = {};
 for (const limit of rates) {
-  const knownLimit = await run(limit, 'known-limit');
-  const adaptive = await run(limit, 'adaptive');
-  results[String(limit)] = { adaptive, knownLimit, adaptiveVsKnownLimit: adaptive.achievedRps / knownLimit.achievedRps };
+  const bare = await run(limit, 'bare');
+  const push = await run(limit, 'push');
+  results[String(limit)] = { push, bare, pushVsBare: push.achievedRps / bare.achievedRps };
   const fmt = (r: RunFigures) =>
     `${r.achievedRps.toFixed(2)} req/s (${(100 * r.ratioToLimit).toFixed(1)}% of limit), 429s ${r.status429}/${r.requests} (${(100 * r.ratio429).toFixed(2)}%)`;
-  console.log(`limit ${limit} req/s, ${adaptive.rows} rows: adaptive ${fmt(adaptive)}; known limit ${fmt(knownLimit)}`);
+  console.log(`limit ${limit} req/s, ${push.rows} rows: push ${fmt(push)}; bare client loop ${fmt(bare)}; push/bare ${(push.achievedRps / bare.achievedRps).toFixed(2)}`);
 }
 
 mkdirSync(join(import.meta.dirname, 'results'), { recursive: true });
