@@ -18,7 +18,10 @@ export interface ApplyBatchDeps {
   spoolId: string;
   refetcher: WebhookRefetcher;
   withWarehouse: <T>(fn: (w: ApplierWarehouse) => Promise<T>) => Promise<T>;
-  /** Newest applied event time per contact, kept across batches to skip refetches for late deliveries. */
+  /**
+   * Per contact, when its last applied refetch started (our clock; Infinity once deleted), kept
+   * across batches to skip refetches for late deliveries.
+   */
   lastApplied: Map<number, number>;
   concurrency: number;
   logger?: Logger;
@@ -39,6 +42,7 @@ export interface ApplyBatchResult {
 }
 
 const STATUS_EVENTS = new Set(['email.bounced', 'email.spam_complaint', 'email.unsubscribed']);
+const LATE_MARGIN_MS = 5_000;
 
 interface ContactPlan {
   newest: number;
@@ -97,15 +101,19 @@ export async function applyBatch(records: readonly SpoolRecord[], deps: ApplyBat
     }
   }
 
-  // Late deliveries: a newer event for the contact was applied already, with a fetch made after it.
+  // Late deliveries (the CRM retries after a minute or more): a refetch that started well after
+  // every event of this batch happened already holds their effect. Comparing with our fetch time,
+  // not with other events' timestamps, keeps one event stamped in the future (a clock or zone
+  // error) from hiding later changes; the margin covers whole-second timestamps and clock skew.
   let skippedLate = 0;
   const toFetch: number[] = [];
   for (const [id, p] of contacts) {
     if (!p.fetch || p.deletedAt !== null) continue;
-    const applied = deps.lastApplied.get(id);
-    if (applied !== undefined && applied > p.newest) skippedLate++;
+    const fetchedAt = deps.lastApplied.get(id);
+    if (fetchedAt !== undefined && fetchedAt - LATE_MARGIN_MS > p.newest) skippedLate++;
     else toFetch.push(id);
   }
+  const fetchStarted = now();
 
   const limit = pLimit(Math.max(1, deps.concurrency));
   const fetchAll = async <T>(ids: Iterable<number>, get: (id: number) => Promise<T | null>) => {
@@ -214,7 +222,9 @@ export async function applyBatch(records: readonly SpoolRecord[], deps: ApplyBat
       commerceEvents: events.filter((e) => e.group === 'commerce' && e.envelope).map(commerceEventRow),
       contactMarks,
     });
-    for (const [id, p] of contacts) deps.lastApplied.set(id, Math.max(p.newest, deps.lastApplied.get(id) ?? -Infinity));
+    for (const id of fetchedContacts.keys()) deps.lastApplied.set(id, Math.max(fetchStarted, deps.lastApplied.get(id) ?? -Infinity));
+    // Ids are never reused: after a delete, any later delivery for the contact is stale.
+    for (const [id, p] of contacts) if (p.deletedAt !== null) deps.lastApplied.set(id, Infinity);
     if (deps.lastApplied.size > 200_000) {
       // Bounded: dropping old entries only costs a refetch for a late delivery.
       let drop = deps.lastApplied.size - 150_000;

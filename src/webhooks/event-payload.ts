@@ -70,10 +70,16 @@ export function parseSpoolRecord(record: SpoolRecord): ParsedEvent {
   return {
     ...base,
     envelope: env,
-    eventAt: new Date(env.timestamp),
+    eventAt: new Date(parseEventTime(env.timestamp)),
     contactId: first(contact?.id, d.contact_id, d.subscriber_id, subscriber?.id, email?.contact_id, email?.subscriber_id, order?.contact_id, order?.subscriber_id),
     campaignId: first(campaign?.id, d.campaign_id, email?.campaign_id),
     funnelId: first(funnel?.id, d.funnel_id),
     problem: null,
   };
+}
+
+/** ISO 8601 as the spec says; a zone-less `YYYY-MM-DD HH:MM:SS` is read as UTC, not machine time. */
+export function parseEventTime(s: string): number {
+  const zoneless = /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d+)?$/.test(s);
+  return Date.parse(zoneless ? `${s.replace(' ', 'T')}Z` : s);
 }

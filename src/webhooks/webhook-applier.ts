@@ -107,6 +107,7 @@ export function createWebhookApplier(options: WebhookApplierOptions): WebhookApp
         metrics?.countApplied('contacts_loaded', result.contactsLoaded);
         metrics?.countApplied('contacts_tombstoned', result.contactsTombstoned);
         metrics?.countApplied('refetches', result.refetches);
+        metrics?.countApplied('skipped_late', result.skippedLate);
         metrics?.countApplied('failed', result.failed);
         logger?.debug({ appliedSeq: cursor, events: result.events, refetches: result.refetches }, 'webhook batch applied');
         await spool.markApplied(cursor);
