@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { EVENT_NAMES, type SimEvent } from './events.js';
+import type { SimEvent } from './events.js';
 import type { DeliveryRec, WebhookRec } from './model.js';
 import { SimError } from './sim-error.js';
 import { formatIsoZ } from './time.js';
+import { validateWebhookBody } from './webhook-validate.js';
 import { buildDeliveryBody } from './webhook-signature.js';
 
 /** Retry intervals after the 1st..5th failed attempt (spec, Delivery rules). */
@@ -44,46 +45,8 @@ export class WebhookDispatcher {
 
   // ---- registration
 
-  #validate(body: Record<string, unknown>, partial: boolean): Partial<WebhookRec> {
-    const out: Partial<WebhookRec> = {};
-    if (!partial || body.name !== undefined) {
-      if (typeof body.name !== 'string' || !body.name.trim()) throw new SimError(400, 'rest_missing_callback_param', 'Missing parameter(s): name; give the webhook a name.', { status: 422, body: { name: { required: 'Name is required' } } });
-      out.name = body.name.trim().slice(0, 190);
-    }
-    if (!partial || body.url !== undefined) {
-      const url = typeof body.url === 'string' ? body.url.trim() : '';
-      let ok = false;
-      try {
-        const u = new URL(url);
-        ok = url.length <= 2048 && (u.protocol === 'https:' || (this.opts.allowHttp && u.protocol === 'http:')) && !u.username && !u.password;
-      } catch {
-        ok = false;
-      }
-      if (!ok) throw new SimError(400, 'invalid_webhook_url', 'The webhook url must be a valid HTTPS URL without credentials; use https://...');
-      out.url = url;
-    }
-    if (!partial || body.events !== undefined) {
-      const events = body.events;
-      if (!Array.isArray(events) || events.length === 0 || events.length > EVENT_NAMES.length) {
-        throw new SimError(400, 'rest_missing_callback_param', 'Missing parameter(s): events; send a non-empty array of event names.', { status: 422, body: { events: { required: 'Events are required' } } });
-      }
-      const bad = events.filter((e) => typeof e !== 'string' || !(EVENT_NAMES as readonly string[]).includes(e));
-      if (bad.length > 0) throw new SimError(400, 'invalid_webhook_event', `Unsupported webhook event(s): ${bad.map(String).join(', ').slice(0, 200)}; use names from the Events table.`);
-      out.events = [...new Set(events as string[])];
-    }
-    if (body.status !== undefined) {
-      if (body.status !== 'active' && body.status !== 'inactive' && body.status !== 'failed') throw new SimError(400, 'rest_invalid_param', 'Invalid parameter(s): status; use active or inactive.');
-      out.status = body.status;
-    }
-    if (body.secret !== undefined) {
-      if (typeof body.secret !== 'string' || body.secret.length < 8 || body.secret.length > 256) throw new SimError(400, 'rest_invalid_param', 'Invalid parameter(s): secret; use 8 to 256 characters.');
-      out.secret = body.secret;
-    }
-    return out;
-  }
-
   create(body: Record<string, unknown>): WebhookRec {
-    const v = this.#validate(body, false);
+    const v = validateWebhookBody(body, false, this.opts.allowHttp);
     const now = this.opts.now();
     const rec: WebhookRec = {
       id: this.#nextHook++,
@@ -108,7 +71,7 @@ export class WebhookDispatcher {
 
   update(id: number, body: Record<string, unknown>): WebhookRec {
     const old = this.require(id);
-    const next: WebhookRec = { ...old, ...this.#validate(body, true), updatedAt: this.opts.now() };
+    const next: WebhookRec = { ...old, ...validateWebhookBody(body, true, this.opts.allowHttp), updatedAt: this.opts.now() };
     if (next.status === 'active' && old.status !== 'active') next.consecutiveFailures = 0;
     this.hooks.set(id, next);
     return next;
