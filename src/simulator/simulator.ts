@@ -14,6 +14,7 @@ import { taxonomyRoutes } from './routes/taxonomy.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { campaignRoutes } from './routes/campaigns.js';
 import { contentRoutes } from './routes/content.js';
+import { formRoutes } from './routes/forms.js';
 import { funnelRoutes } from './routes/funnels.js';
 import { reportRoutes } from './routes/reports.js';
 import { ADMIN_PREFIX, createSimServer, listen, type SimulatorStats } from './server.js';
@@ -51,7 +52,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   const webhooks = new WebhookDispatcher({ timeScale: opts.webhookTimeScale, allowHttp: opts.allowHttpWebhookUrls, now: opts.now });
   state.onEvent((e) => webhooks.onEvent(e));
   const faults = new FaultInjector(opts.seed, opts.faults, opts.now);
-  const router = new Router().add([...contactRoutes, ...taxonomyRoutes, ...companyRoutes, ...miscRoutes, ...webhookRoutes, ...campaignRoutes, ...funnelRoutes, ...contentRoutes(opts.mode === 'real'), ...reportRoutes()]);
+  const router = new Router().add([...contactRoutes, ...taxonomyRoutes, ...companyRoutes, ...miscRoutes, ...webhookRoutes, ...campaignRoutes, ...funnelRoutes, ...contentRoutes(opts.mode === 'real'), ...reportRoutes(), ...(opts.mode === 'real' ? [] : formRoutes)]);
   const stats: SimulatorStats = { requests: 0, byRoute: {}, status429: 0, status5xx: 0 };
   const basePath = opts.mode === 'real' ? '/wp-json/fluent-crm/v2' : '/v2';
   const truth = (): SimulatorTruth => buildTruth(state, marketing, webhooks);

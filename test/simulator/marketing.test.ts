@@ -176,3 +176,23 @@ describe('Funnels', () => {
     expect(sim.truth().funnelSubscribers.some((s) => s.funnelId === 1)).toBe(false);
   });
 });
+
+describe('Forms', () => {
+  it('GET /forms/{id}/entries: entries {data, page, per_page 10, total, last_page} and form {id, title}; search; unknown form 404', async () => {
+    const r = await call('GET', '/forms/1/entries');
+    expect(r.status).toBe(200);
+    expect(r.json.form).toEqual({ id: 1, title: expect.any(String) });
+    expect(r.json.entries).toMatchObject({ page: 1, per_page: 10, total: expect.any(Number), last_page: expect.any(Number) });
+    expect(r.json.entries.data).toHaveLength(10);
+    const e = r.json.entries.data[0];
+    for (const k of ['id', 'serial_number', 'user_id']) expect(typeof e[k]).toBe('number');
+    for (const k of ['status', 'created_at', 'browser', 'device', 'ip', 'entry_url']) expect(typeof e[k]).toBe('string');
+    expect(Object.values(e.response).every((v) => typeof v === 'string')).toBe(true);
+    const email = e.response.email as string;
+    const found = await call('GET', `/forms/1/entries?search=${encodeURIComponent(email)}`);
+    expect(found.json.entries.total).toBe(1);
+    const page2 = await call('GET', '/forms/1/entries?page=2&per_page=5');
+    expect(page2.json.entries.data[0].id).toBe(r.json.entries.data[5].id);
+    expect((await call('GET', '/forms/99/entries')).status).toBe(404);
+  });
+});
