@@ -94,6 +94,14 @@ export function classifyErrorResponse(f: ResponseFacts): CrmError {
     const html = looksLikeHtml(f.body) ? ' (an HTML error page)' : '';
     return new ServerError(`The CRM failed on ${route} (${statusCode})${html}${says}`, { ...opts, retryAfterMs });
   }
+  if (statusCode >= 300 && statusCode < 400) {
+    const loc = f.headers.location;
+    const where = typeof loc === 'string' ? ` to ${truncate(loc.split('?')[0]!, 200)}` : '';
+    return new UnexpectedStatusError(
+      `The CRM redirected ${route} (${statusCode})${where}; the client does not follow redirects (credentials must not leak to another host): set CRM_BASE_URL to the final address`,
+      opts,
+    );
+  }
   return new UnexpectedStatusError(`Unexpected HTTP ${statusCode} from ${route}${says}`, opts);
 }
 

@@ -17,7 +17,9 @@ import {
   RateLimitedError,
   ServerError,
   ServerExceptionError,
+  UnexpectedStatusError,
   ValidationError,
+  CrmArgumentError,
 } from '../../src/crm/index.js';
 import { ConfigError } from '../../src/errors.js';
 import { Secret } from '../../src/secret.js';
@@ -285,6 +287,26 @@ describe('errors the simulator cannot produce (tiny local server)', () => {
       expect(e).toBeInstanceOf(ServerError);
       expect((e as Error).message).toContain('[redacted]');
       expectNoSecret(e, [PASSWORD, Buffer.from(`u:${PASSWORD}`).toString('base64')]);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('a redirect is not followed and names the fix; bad arguments fail before any request', async () => {
+    const c = client();
+    try {
+      server.respond({ status: 301, headers: { location: 'https://crm.example.com/wp-json/fluent-crm/v2/subscribers/1?x=1' }, body: '' });
+      const e = await caught(c.contacts.get(1));
+      expect(e).toBeInstanceOf(UnexpectedStatusError);
+      expect((e as Error).message).toMatch(/CRM_BASE_URL/);
+      expect((e as Error).message).toContain('https://crm.example.com/wp-json/fluent-crm/v2/subscribers/1');
+      const before = server.requests.length;
+      await expect(c.contacts.listPage({ page: 1, perPage: 0 })).rejects.toBeInstanceOf(CrmArgumentError);
+      await expect(c.contacts.listPage({ page: 0, perPage: 10 })).rejects.toBeInstanceOf(CrmArgumentError);
+      await expect(c.contacts.get(-1)).rejects.toBeInstanceOf(CrmArgumentError);
+      await expect(c.contacts.upsert({ email: 'a@b.c', status: '' })).rejects.toThrow(/status/);
+      await expect(c.funnels.setStatus(1, 'bogus' as 'draft')).rejects.toBeInstanceOf(CrmArgumentError);
+      expect(server.requests.length).toBe(before);
     } finally {
       await c.close();
     }

@@ -33,7 +33,7 @@ export function createCampaignsApi(ctx: ClientContext): CampaignsApi {
       });
       return parsePage(res, ['campaigns'], schemas.Campaign, q, 'GET /campaigns');
     },
-    get(id) {
+    async get(id) {
       checkId(id, 'campaign id');
       return nullIfNotFound(async () => {
         const route = 'GET /campaigns/{id}';

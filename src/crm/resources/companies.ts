@@ -33,7 +33,7 @@ export function createCompaniesApi(ctx: ClientContext): CompaniesApi {
       });
       return parsePage(res, ['companies'], schemas.Company, q, 'GET /companies');
     },
-    get(id) {
+    async get(id) {
       checkId(id, 'company id');
       return nullIfNotFound(async () => companyIn(await exec({ method: 'GET', path: `/companies/${id}` }), 'GET /companies/{id}'));
     },

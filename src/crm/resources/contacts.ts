@@ -92,7 +92,7 @@ export function createContactsApi(ctx: ClientContext): ContactsApi {
       return parsePage(body, ['subscribers'], schemas.Contact, q, 'GET /subscribers');
     },
 
-    get(id, opts = {}) {
+    async get(id, opts = {}) {
       checkId(id, 'contact id');
       return nullIfNotFound(async () => {
         const body = await exec({ method: 'GET', path: `/subscribers/${id}`, query: { with: opts.with } });
@@ -101,7 +101,7 @@ export function createContactsApi(ctx: ClientContext): ContactsApi {
       });
     },
 
-    getByEmail(email) {
+    async getByEmail(email) {
       if (!email || email.length > 320) throw new CrmArgumentError('getByEmail needs an email address (at most 320 characters)');
       return nullIfNotFound(async () => {
         const body = await exec({ method: 'GET', path: '/subscribers/0', query: { get_by_email: email } });

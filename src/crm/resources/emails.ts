@@ -50,7 +50,7 @@ export function createSequencesApi(ctx: ClientContext): SequencesApi {
       });
       return parsePage(res, ['sequences'], schemas.Sequence, q, 'GET /sequences');
     },
-    get(id, opts = {}) {
+    async get(id, opts = {}) {
       checkId(id, 'sequence id');
       return nullIfNotFound(async () => {
         const route = 'GET /sequences/{id}';

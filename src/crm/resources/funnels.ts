@@ -39,7 +39,7 @@ export function createFunnelsApi(ctx: ClientContext): FunnelsApi {
       // The interface puts `funnels` (array) beside total/per_page/...; the real deployment nests a paginator.
       return parsePage(res, ['funnels'], schemas.Funnel, q, 'GET /funnels');
     },
-    get(id) {
+    async get(id) {
       checkId(id, 'funnel id');
       return nullIfNotFound(async () => {
         const route = 'GET /funnels/{id}';
@@ -63,7 +63,7 @@ export function createFunnelsApi(ctx: ClientContext): FunnelsApi {
       });
       return parsePage(res, ['funnel_subscribers'], schemas.FunnelSubscriber, q, 'GET /funnels/{id}/subscribers');
     },
-    subscriber(funnelId, contactId) {
+    async subscriber(funnelId, contactId) {
       checkId(funnelId, 'funnel id');
       checkId(contactId, 'contact id');
       return nullIfNotFound(async () => {

@@ -35,11 +35,11 @@ export function createReportsApi(ctx: ClientContext): ReportsApi {
     for (const d of ds) if (d !== undefined && !DATE.test(d)) throw new CrmArgumentError(`Report dates must be YYYY-MM-DD, got "${d}"`);
   };
   return {
-    options(fields) {
+    async options(fields) {
       if (!fields.length || fields.some((f) => !/^[a-z_]+$/.test(f))) throw new CrmArgumentError('reports.options needs field names like "tags", "lists", "statuses"');
       return snapshot('options', '/reports/options', { fields: fields.join(',') });
     },
-    overview(q = {}) {
+    async overview(q = {}) {
       checkDates(q.startDate, q.endDate);
       return snapshot('overview', '/reports/overview', {
         date_range: q.dateRange,
@@ -50,26 +50,26 @@ export function createReportsApi(ctx: ClientContext): ReportsApi {
         tags: q.tags,
       });
     },
-    subscriberGrowth(q = {}) {
+    async subscriberGrowth(q = {}) {
       return snapshot('subscriber_growth', '/reports/subscriber-growth', { date_range: q.dateRange, group_by: q.groupBy });
     },
-    topSubscribers(q = {}) {
+    async topSubscribers(q = {}) {
       if (q.limit !== undefined && (!Number.isInteger(q.limit) || q.limit < 1 || q.limit > 1000)) throw new CrmArgumentError('topSubscribers limit must be 1 to 1000');
       return snapshot('top_subscribers', '/reports/top-subscribers', { metric: q.metric, limit: q.limit });
     },
-    campaignEmailStats(id) {
+    async campaignEmailStats(id) {
       checkId(id, 'campaign id');
       return snapshot('campaign_email_stats', `/reports/campaigns/${id}/email-stats`, {}, { campaign_id: id });
     },
-    funnelConversionStats(id) {
+    async funnelConversionStats(id) {
       checkId(id, 'funnel id');
       return snapshot('funnel_conversion_stats', `/reports/funnels/${id}/conversion-stats`, {}, { funnel_id: id });
     },
-    automationSteps(id) {
+    async automationSteps(id) {
       checkId(id, 'funnel id');
       return snapshot('automation_steps', `/reports/automations/${id}/steps`, {}, { funnel_id: id });
     },
-    get(report, params = {}) {
+    async get(report, params = {}) {
       if (!/^[a-z0-9_-]+(\/[a-z0-9_-]+)*$/i.test(report)) throw new CrmArgumentError(`Unknown report path "${report.slice(0, 80)}"`);
       return snapshot(report.replace(/[/-]/g, '_'), `/reports/${report}`, params);
     },

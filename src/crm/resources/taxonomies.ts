@@ -68,7 +68,7 @@ function createTaxonomyApi<T extends Tag>(ctx: ClientContext, kind: 'tags' | 'li
       return out;
     },
 
-    get(id) {
+    async get(id) {
       checkId(id, `${one} id`);
       return nullIfNotFound(async () => {
         const route = `GET /${kind}/{id}`;
