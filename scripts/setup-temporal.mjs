@@ -73,7 +73,7 @@ async function build(env) {
   const go = spawnSync('go', ['version'], { encoding: 'utf8', env });
   if (go.error || go.status !== 0) {
     throw new Error(
-      'No Temporal CLI found and Go is not installed, so it cannot be built. Install Go 1.24 or later ' +
+      'No Temporal CLI found and Go is not installed, so it cannot be built. Install Go 1.25 or later ' +
         '(https://go.dev/doc/install, or your package manager) and run `npm run setup` again; or install the ' +
         'Temporal CLI yourself and set TEMPORAL_CLI_PATH to it.',
     );
@@ -97,7 +97,7 @@ async function build(env) {
     if (code !== 0) {
       throw new Error(
         `\`go install ${GO_PACKAGE}\` failed (${code}). Check the Go output above; ` +
-          'a Go older than the CLI needs is the usual cause (GOTOOLCHAIN=local forbids downloading a newer one).',
+          'a Go older than 1.25 (what the CLI needs) is the usual cause (GOTOOLCHAIN=local forbids downloading a newer one).',
       );
     }
     renameSync(join(scratch, 'temporal'), join(dir, 'temporal'));
