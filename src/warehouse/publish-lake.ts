@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { link, mkdir, readdir, readlink, rename, rm, symlink } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
@@ -60,8 +61,8 @@ async function publishTable(ctx: PublishContext, table: string, layout: LakeLayo
   let contentHash: string | undefined;
   if (layout.kind === 'whole') {
     contentHash = await tableHash(connection, table);
-    if (current && manifest.tables[table]?.contentHash === contentHash) return false;
-  } else if (current && dirtyCount === 0) {
+    if (current?.dir && manifest.tables[table]?.contentHash === contentHash) return false;
+  } else if (current?.dir && dirtyCount === 0) {
     return false;
   }
 
@@ -74,8 +75,8 @@ async function publishTable(ctx: PublishContext, table: string, layout: LakeLayo
   if (layout.kind === 'whole') {
     await copyTo(connection, `SELECT * FROM ${t}`, join(genDir, STABLE_FILE));
   } else if (layout.kind === 'append') {
-    const previous = current ? await listParquet(current.dir) : [];
-    if (!current || previous.length + 1 > MAX_APPEND_FILES) {
+    const previous = current?.dir ? await listParquet(current.dir) : [];
+    if (!current?.dir || previous.length + 1 > MAX_APPEND_FILES) {
       await copyTo(connection, `SELECT * FROM ${t}`, join(genDir, `compacted-${file}`));
     } else {
       for (const f of previous) await link(join(current.dir, f), join(genDir, f));
@@ -141,12 +142,15 @@ async function tableHash(connection: DuckDBConnection, table: string): Promise<s
   return `${String(row[0])}:${String(row[1])}`;
 }
 
-async function currentGeneration(lakePath: string, table: string): Promise<{ generation: number; dir: string } | null> {
+async function currentGeneration(lakePath: string, table: string): Promise<{ generation: number; dir: string | null } | null> {
   try {
     const target = await readlink(join(lakePath, table));
     const generation = Number(target.split('/').pop());
+    const dir = join(lakePath, target);
+    // A missing target (deleted by hand) means a full rewrite, under the next number.
     if (!Number.isInteger(generation)) return null;
-    return { generation, dir: join(lakePath, target) };
+    if (!existsSync(dir)) return { generation, dir: null };
+    return { generation, dir };
   } catch {
     return null;
   }

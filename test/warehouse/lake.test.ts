@@ -1,4 +1,4 @@
-import { readdirSync, realpathSync, statSync } from 'node:fs';
+import { readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LAKE_TABLES, openLakeReader, openWarehouse, type WarehouseHandle } from '../../src/warehouse/index.js';
@@ -136,6 +136,12 @@ describe('publishLake', () => {
     } finally {
       await reader.close();
     }
+  });
+
+  it('rebuilds a table whose generation was removed by hand', async () => {
+    rmSync(realpathSync(join(p.lakePath, 'contacts')), { recursive: true, force: true });
+    await w.publishLake(['contacts']);
+    expect(await differences('contacts')).toBe(0);
   });
 
   it('the lake reader serves the tables and analyst views', async () => {
