@@ -1,5 +1,5 @@
 import type { ContactRec } from './model.js';
-import { seededContact, seededCore, type ContactCore } from './seed-data.js';
+import { seededContact, seededCore, seededSearchText, type ContactCore } from './seed-data.js';
 
 /**
  * Compact contact storage for up to millions of contacts: seeded contacts are regenerated from
@@ -75,6 +75,14 @@ export class ContactStore {
       const c = this.core(id);
       if (c) yield Object.assign(c, { id });
     }
+  }
+
+  /** Lower-cased "first last email" as list search reads it. */
+  searchText(id: number): string | undefined {
+    const o = this.#overrides.get(id);
+    if (o) return `${o.firstName ?? ''} ${o.lastName ?? ''} ${o.email}`.toLowerCase();
+    if (id < 1 || id > this.seededCount || this.#deletedSeeded.has(id)) return undefined;
+    return seededSearchText(this.seed, id);
   }
 
   findIdByEmail(email: string): number | undefined {

@@ -89,6 +89,13 @@ export function seededCore(seed: number, id: number, companies: number): Contact
   return { status, tags, lists, companyIds: companyId === null ? [] : [companyId], stats: { emails, opens, clicks } };
 }
 
+/** Lower-cased "first last email" of a seeded contact, for search without building the record. */
+export function seededSearchText(seed: number, id: number): string {
+  const first = pick(FIRST, unit(seed, id * 64 + 1));
+  const last = pick(LAST, unit(seed, id * 64 + 2));
+  return `${first} ${last} ${first}.${last}${id}@example.test`.toLowerCase();
+}
+
 /** The seeded contact with this id, a pure function of (seed, id, total). */
 export function seededContact(seed: number, id: number, total: number, companies: number): ContactRec {
   const r = (k: number): number => unit(seed, id * 64 + k);

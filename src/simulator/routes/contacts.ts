@@ -80,7 +80,7 @@ function listContacts(ctx: RouteCtx): SimResponse {
       if (c) page.push(c);
     }
   } else {
-    // Filter on the cheap core fields first; build full records only for search, sort and the page.
+    // Filter on cheap per-contact fields first; build full records only to sort by email and for the page.
     const liveTags = tags.filter((t) => ctx.state.tags.has(t));
     const liveLists = lists.filter((l) => ctx.state.lists.has(l));
     const liveCompanies = companies.filter((x) => ctx.state.companies.has(x));
@@ -93,16 +93,16 @@ function listContacts(ctx: RouteCtx): SimResponse {
       if (tags.length > 0 && !c.tags.some((t) => liveTags.includes(t))) continue;
       if (lists.length > 0 && !c.lists.some((l) => liveLists.includes(l))) continue;
       if (companies.length > 0 && !c.companyIds.some((x) => liveCompanies.includes(x))) continue;
+      if (search && !store.searchText(id)?.includes(search)) continue;
       ids.push(id);
     }
-    const needRecords = search !== '' || (sort.key !== null && sort.key !== 'id' && sort.key !== 'created_at');
+    const needRecords = sort.key !== null && sort.key !== 'id' && sort.key !== 'created_at';
     if (!needRecords) {
       total = ids.length;
       if (sort.desc && sort.key !== null) ids.reverse();
       page = ids.slice(offset, offset + paging.perPage).map((id) => ctx.state.contact(id)).filter((c): c is ContactRec => !!c);
     } else {
-      let matches = ids.map((id) => ctx.state.contact(id)).filter((c): c is ContactRec => !!c);
-      if (search) matches = matches.filter((c) => `${c.firstName ?? ''} ${c.lastName ?? ''} ${c.email}`.toLowerCase().includes(search));
+      const matches = ids.map((id) => ctx.state.contact(id)).filter((c): c is ContactRec => !!c);
       if (sort.key !== null) {
         const key = SORTABLE[sort.key];
         const dir = sort.desc ? -1 : 1;
