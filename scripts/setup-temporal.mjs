@@ -17,6 +17,8 @@ import { delimiter, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 export const TEMPORAL_CLI_VERSION = '1.5.1';
+// The `go` directive of the CLI's go.mod; GOTOOLCHAIN=local forbids fetching a newer toolchain.
+const MIN_GO = [1, 25];
 const GO_PACKAGE = `github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_VERSION}`;
 
 function log(msg) {
@@ -76,6 +78,13 @@ async function build(env) {
       'No Temporal CLI found and Go is not installed, so it cannot be built. Install Go 1.25 or later ' +
         '(https://go.dev/doc/install, or your package manager) and run `npm run setup` again; or install the ' +
         'Temporal CLI yourself and set TEMPORAL_CLI_PATH to it.',
+    );
+  }
+  const [, major, minor] = /go(\d+)\.(\d+)/.exec(go.stdout) ?? [];
+  if (major !== undefined && (Number(major) < MIN_GO[0] || (Number(major) === MIN_GO[0] && Number(minor) < MIN_GO[1]))) {
+    throw new Error(
+      `${go.stdout.trim()} is too old: Temporal CLI v${TEMPORAL_CLI_VERSION} needs Go ${MIN_GO.join('.')} or later. ` +
+        'Upgrade Go and run `npm run setup` again, or set TEMPORAL_CLI_PATH to a Temporal CLI you have.',
     );
   }
   mkdirSync(dir, { recursive: true });

@@ -68,6 +68,16 @@ describe('Temporal CLI lookup (runtime and setup script agree)', () => {
     expect(setup.stderr).toMatch(/Install Go/);
   });
 
+  it('refuses to build with a Go older than the CLI needs, before downloading anything', async () => {
+    const binDir = join(root, 'old-go');
+    await mkdir(binDir);
+    await writeFile(join(binDir, 'go'), '#!/bin/sh\necho "go version go1.22.3 linux/amd64"\n');
+    await chmod(join(binDir, 'go'), 0o755);
+    const setup = runSetup({ XDG_CACHE_HOME: join(root, 'cache'), PATH: binDir });
+    expect(setup.status).toBe(1);
+    expect(setup.stderr).toMatch(/go1\.22\.3 is too old: .* needs Go 1\.25/);
+  });
+
   it('rejects a TEMPORAL_CLI_PATH that is not executable', () => {
     const missing = join(root, 'no-such-temporal');
     expect(() => locateTemporalCli({ cliPath: missing })).toThrow(/TEMPORAL_CLI_PATH/);
