@@ -75,7 +75,7 @@ describe('Temporal CLI lookup (runtime and setup script agree)', () => {
     await chmod(join(binDir, 'go'), 0o755);
     const setup = runSetup({ XDG_CACHE_HOME: join(root, 'cache'), PATH: binDir });
     expect(setup.status).toBe(1);
-    expect(setup.stderr).toMatch(/go1\.22\.3 is too old: .* needs Go 1\.25/);
+    expect(setup.stderr).toMatch(/go1\.22\.3 .*is too old: .* needs Go 1\.25/);
   });
 
   it('rejects a TEMPORAL_CLI_PATH that is not executable', () => {
