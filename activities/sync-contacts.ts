@@ -4,7 +4,8 @@ import type { Contact } from '../src/crm/types.js';
 import { CrmsyncError } from '../src/errors.js';
 import { readContactsState, writeContactsState, type ActiveScan } from '../src/sync/contacts-state.js';
 import { chooseContactsMode } from '../src/sync/choose-contacts-mode.js';
-import { clearScans, liveContactCount, recordScannedPage, scannedPages, unseenLiveContactIds } from '../src/sync/scan-tables.js';
+import { createContactSink } from '../src/sync/contact-sink.js';
+import { clearScans, liveContactCount, scannedPages, unseenLiveContactIds } from '../src/sync/scan-tables.js';
 import type { LoadStats } from '../src/warehouse/types.js';
 import type { ContactsMode, ReconcilePolicy } from '../workflows/sync-types.js';
 import { startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
@@ -52,7 +53,7 @@ export interface FinishScanResult {
 const NO_STATS: LoadStats = { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
 const MAX_NEW_PAGES = 100_000;
 /** Loads waiting behind a range's fetches: enough to overlap fetch and load, small enough to bound memory. */
-const MAX_PENDING_LOADS = 2;
+const MAX_PENDING_LOADS = 8;
 
 function addStats(into: LoadStats, add: LoadStats): void {
   into.inserted += add.inserted;
@@ -69,6 +70,7 @@ export function createContactActivities(deps: SyncActivityDeps) {
   const { client, writes, logger } = deps;
   const now = deps.now ?? Date.now;
   const ctxFor = (loadId: string) => ({ loadId, syncedAt: new Date(now()) });
+  const sink = createContactSink(writes);
 
   async function probe(): Promise<{ total: number; maxId: number }> {
     const p = await client.contacts.listPage({ page: 1, perPage: 1, order: 'desc', orderBy: 'id' });
@@ -140,11 +142,8 @@ export function createContactActivities(deps: SyncActivityDeps) {
             result.drift = true;
           }
           const items: Contact[] = p.items;
-          const ctx = ctxFor(input.loadId);
           loads.push(
-            writes.run(async (w) => {
-              const stats = await w.loadContacts(items, ctx);
-              await recordScannedPage(w, input.scanKey, page, items.map((c) => c.id), p.total, ctx.syncedAt);
+            sink.add({ scanKey: input.scanKey, page, items, reportedTotal: p.total, loadId: input.loadId, syncedAt: new Date(now()) }).then((stats) => {
               addStats(result, stats);
               result.pages++;
               result.rows += items.length;

@@ -1,0 +1,17 @@
+/**
+ * Child process for bench/backfill.ts: the simulator on its own event loop (as a remote CRM
+ * would be); prints its base URL and credentials as one JSON line; exits when stdin closes.
+ */
+import { startSimulator } from '../src/simulator/index.js';
+
+const contacts = Number(process.argv[2] ?? 100_000);
+const sim = await startSimulator({ contacts, seed: 8 });
+process.stdout.write(`${JSON.stringify({ baseUrl: sim.baseUrl, credentials: sim.credentials })}\n`);
+setInterval(() => {
+  process.stderr.write(`${JSON.stringify({ stats: sim.stats() })}\n`);
+}, 1_000).unref();
+process.stdin.resume();
+process.stdin.on('end', () => {
+  process.stderr.write(`${JSON.stringify({ stats: sim.stats() })}\n`);
+  void sim.close().then(() => process.exit(0));
+});

@@ -1,0 +1,81 @@
+import type { Contact } from '../crm/types.js';
+import type { LoadStats } from '../warehouse/types.js';
+import { recordScannedPage } from './scan-tables.js';
+import type { WriteQueue } from './write-queue.js';
+
+export interface ScannedPage {
+  scanKey: string;
+  page: number;
+  items: Contact[];
+  reportedTotal: number | undefined;
+  loadId: string;
+  syncedAt: Date;
+}
+
+export interface ContactSink {
+  /**
+   * Loads the page and records it in the scan's page log, in one write scope; resolves once both
+   * are durable. Stats of a batch are credited to its first page (the others get zeros), so
+   * totals summed over a run are exact.
+   */
+  add(page: ScannedPage): Promise<LoadStats>;
+}
+
+const ZERO: LoadStats = { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
+
+/**
+ * Pages from every running range activity of this process go through one sink: pages that
+ * arrive while a load runs are merged into the next single `loadContacts` call, because the
+ * warehouse's merge costs far less per row in large batches than per page.
+ */
+export function createContactSink(writes: WriteQueue, options: { maxRowsPerLoad?: number } = {}): ContactSink {
+  const maxRows = options.maxRowsPerLoad ?? 25_000;
+  const pending: { page: ScannedPage; resolve: (s: LoadStats) => void; reject: (e: unknown) => void }[] = [];
+  let scheduled = false;
+
+  function schedule(): void {
+    if (scheduled || pending.length === 0) return;
+    scheduled = true;
+    // The batch is taken when the write scope opens, so everything queued meanwhile joins it.
+    writes
+      .run(async (w) => {
+        const batch: typeof pending = [];
+        let rows = 0;
+        while (pending.length > 0 && (batch.length === 0 || rows + (pending[0]?.page.items.length ?? 0) <= maxRows)) {
+          const next = pending.shift()!;
+          batch.push(next);
+          rows += next.page.items.length;
+        }
+        try {
+          // A row shifted by drift can appear on two pages of one batch: keep one copy.
+          const byId = new Map<number, Contact>();
+          for (const { page } of batch) for (const c of page.items) byId.set(c.id, c);
+          const first = batch[0]!.page;
+          const stats = byId.size > 0 ? await w.loadContacts([...byId.values()], { loadId: first.loadId, syncedAt: first.syncedAt }) : ZERO;
+          for (const { page } of batch) {
+            await recordScannedPage(w, page.scanKey, page.page, page.items.map((c) => c.id), page.reportedTotal, page.syncedAt);
+          }
+          batch.forEach((b, i) => b.resolve(i === 0 ? stats : ZERO));
+        } catch (err) {
+          for (const b of batch) b.reject(err);
+        }
+      })
+      .catch((err: unknown) => {
+        // The scope itself failed to open: fail whatever is still waiting, callers retry.
+        for (const b of pending.splice(0)) b.reject(err);
+      })
+      .finally(() => {
+        scheduled = false;
+        schedule();
+      });
+  }
+
+  return {
+    add(page) {
+      return new Promise<LoadStats>((resolve, reject) => {
+        pending.push({ page, resolve, reject });
+        schedule();
+      });
+    },
+  };
+}

@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { withSyncEnv } from '../sync/helpers/sync-env.js';
+import { runCli } from './run-cli.js';
+
+describe('crmsync sync, status and verify', () => {
+  it('syncs with progress lines, reports status, verifies clean, then lists a difference and exits 1', { timeout: 150_000 }, async () => {
+    await withSyncEnv({ sim: { contacts: 350, seed: 4 } }, async (env) => {
+      const sync = await runCli(['sync', '--stream', 'contacts', '--stream', 'tags', '--per-page', '50'], env.env);
+      expect(sync.code, sync.stderr).toBe(0);
+      // Not a terminal: plain, timestamped progress lines, then the summary.
+      expect(sync.stdout).toMatch(/^\d{4}-\d\d-\d\dT\S+ contacts\s+\S+\s+.*\/7 pages/m);
+      expect(sync.stdout).toMatch(/^ {2}contacts\s+backfill\s+rows 350\s+inserted 350/m);
+
+      const status = await runCli(['status', '--json'], env.env);
+      expect(status.code, status.stderr).toBe(0);
+      const report = JSON.parse(status.stdout) as { streams: { stream: string; rows: number; lastRun: { status: string } | null }[]; contacts: { maxId: number } };
+      expect(report.streams.find((s) => s.stream === 'contacts')).toMatchObject({ rows: 350, lastRun: { status: 'succeeded' } });
+      expect(report.streams.find((s) => s.stream === 'campaigns')?.lastRun).toBeNull();
+      expect(report.contacts.maxId).toBe(Math.max(...env.sim.truth().contacts.map((c) => c.id)));
+
+      const clean = await runCli(['verify', '--stream', 'contacts', '--stream', 'tags'], env.env);
+      expect(clean.code, clean.stderr).toBe(0);
+      expect(clean.stdout).toMatch(/the warehouse matches the CRM/);
+
+      const [victim, changed] = env.sim.truth().contacts;
+      env.sim.mutate.deleteContact(victim!.id);
+      env.sim.mutate.updateContact(changed!.id, { city: 'Reykjavik' });
+      const dirty = await runCli(['verify', '--stream', 'contacts'], env.env);
+      expect(dirty.code).toBe(1);
+      expect(dirty.stdout).toContain(`contact ${victim!.id} is live in the warehouse but not in the CRM`);
+      expect(dirty.stdout).toMatch(new RegExp(`contact ${changed!.id}: .*city warehouse .* vs CRM "Reykjavik"`));
+      expect(dirty.stdout).toMatch(/CRM reports 349 contacts, the warehouse holds 350 live/);
+      expect(dirty.stderr).toMatch(/differs from the CRM in 3 place\(s\).*crmsync sync --full.*\[VERIFY_MISMATCH\]/);
+    });
+  });
+
+  it('names the fix for wrong credentials, an unreachable CRM, an unknown stream and Temporal unreachable', { timeout: 120_000 }, async () => {
+    await withSyncEnv({ worker: false, sim: { contacts: 5 } }, async (env) => {
+      const wrong = await runCli(['sync'], { ...env.env, CRM_PASSWORD: 'not-the-password' });
+      expect(wrong.code).toBe(1);
+      expect(wrong.stderr).toMatch(/\[CRM_UNAUTHORIZED\]/);
+      expect(wrong.stderr).not.toContain('not-the-password');
+
+      const unreachable = await runCli(['sync'], { ...env.env, CRM_BASE_URL: 'http://127.0.0.1:9/v2' });
+      expect(unreachable.code).toBe(1);
+      expect(unreachable.stderr).toMatch(/\[CRM_NETWORK\]/);
+
+      const stream = await runCli(['sync', '--stream', 'contact'], env.env);
+      expect(stream.code).toBe(1);
+      expect(stream.stderr).toMatch(/Unknown stream "contact"; use one of: contacts/);
+
+      const temporal = await runCli(['sync', '--stream', 'tags'], { ...env.env, TEMPORAL_ADDRESS: '127.0.0.1:9' });
+      expect(temporal.code).toBe(1);
+      expect(temporal.stderr).toMatch(/Cannot reach Temporal at 127\.0\.0\.1:9: .*TEMPORAL_ADDRESS.*\[TEMPORAL_UNREACHABLE\]/);
+    });
+  });
+});
