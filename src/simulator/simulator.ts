@@ -5,7 +5,7 @@ import { FaultInjector } from './faults.js';
 import type { SimResponse } from './http-types.js';
 import { Marketing } from './marketing.js';
 import { createMutateApi, type MutateApi } from './mutate.js';
-import { resolveOptions, type FaultOptions, type SimulatorOptions } from './options.js';
+import { resolveOptions, SimulatorOptionsError, type FaultOptions, type SimulatorOptions } from './options.js';
 import { Router } from './router.js';
 import { companyRoutes } from './routes/companies.js';
 import { contactRoutes } from './routes/contacts.js';
@@ -77,7 +77,17 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     basePath,
     ...(admin ? { admin } : {}),
   });
-  const address = await listen(server, opts.port, opts.host);
+  let address: Awaited<ReturnType<typeof listen>>;
+  try {
+    address = await listen(server, opts.port, opts.host);
+  } catch (err) {
+    state.dispose();
+    await webhooks.close();
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new SimulatorOptionsError(
+      code === 'EADDRINUSE' ? `Port ${opts.port} on ${opts.host} is in use; choose another port, or 0 for a free one.` : `Cannot listen on ${opts.host}:${opts.port} (${code ?? String(err)}); check host and port.`,
+    );
+  }
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const origin = `http://${host}:${address.port}`;
   const churns = new Set<ChurnHandle>();

@@ -48,5 +48,12 @@ describe('seeded data', () => {
     await expect(startSimulator({ contacts: -1 })).rejects.toThrow(SimulatorOptionsError);
     await expect(startSimulator({ timezone: 'Mars/Olympus' })).rejects.toThrow(/IANA/);
     await expect(startSimulator({ faults: { errorRate: 3 } })).rejects.toThrow(/between 0 and 1/);
+    const taken = await startSimulator({ contacts: 1 });
+    try {
+      const port = Number(new URL(taken.baseUrl).port);
+      await expect(startSimulator({ contacts: 1, port })).rejects.toThrow(/in use; choose another port/);
+    } finally {
+      await taken.close();
+    }
   });
 });
