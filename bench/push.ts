@@ -7,7 +7,7 @@
  * the same upserts through the same client with nothing else; push/bare isolates the pusher's
  * own cost from the limiter's.
  *
- *   node --import tsx bench/push.ts [seconds per run=20] [rates=10,50,200]
+ *   node --import tsx bench/push.ts [seconds per run=30] [rates=10,50,200]
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -24,7 +24,7 @@ import { PushLedger } from '../src/push/push-ledger.js';
 import { PushPlanStore } from '../src/push/push-plan-store.js';
 import { DEFAULT_PUSH_CONCURRENCY, sendBatch } from '../src/push/send-batch.js';
 
-const seconds = Number(process.argv[2] ?? 20);
+const seconds = Number(process.argv[2] ?? 30);
 const rates = (process.argv[3] ?? '10,50,200').split(',').map(Number);
 // As pushWorkflow runs them: at most 2,000 rows, and no row started after 10 s.
 const BATCH = 2000;
@@ -38,6 +38,8 @@ interface RunFigures {
   requests: number;
   status429: number;
   ratio429: number;
+  /** Rows/s over the second half of the rows, once the limiter has found the limit. */
+  steadyRps: number;
 }
 
 async function withSimulator<T>(rateLimitRps: number, fn: (sim: { baseUrl: string; credentials: { username: string; password: string } }) => Promise<T>): Promise<T> {
@@ -77,6 +79,7 @@ async function run(limit: number, mode: 'push' | 'bare'): Promise<RunFigures> {
       const before = client.stats();
       const started = performance.now();
       let succeeded = 0;
+      const doneAt: number[] = [];
       if (mode === 'bare') {
         const rows = await new PushPlanStore(db).load('bench', 0, plan.toSend);
         let next = 0;
@@ -85,13 +88,17 @@ async function run(limit: number, mode: 'push' | 'bare'): Promise<RunFigures> {
             for (let row = rows[next++]; row; row = rows[next++]) {
               await crm.upsertContact(row.body);
               succeeded++;
+              doneAt.push(performance.now());
             }
           }),
         );
       }
       for (let from = 0; mode === 'push' && from < plan.toSend; ) {
         const batch = await new PushPlanStore(db).load('bench', from, from + BATCH);
-        const r = await sendBatch({ crm, ledger: new PushLedger(db) }, { source: plan.source, runId: 'bench', rows: batch, deadline: Date.now() + BATCH_MS });
+        const r = await sendBatch(
+          { crm, ledger: new PushLedger(db) },
+          { source: plan.source, runId: 'bench', rows: batch, deadline: Date.now() + BATCH_MS, onProgress: () => doneAt.push(performance.now()) },
+        );
         succeeded += r.succeeded;
         from = r.nextSeq;
       }
@@ -101,7 +108,9 @@ async function run(limit: number, mode: 'push' | 'bare'): Promise<RunFigures> {
       const requests = after.requests - before.requests;
       const status429 = after.status429 - before.status429;
       const achievedRps = succeeded / elapsed;
-      return { rows, seconds: elapsed, achievedRps, ratioToLimit: achievedRps / limit, requests, status429, ratio429: status429 / requests };
+      const half = Math.floor(doneAt.length / 2);
+      const steadyRps = (doneAt.length - 1 - half) / ((doneAt[doneAt.length - 1]! - doneAt[half]!) / 1000);
+      return { rows, seconds: elapsed, achievedRps, ratioToLimit: achievedRps / limit, requests, status429, ratio429: status429 / requests, steadyRps };
     } finally {
       await client.close();
       connection.closeSync();
@@ -117,7 +126,8 @@ for (const limit of rates) {
   const push = await run(limit, 'push');
   results[String(limit)] = { push, bare, pushVsBare: push.achievedRps / bare.achievedRps };
   const fmt = (r: RunFigures) =>
-    `${r.achievedRps.toFixed(2)} req/s (${(100 * r.ratioToLimit).toFixed(1)}% of limit), 429s ${r.status429}/${r.requests} (${(100 * r.ratio429).toFixed(2)}%)`;
+    `${r.achievedRps.toFixed(2)} req/s (${(100 * r.ratioToLimit).toFixed(1)}% of limit; second half ${r.steadyRps.toFixed(1)} req/s), ` +
+    `429s ${r.status429}/${r.requests} (${(100 * r.ratio429).toFixed(2)}%)`;
   console.log(`limit ${limit} req/s, ${push.rows} rows: push ${fmt(push)}; bare client loop ${fmt(bare)}; push/bare ${(push.achievedRps / bare.achievedRps).toFixed(2)}`);
 }
 
