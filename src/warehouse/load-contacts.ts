@@ -148,7 +148,7 @@ async function applyDiff(connection: DuckDBConnection, diff: string, ctx: LoadCo
   const d = quoteIdent(diff);
   if (updated > 0) {
     await connection.run(versionStartSql(diff, ctx));
-    await connection.run(`UPDATE contacts SET ${cols.map((c) => `${c} = d.${c}`).join(', ')}, _load_id = ${load}, _synced_at = ${at}, _deleted_at = NULL
+    await connection.run(`UPDATE contacts SET ${cols.filter((c) => c !== quoteIdent('id')).map((c) => `${c} = d.${c}`).join(', ')}, _load_id = ${load}, _synced_at = ${at}, _deleted_at = NULL
       FROM ${d} d WHERE contacts.id = d.id AND NOT d._is_new`);
     await connection.run(`UPDATE contacts_history SET valid_to = greatest(contacts_history.valid_from, p._valid_from)
       FROM _stage_contacts_prev p WHERE contacts_history.id = p.id AND contacts_history.valid_to IS NULL`);
