@@ -2,7 +2,7 @@ import { Pool, errors as undiciErrors } from 'undici';
 import type { Dispatcher } from 'undici';
 import { ConfigError } from '../errors.js';
 import { redact, type Secret } from '../secret.js';
-import { BadResponseError, CrmError, InsecureTransportError, NetworkError } from './errors.js';
+import { BadResponseError, CrmArgumentError, CrmError, InsecureTransportError, NetworkError } from './errors.js';
 
 export type QueryValue = string | number | boolean | undefined | null | ReadonlyArray<string | number>;
 
@@ -97,6 +97,8 @@ export function createTransport(opts: TransportOptions): Transport {
   const authorization = `Basic ${token}`;
   const secrets = [opts.password, token];
   const maxBodyBytes = opts.maxBodyBytes ?? 32 * 1024 * 1024;
+  // PHP's default post_max_size is 8 MB; a body near that is a mistake upstream, not a request to send.
+  const maxRequestBytes = 4 * 1024 * 1024;
   const t = opts.timeouts ?? {};
   const pool = new Pool(url.origin, {
     connections: Math.max(1, opts.connections ?? 8),
@@ -120,6 +122,9 @@ export function createTransport(opts: TransportOptions): Transport {
     let body: string | undefined;
     if (req.body !== undefined) {
       body = JSON.stringify(req.body);
+      if (Buffer.byteLength(body) > maxRequestBytes) {
+        throw new CrmArgumentError(`The request body for ${route} is larger than ${maxRequestBytes} bytes; send less per request`);
+      }
       headers['content-type'] = 'application/json';
     }
     if (override) headers['x-http-method-override'] = req.method;
@@ -192,6 +197,9 @@ export function createTransport(opts: TransportOptions): Transport {
                 : phase === 'request'
                   ? 'the connection failed'
                   : 'the connection dropped';
+    if (code === 'UND_ERR_CLOSED' || code === 'UND_ERR_DESTROYED') {
+      return new CrmError('CRM_CLIENT_CLOSED', `${route} was sent after the CRM client was closed; create a new client`, { route, cause, retryable: false });
+    }
     if (req?.signal?.aborted || code === 'UND_ERR_ABORTED') {
       return new CrmError('CRM_REQUEST_ABORTED', `${route} was cancelled by the caller`, { route, cause, retryable: false });
     }

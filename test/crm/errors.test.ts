@@ -2,10 +2,9 @@ import { inspect } from 'node:util';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type {
-  CrmError} from '../../src/crm/index.js';
 import {
   AuthenticationError,
+  CrmError,
   BadResponseError,
   createCrmClient,
   createRateLimiter,
@@ -306,10 +305,16 @@ describe('errors the simulator cannot produce (tiny local server)', () => {
       await expect(c.contacts.get(-1)).rejects.toBeInstanceOf(CrmArgumentError);
       await expect(c.contacts.upsert({ email: 'a@b.c', status: '' })).rejects.toThrow(/status/);
       await expect(c.funnels.setStatus(1, 'bogus' as 'draft')).rejects.toBeInstanceOf(CrmArgumentError);
+      await expect(c.contacts.upsert({ email: 'a@b.c', status: 'subscribed', custom_values: { notes: 'x'.repeat(5 * 1024 * 1024) } })).rejects.toBeInstanceOf(CrmArgumentError);
       expect(server.requests.length).toBe(before);
     } finally {
       await c.close();
     }
+    // A closed client says so, and it is not worth retrying.
+    const closed = await caught(c.contacts.get(1));
+    expect(closed).toBeInstanceOf(CrmError);
+    expect((closed as CrmError).code).toBe('CRM_CLIENT_CLOSED');
+    expect((closed as CrmError).retryable).toBe(false);
   });
 
   it('invalid JSON in a 200 is retryable; an oversized body is refused; a stalled body times out', async () => {
