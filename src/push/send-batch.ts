@@ -126,7 +126,16 @@ export async function sendBatch(deps: SendBatchDeps, opts: SendBatchOptions): Pr
     }
   };
 
-  await Promise.all(opts.rows.map((row) => limit(() => sendOne(row))));
+  // Every task settles before the batch returns or throws: no send may outlive the activity (and
+  // its warehouse scope); after a first error the rows not yet started are left alone.
+  const guarded = async (row: StoredPlanRow): Promise<void> => {
+    try {
+      await sendOne(row);
+    } catch (err) {
+      fatal ??= err instanceof Error ? err : new Error(String(err));
+    }
+  };
+  await Promise.all(opts.rows.map((row) => limit(() => guarded(row))));
   if (fatal) throw fatal;
   if (opts.signal?.aborted) throw new PushAbortedError('The push batch was cancelled; finished rows are in the ledger.', { retryable: true });
   return result;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createRateLimiter } from '../../src/crm/index.js';
+import { createCrmClient, createRateLimiter } from '../../src/crm/index.js';
 import { planPush } from '../../src/push/plan-push.js';
 import { pushCrmFromClient } from '../../src/push/push-crm-from-client.js';
 import { PushLedger } from '../../src/push/push-ledger.js';
@@ -165,6 +165,25 @@ describe('push plan and send against the simulator', () => {
         const rest = await sendBatch({ crm, ledger }, { source: plan.source, runId: 'run-d', rows: await store.load('run-d', first.nextSeq, 5) });
         expect(rest).toMatchObject({ sent: 4, succeeded: 4, nextSeq: 5 });
         expect(upsertRequests(sim)).toBe(5);
+      });
+    });
+  });
+
+  it('stops the batch on rejected credentials instead of failing every row', async () => {
+    await withSimClient({ contacts: 5, seed: 10 }, { limiter: createRateLimiter({ maxRps: 500 }) }, async (sim, client) => {
+      await withPushDb(async (db) => {
+        await db.query(`CREATE TABLE upserts AS SELECT 'auth' || i || '@example.test' AS email, 'subscribed' AS status FROM range(40) t(i)`);
+        const plan = await planPush({ crm: pushCrmFromClient(client), db }, { from: 'upserts', runId: 'run-a', createMissing: false, dryRun: false });
+        const wrong = createCrmClient({ baseUrl: sim.baseUrl, username: sim.credentials.username, password: 'not-the-password', limiter: createRateLimiter({ maxRps: 500 }) });
+        try {
+          const rows = await new PushPlanStore(db).load('run-a', 0, plan.toSend);
+          await expect(sendBatch({ crm: pushCrmFromClient(wrong), ledger: new PushLedger(db) }, { source: plan.source, runId: 'run-a', rows, concurrency: 4 })).rejects.toMatchObject({ statusCode: 401 });
+          // At most the rows already in progress were tried; nothing was recorded as a row failure.
+          expect(upsertRequests(sim)).toBeLessThanOrEqual(4);
+          expect(await db.query(`SELECT * FROM _push_ledger`)).toEqual([]);
+        } finally {
+          await wrong.close();
+        }
       });
     });
   });
