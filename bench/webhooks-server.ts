@@ -35,7 +35,7 @@ if (mode === 'baseline') {
   process.stdout.write(`${JSON.stringify({ url: service.url })}\n`);
   process.on('SIGTERM', () => {
     const s = service.spool.stats();
-    process.stdout.write(`${JSON.stringify({ stats: { committed: s.committedSeq, fsyncBatches: s.batches, received: service.metrics.snapshot().received } })}\n`);
+    process.stdout.write(`${JSON.stringify({ stats: { committed: s.committedSeq, fsyncBatches: s.batches, avgBatch: Math.round(s.committedSeq / Math.max(1, s.batches)), avgSyncMs: Number((s.syncMsTotal / Math.max(1, s.batches)).toFixed(2)), maxSyncMs: s.syncMsMax, received: service.metrics.snapshot().received } })}\n`);
     void service.close().then(() => process.exit(0));
   });
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Logger } from '../logger.js';
 import { SpoolUnavailableError } from './errors.js';
 import { decodeFrames, encodeFrame, type SpoolEntry, type SpoolRecord } from './spool-frame.js';
+import { createSpoolWriter, type SpoolWriter } from './spool-writer.js';
 import { acquireSpoolLock } from './spool-lock.js';
 import { fsyncDir, recoverSpool, segmentPath, type SegmentInfo } from './spool-recovery.js';
 
@@ -29,6 +30,9 @@ export interface SpoolStats {
   queued: number;
   healthy: boolean;
   batches: number;
+  /** Time spent in write + fdatasync, summed and worst, in ms. */
+  syncMsTotal: number;
+  syncMsMax: number;
 }
 
 /** An append-only, fsynced log of deliveries with dedup by delivery id. */
@@ -45,13 +49,6 @@ export interface Spool {
   markApplied(seq: number): Promise<void>;
   stats(): SpoolStats;
   close(): Promise<void>;
-}
-
-interface Pending {
-  record: SpoolRecord;
-  frame: Buffer;
-  resolve: () => void;
-  reject: (err: Error) => void;
 }
 
 export const DEFAULT_RETENTION_MS = 8 * 24 * 3600 * 1000;
@@ -90,16 +87,13 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
   let committedSeq = recovered.lastSeq;
   let nextSeq = committedSeq + 1;
   let appliedSeq = 0;
-  let batches = 0;
 
-  // Segments grow in preallocated steps: an fdatasync that changes no file size needs no journal
-  // commit on ext4 and xfs, which keeps the per-batch sync cheap when the disk is shared.
-  const preallocStep = Math.min(4 * 1024 * 1024, Math.max(64 * 1024, maxSegmentBytes));
-  let allocated = 0;
-  let active: SegmentInfo;
-  let fh: FileHandle;
+  let writer: SpoolWriter;
   try {
     const last = segments.at(-1);
+    let active: SegmentInfo;
+    let fh: FileHandle;
+    let allocated = 0;
     if (last && last.size < maxSegmentBytes) {
       active = last;
       fh = await open(active.path, 'r+');
@@ -110,108 +104,39 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
       await fsyncDir(dir);
       segments.push(active);
     }
+    writer = createSpoolWriter({
+      dir,
+      active,
+      fh,
+      allocated,
+      maxSegmentBytes,
+      ...(logger ? { logger } : {}),
+      onSegment: (seg) => segments.push(seg),
+      onDurable: (batch, seg) => {
+        for (const p of batch) {
+          const r = p.record;
+          if (seg.firstSeq === 0) seg.firstSeq = r.seq;
+          seg.lastSeq = r.seq;
+          seg.newestAt = Math.max(seg.newestAt, r.receivedAt);
+          index.set(r.deliveryId, r.seq);
+          inflight.delete(r.deliveryId);
+        }
+        committedSeq = batch.at(-1)!.record.seq;
+        const w = waiters;
+        waiters = [];
+        for (const wake of w) wake();
+      },
+    });
   } catch (cause) {
     release();
     throw new SpoolUnavailableError(`Cannot open a spool segment in ${dir}; check that the directory is writable.`, { cause });
   }
 
   const inflight = new Map<string, Promise<void>>();
-  let queue: Pending[] = [];
-  let flushing: Promise<void> | undefined;
-  let broken: Error | undefined;
   let closed = false;
   let waiters: (() => void)[] = [];
   // The reader remembers where the last read stopped so the applier does not rescan a segment.
   let cursor: { segNo: number; offset: number; seq: number } | undefined;
-
-  /** Cuts the preallocated tail so a closed segment ends at its last frame. */
-  const trimActive = async (): Promise<void> => {
-    if (allocated > active.size) {
-      await fh.truncate(active.size);
-      await fh.sync();
-      allocated = active.size;
-    }
-  };
-
-  const rotate = async (): Promise<void> => {
-    await trimActive();
-    await fh.close();
-    const no = active.no + 1;
-    active = { no, path: segmentPath(dir, no), size: 0, firstSeq: 0, lastSeq: 0, newestAt: 0 };
-    fh = await open(active.path, 'w', 0o600);
-    allocated = 0;
-    segments.push(active);
-    await fsyncDir(dir);
-  };
-
-  const preallocate = async (needed: number): Promise<void> => {
-    const grow = Math.max(preallocStep, needed - allocated);
-    const zeros = Buffer.alloc(grow);
-    let off = 0;
-    while (off < grow) off += (await fh.write(zeros, off, grow - off, allocated + off)).bytesWritten;
-    await fh.sync();
-    allocated += grow;
-  };
-
-  const writeBatch = async (batch: Pending[]): Promise<void> => {
-    if (active.size >= maxSegmentBytes) await rotate();
-    const buf = batch.length === 1 ? batch[0]!.frame : Buffer.concat(batch.map((p) => p.frame));
-    if (active.size + buf.length > allocated) await preallocate(active.size + buf.length);
-    let off = 0;
-    while (off < buf.length) {
-      const { bytesWritten } = await fh.write(buf, off, buf.length - off, active.size + off);
-      off += bytesWritten;
-    }
-    await fh.datasync();
-    active.size += buf.length;
-  };
-
-  const flushLoop = async (): Promise<void> => {
-    while (queue.length > 0) {
-      const batch = queue;
-      queue = [];
-      try {
-        if (broken) throw broken;
-        await writeBatch(batch);
-        batches++;
-        for (const p of batch) {
-          const r = p.record;
-          if (active.firstSeq === 0) active.firstSeq = r.seq;
-          active.lastSeq = r.seq;
-          active.newestAt = Math.max(active.newestAt, r.receivedAt);
-          index.set(r.deliveryId, r.seq);
-          inflight.delete(r.deliveryId);
-        }
-        committedSeq = batch.at(-1)!.record.seq;
-        for (const p of batch) p.resolve();
-        const w = waiters;
-        waiters = [];
-        for (const wake of w) wake();
-      } catch (cause) {
-        // Cut back to the last durable frame so a later batch does not follow garbage.
-        try {
-          await fh.truncate(active.size);
-          allocated = active.size;
-        } catch (truncErr) {
-          broken = new SpoolUnavailableError('The webhook spool is damaged and cannot be written; restart the receiver.', { cause: truncErr });
-        }
-        logger?.error({ err: { code: (cause as NodeJS.ErrnoException).code, message: (cause as Error).message }, deliveries: batch.length }, 'spool write failed; answering 503');
-        const err = new SpoolUnavailableError('The webhook spool could not be written; the CRM will retry.', { cause });
-        for (const p of batch) {
-          inflight.delete(p.record.deliveryId);
-          p.reject(err);
-        }
-      }
-    }
-  };
-
-  const kick = (): void => {
-    if (flushing) return;
-    flushing = flushLoop().finally(() => {
-      flushing = undefined;
-      if (queue.length > 0) kick();
-    });
-  };
 
   const readSegment = async (seg: SegmentInfo, from: number, afterSeq: number, maxIn: number, out: SpoolRecord[], budget: { bytes: number }): Promise<void> => {
     let max = maxIn;
@@ -266,17 +191,18 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
   return {
     id,
     append(entry) {
-      if (closed || broken) return Promise.reject(broken ?? new SpoolUnavailableError('The webhook spool is closed; the receiver is shutting down.'));
+      if (closed || writer.broken) return Promise.reject(writer.broken ?? new SpoolUnavailableError('The webhook spool is closed; the receiver is shutting down.'));
       const pending = inflight.get(entry.deliveryId);
       if (pending) return pending.then(() => 'duplicate' as const);
       if (index.has(entry.deliveryId)) return Promise.resolve('duplicate');
-      if (queue.length >= maxQueued) return Promise.reject(new SpoolUnavailableError('The webhook spool is saturated; the CRM will retry.'));
+      if (writer.queued >= maxQueued) return Promise.reject(new SpoolUnavailableError('The webhook spool is saturated; the CRM will retry.'));
       const record: SpoolRecord = { ...entry, seq: nextSeq++ };
       const done = new Promise<void>((resolve, reject) => {
-        queue.push({ record, frame: encodeFrame(record), resolve, reject });
+        writer.enqueue({ record, frame: encodeFrame(record), resolve, reject });
       });
       inflight.set(entry.deliveryId, done);
-      kick();
+      // A failed append is not "seen": the CRM's retry of it must be stored, not called a duplicate.
+      done.catch(() => inflight.delete(entry.deliveryId));
       return done.then(() => 'accepted' as const);
     },
 
@@ -312,7 +238,7 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
       const cutoff = now() - retentionMs;
       while (segments.length > 1) {
         const seg = segments[0]!;
-        if (seg === active || seg.lastSeq > appliedSeq || seg.newestAt >= cutoff) break;
+        if (seg === segments.at(-1) || seg.lastSeq > appliedSeq || seg.newestAt >= cutoff) break;
         await unlink(seg.path);
         segments.shift();
         for (const [id, s] of index) {
@@ -328,20 +254,18 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
       appliedSeq,
       segments: segments.length,
       indexedDeliveries: index.size,
-      queued: queue.length + inflight.size,
-      healthy: !broken && !closed,
-      batches,
+      queued: writer.queued,
+      healthy: !writer.broken && !closed,
+      ...writer.stats(),
     }),
 
     async close() {
       if (closed) return;
       closed = true;
-      while (flushing) await flushing;
       for (const wake of waiters) wake();
       waiters = [];
       try {
-        if (!broken) await trimActive().catch(() => undefined);
-        await fh.close();
+        await writer.close();
       } finally {
         release();
       }

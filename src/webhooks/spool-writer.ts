@@ -1,0 +1,237 @@
+import { open, type FileHandle } from 'node:fs/promises';
+import type { Logger } from '../logger.js';
+import { SpoolUnavailableError } from './errors.js';
+import type { SpoolRecord } from './spool-frame.js';
+import { fsyncDir, segmentPath, type SegmentInfo } from './spool-recovery.js';
+
+export interface PendingAppend {
+  record: SpoolRecord;
+  frame: Buffer;
+  resolve: () => void;
+  reject: (err: Error) => void;
+}
+
+export interface SpoolWriterOptions {
+  dir: string;
+  /** The segment to append to (its `size` is the durable end) and its open handle. */
+  active: SegmentInfo;
+  fh: FileHandle;
+  /** Bytes already allocated in the active segment's file (preallocated zeros included). */
+  allocated: number;
+  maxSegmentBytes: number;
+  /** Called in log order once a batch is durable, before its requests are answered. */
+  onDurable(batch: readonly PendingAppend[], segment: SegmentInfo): void;
+  /** Called when a new segment is started. */
+  onSegment(segment: SegmentInfo): void;
+  logger?: Logger;
+}
+
+export interface SpoolWriterStats {
+  batches: number;
+  syncMsTotal: number;
+  syncMsMax: number;
+}
+
+export interface SpoolWriter {
+  enqueue(p: PendingAppend): void;
+  readonly queued: number;
+  readonly broken: Error | undefined;
+  stats(): SpoolWriterStats;
+  /** Waits for every queued append, trims the preallocated tail and closes the file. */
+  close(): Promise<void>;
+}
+
+/** Syncs in flight at once: concurrent fdatasyncs overlap on the device; one thread-pool thread stays free. */
+const MAX_IN_FLIGHT = 3;
+
+interface InFlight {
+  batch: PendingAppend[];
+  segment: SegmentInfo;
+  end: number;
+  started: number;
+  state: 'syncing' | 'synced' | 'failed';
+  error?: unknown;
+}
+
+/**
+ * Group commit with a pipeline: appends that arrive while a batch is written form the next batch;
+ * writes are serialized (one file position), each batch is then fdatasynced without waiting for
+ * the previous sync, and batches are acknowledged strictly in log order once their own sync ended.
+ * A failed write or sync fails that batch and every later one still unacknowledged (they follow
+ * it in the file), then the segment is cut back to the last acknowledged frame.
+ */
+export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
+  const { dir, maxSegmentBytes, logger } = o;
+  const preallocStep = Math.min(4 * 1024 * 1024, Math.max(64 * 1024, maxSegmentBytes));
+  let active = o.active;
+  let fh = o.fh;
+  let allocated = o.allocated;
+  let written = active.size;
+  let queue: PendingAppend[] = [];
+  const pipeline: InFlight[] = [];
+  let writing = false;
+  let failing = false;
+  let broken: Error | undefined;
+  let drained: (() => void)[] = [];
+  const stats: SpoolWriterStats = { batches: 0, syncMsTotal: 0, syncMsMax: 0 };
+
+  const unavailable = (cause: unknown): SpoolUnavailableError => new SpoolUnavailableError('The webhook spool could not be written; the CRM will retry.', { cause });
+
+  const notifyDrained = (): void => {
+    if (writing || pipeline.length > 0 || queue.length > 0) return;
+    const d = drained;
+    drained = [];
+    for (const f of d) f();
+  };
+
+  const idle = (): Promise<void> =>
+    new Promise<void>((resolve) => {
+      drained.push(resolve);
+      notifyDrained();
+    });
+
+  /** After a failure: once nothing is in flight, cut the file back to its durable end. */
+  const recover = async (): Promise<void> => {
+    if (!failing || writing || pipeline.length > 0) return;
+    try {
+      await fh.truncate(active.size);
+      written = active.size;
+      allocated = active.size;
+      failing = false;
+    } catch (err) {
+      broken = new SpoolUnavailableError('The webhook spool is damaged and cannot be written; restart the receiver.', { cause: err });
+    }
+  };
+
+  const settle = (): void => {
+    while (pipeline.length > 0 && pipeline[0]!.state !== 'syncing') {
+      const e = pipeline.shift()!;
+      if (e.state === 'synced' && !failing) {
+        const took = performance.now() - e.started;
+        stats.batches++;
+        stats.syncMsTotal += took;
+        stats.syncMsMax = Math.max(stats.syncMsMax, took);
+        e.segment.size = e.end;
+        o.onDurable(e.batch, e.segment);
+        for (const p of e.batch) p.resolve();
+      } else {
+        if (!failing) logger?.error({ err: { code: (e.error as NodeJS.ErrnoException | undefined)?.code, message: (e.error as Error | undefined)?.message }, deliveries: e.batch.length }, 'spool write failed; answering 503');
+        failing = true;
+        const err = unavailable(e.error);
+        for (const p of e.batch) p.reject(err);
+      }
+    }
+    void recover().then(() => {
+      kick();
+      notifyDrained();
+    });
+  };
+
+  const preallocate = async (needed: number): Promise<void> => {
+    const grow = Math.max(preallocStep, needed - allocated);
+    const zeros = Buffer.alloc(grow);
+    let off = 0;
+    while (off < grow) off += (await fh.write(zeros, off, grow - off, allocated + off)).bytesWritten;
+    await fh.sync();
+    allocated += grow;
+  };
+
+  const trim = async (): Promise<void> => {
+    if (allocated > active.size) {
+      await fh.truncate(active.size);
+      await fh.sync();
+      allocated = active.size;
+    }
+  };
+
+  const rotate = async (): Promise<void> => {
+    await trim();
+    await fh.close();
+    const no = active.no + 1;
+    active = { no, path: segmentPath(dir, no), size: 0, firstSeq: 0, lastSeq: 0, newestAt: 0 };
+    fh = await open(active.path, 'w', 0o600);
+    allocated = 0;
+    written = 0;
+    o.onSegment(active);
+    await fsyncDir(dir);
+  };
+
+  const waitPipelineEmpty = async (): Promise<void> => {
+    while (pipeline.length > 0) await new Promise<void>((r) => setImmediate(r));
+  };
+
+  const writeNext = async (): Promise<void> => {
+    const batch = queue;
+    queue = [];
+    if (broken || failing) {
+      const err = broken ?? unavailable(undefined);
+      for (const p of batch) p.reject(err);
+      return;
+    }
+    const started = performance.now();
+    let start = written;
+    try {
+      if (written >= maxSegmentBytes) {
+        // The syncs in flight belong to the old file handle.
+        await waitPipelineEmpty();
+        if (failing) throw new Error('an earlier batch failed');
+        await rotate();
+        start = written;
+      }
+      const buf = batch.length === 1 ? batch[0]!.frame : Buffer.concat(batch.map((p) => p.frame));
+      if (start + buf.length > allocated) await preallocate(start + buf.length);
+      let off = 0;
+      while (off < buf.length) off += (await fh.write(buf, off, buf.length - off, start + off)).bytesWritten;
+      written = start + buf.length;
+      const entry: InFlight = { batch, segment: active, end: written, started, state: 'syncing' };
+      pipeline.push(entry);
+      fh.datasync().then(
+        () => {
+          entry.state = 'synced';
+          settle();
+        },
+        (err: unknown) => {
+          entry.state = 'failed';
+          entry.error = err;
+          settle();
+        },
+      );
+    } catch (err) {
+      // Nothing of this batch is acknowledged; later batches wait for the cut-back in recover().
+      pipeline.push({ batch, segment: active, end: start, started, state: 'failed', error: err });
+      settle();
+    }
+  };
+
+  const kick = (): void => {
+    if (writing || queue.length === 0 || pipeline.length >= MAX_IN_FLIGHT) return;
+    writing = true;
+    void writeNext().finally(() => {
+      writing = false;
+      kick();
+      void recover().then(notifyDrained);
+    });
+  };
+
+  return {
+    enqueue(p) {
+      queue.push(p);
+      kick();
+    },
+    get queued() {
+      return queue.length + pipeline.reduce((n, e) => n + e.batch.length, 0);
+    },
+    get broken() {
+      return broken;
+    },
+    stats: () => ({ ...stats, syncMsTotal: Math.round(stats.syncMsTotal), syncMsMax: Math.round(stats.syncMsMax) }),
+    async close() {
+      await idle();
+      try {
+        if (!broken) await trim().catch(() => undefined);
+      } finally {
+        await fh.close();
+      }
+    },
+  };
+}
