@@ -58,6 +58,14 @@ export async function syncCommand(config: Config, opts: SyncOptions, logger: Log
   requireCrm(config);
   const streams = resolveStreams(opts.stream);
   const runtime = createSyncRuntime(config);
+  // Ctrl-C cancels the workflow cleanly (its runs are recorded as cancelled) instead of leaving it running.
+  const interrupt = new AbortController();
+  const onSigint = (): void => {
+    process.stderr.write('crmsync: cancelling the sync (Ctrl-C again to quit at once)\n');
+    interrupt.abort();
+    process.once('SIGINT', () => process.exit(130));
+  };
+  process.once('SIGINT', onSigint);
   try {
     await runtime.client.verifyCredentials();
     const tuning: Partial<SyncTuning> = {};
@@ -75,6 +83,7 @@ export async function syncCommand(config: Config, opts: SyncOptions, logger: Log
             taskQueues: taskQueues(config),
             input: { streams, full: opts.full, reconcile: opts.reconcile === undefined ? 'auto' : opts.reconcile ? 'always' : 'never', tuning },
             onProgress: (p) => renderer.update(p),
+            signal: interrupt.signal,
           });
         if (!embedded || !t.nativeConnection) return await run();
         return await withInProcessWorkers({ config, logger, client: t.client, nativeConnection: t.nativeConnection, namespace: t.namespace, runtime }, run);
@@ -82,6 +91,7 @@ export async function syncCommand(config: Config, opts: SyncOptions, logger: Log
       { worker: embedded },
     );
   } finally {
+    process.off('SIGINT', onSigint);
     await runtime.close();
   }
 }

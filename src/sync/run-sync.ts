@@ -1,10 +1,10 @@
 import { WorkflowFailedError, type Client } from '@temporalio/client';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { CancelledFailure, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { TaskQueues } from '../temporal/task-queues.js';
 import type { syncWorkflow } from '../../workflows/sync-workflow.js';
 import { streamWorkflowId, syncWorkflowId } from '../../workflows/sync-ids.js';
 import type { StreamProgress, SyncResult, SyncWorkflowInput } from '../../workflows/sync-types.js';
-import { SyncAlreadyRunningError, SyncFailedError } from './sync-errors.js';
+import { SyncAlreadyRunningError, SyncCancelledError, SyncFailedError } from './sync-errors.js';
 
 export interface RunSyncOptions {
   client: Client;
@@ -13,6 +13,8 @@ export interface RunSyncOptions {
   workflowId?: string;
   onProgress?: (streams: StreamProgress[]) => void;
   pollMs?: number;
+  /** Aborting cancels the run (activities stop at their next page; run records say cancelled). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -35,6 +37,9 @@ export async function runSync(options: RunSyncOptions): Promise<SyncResult> {
     throw err;
   }
   const runId = handle.firstExecutionRunId;
+  const cancel = (): void => void handle.cancel().catch(() => undefined);
+  options.signal?.addEventListener('abort', cancel, { once: true });
+  if (options.signal?.aborted) cancel();
   const result = handle.result();
   let stop = false;
   const poller = (async () => {
@@ -48,9 +53,11 @@ export async function runSync(options: RunSyncOptions): Promise<SyncResult> {
   try {
     return await result;
   } catch (err) {
+    if (err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure) throw new SyncCancelledError(workflowId, { cause: err });
     if (err instanceof WorkflowFailedError) throw new SyncFailedError(innermostMessage(err), { cause: err });
     throw err;
   } finally {
+    options.signal?.removeEventListener('abort', cancel);
     stop = true;
     await poller;
     if (options.onProgress) {

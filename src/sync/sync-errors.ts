@@ -23,3 +23,10 @@ export class VerifyMismatchError extends CrmsyncError {
     super('VERIFY_MISMATCH', `The warehouse differs from the CRM in ${differences} place(s) (listed above); run \`crmsync sync --full\` to repair.`);
   }
 }
+
+/** The run was cancelled (Ctrl-C or `temporal workflow cancel`); a contact scan resumes on the next run. */
+export class SyncCancelledError extends CrmsyncError {
+  constructor(workflowId: string, options: { cause?: unknown } = {}) {
+    super('SYNC_CANCELLED', `The sync ${workflowId} was cancelled; run \`crmsync sync\` again to resume where it stopped.`, options);
+  }
+}

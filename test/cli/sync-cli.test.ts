@@ -36,20 +36,23 @@ describe('crmsync sync, status and verify', () => {
 
   it('names the fix for wrong credentials, an unreachable CRM, an unknown stream and Temporal unreachable', { timeout: 120_000 }, async () => {
     await withSyncEnv({ worker: false, sim: { contacts: 5 } }, async (env) => {
-      const wrong = await runCli(['sync'], { ...env.env, CRM_PASSWORD: 'not-the-password' });
+      // Independent failures: run them side by side to keep the test short.
+      const [wrong, unreachable, stream, temporal] = await Promise.all([
+        runCli(['sync'], { ...env.env, CRM_PASSWORD: 'not-the-password' }),
+        runCli(['sync'], { ...env.env, CRM_BASE_URL: 'http://127.0.0.1:9/v2' }),
+        runCli(['sync', '--stream', 'contact'], env.env),
+        runCli(['sync', '--stream', 'tags'], { ...env.env, TEMPORAL_ADDRESS: '127.0.0.1:9' }),
+      ]);
       expect(wrong.code).toBe(1);
       expect(wrong.stderr).toMatch(/\[CRM_UNAUTHORIZED\]/);
       expect(wrong.stderr).not.toContain('not-the-password');
 
-      const unreachable = await runCli(['sync'], { ...env.env, CRM_BASE_URL: 'http://127.0.0.1:9/v2' });
       expect(unreachable.code).toBe(1);
       expect(unreachable.stderr).toMatch(/\[CRM_NETWORK\]/);
 
-      const stream = await runCli(['sync', '--stream', 'contact'], env.env);
       expect(stream.code).toBe(1);
       expect(stream.stderr).toMatch(/Unknown stream "contact"; use one of: contacts/);
 
-      const temporal = await runCli(['sync', '--stream', 'tags'], { ...env.env, TEMPORAL_ADDRESS: '127.0.0.1:9' });
       expect(temporal.code).toBe(1);
       expect(temporal.stderr).toMatch(/Cannot reach Temporal at 127\.0\.0\.1:9: .*TEMPORAL_ADDRESS.*\[TEMPORAL_UNREACHABLE\]/);
     });
