@@ -133,14 +133,16 @@ for (const mode of ['spec', 'real'] as const) {
       expect(await client.campaigns.get(999_999)).toBeNull();
 
       const templates = await client.templates.listPage({ page: 1, perPage: 5, order: 'asc' });
-      expect(templates.items.every((t) => Number.isInteger(t.id))).toBe(true);
-      const sequences = await client.sequences.listPage({ page: 1, perPage: 5, withStats: true });
-      if (sequences.items[0]) {
-        const s = sequences.items[0];
-        expect((await client.sequences.get(s.id))?.id).toBe(s.id);
-        const subs = await client.sequences.subscribersPage(s.id, { page: 1, perPage: 5 });
-        expect(Array.isArray(subs.items)).toBe(true);
-      }
+      expect(templates.total).toBe(sim.truth().templates.length);
+      expect(templates.items.every((t) => Number.isInteger(t.id) && t.id > 0 && t.title)).toBe(true);
+      const sequences = await client.sequences.listPage({ page: 1, perPage: 50, withStats: true });
+      expect(sequences.total).toBe(sim.truth().sequences.length);
+      const s = sequences.items[0]!;
+      expect((await client.sequences.get(s.id))?.title).toBe(s.title);
+      expect(await client.sequences.get(999_999)).toBeNull();
+      const subs = await client.sequences.subscribersPage(s.id, { page: 1, perPage: 100 });
+      const live = new Set(sim.truth().contacts.map((c) => c.id));
+      expect(subs.items.every((x) => x.subscriber_id !== null && live.has(x.subscriber_id))).toBe(true);
     });
 
     it('funnels: listPage with counts, get, status, subscribers page, one subscriber, add and remove', async () => {
