@@ -156,9 +156,10 @@ export class WebhookDispatcher {
           const h = this.hooks.get(hookId);
           if (!h || h.status !== 'active') return;
           const now = this.opts.now();
-          const queue = (this.#queues.get(hookId) ?? []).filter((d) => d.status === 'pending');
-          this.#queues.set(hookId, queue);
-          const next = queue.find((d) => d.nextAttemptAt !== null && d.nextAttemptAt <= now);
+          const queue = this.#queues.get(hookId) ?? [];
+          // Finished deliveries leave from the front; the head is usually the one to send.
+          while (queue.length > 0 && (queue[0] as DeliveryRec).status !== 'pending') queue.shift();
+          const next = queue.find((d) => d.status === 'pending' && d.nextAttemptAt !== null && d.nextAttemptAt <= now);
           if (!next) return;
           await this.#attempt(next);
         }

@@ -238,6 +238,28 @@ describe('outbound delivery (spec: Events)', () => {
     }
   });
 
+  it('under churn, a healthy receiver gets every event once, in delivery order', async () => {
+    const rx = await startReceiver();
+    try {
+      const hook = await call('POST', '/webhooks', { name: 'churn', url: rx.url, events: ['contact.created', 'contact.updated', 'contact.deleted'] });
+      const churn = sim.churn({ insertsPerSec: 100, updatesPerSec: 200, deletesPerSec: 50 });
+      await new Promise((r) => setTimeout(r, 400));
+      await churn.stop();
+      await sim.settleWebhooks(8000);
+      const done = churn.counts();
+      const ids = rx.received.map((r) => Number(r.headers['x-service-delivery']));
+      expect(ids.length).toBeGreaterThanOrEqual(done.inserts + done.updates + done.deletes);
+      expect(new Set(ids).size).toBe(ids.length);
+      expect(ids).toEqual([...ids].sort((a, b) => a - b));
+      const log = sim.truth().deliveries.filter((d) => d.webhookId === hook.json.webhook.id);
+      expect(log.every((d) => d.status === 'success')).toBe(true);
+      expect(log).toHaveLength(ids.length);
+      await call('DELETE', `/webhooks/${hook.json.webhook.id}`);
+    } finally {
+      await rx.close();
+    }
+  });
+
   it('POST /webhooks/{id}/test sends a signed test payload', async () => {
     const rx = await startReceiver();
     try {
