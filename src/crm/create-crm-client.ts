@@ -62,6 +62,12 @@ export interface CrmClient {
   paginate<T>(fetchPage: (page: number, perPage: number) => Promise<Page<T>>, opts: PaginateOptions<T>): AsyncIterable<Page<T>>;
   stats(): ClientStats;
   readonly limiter: RateLimiter;
+  /**
+   * A view of this client whose requests are cancelled by `signal` (for example a Temporal
+   * activity's cancellation signal); it shares the connections, limiter and stats. Closing the view
+   * does nothing: close the client.
+   */
+  withSignal(signal: AbortSignal): CrmClient;
   close(): Promise<void>;
 }
 
@@ -88,9 +94,25 @@ export function createCrmClient(opts: CrmClientOptions): CrmClient {
   const retry: RetryPolicy = { maxRetries: 2, maxWaitMs: 5_000, baseDelayMs: 100, ...opts.retry };
   const ts = createTimestampNormalizer(timezone);
   const ctx: ClientContext = { exec: createExecutor({ transport, limiter, logger, stats, retry }), schemas: buildSchemas(ts), ts, timezone };
-  const reports = createReportsApi(ctx);
   let closed = false;
+  return assemble(ctx, {
+    username: opts.username,
+    stats,
+    limiter,
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await transport.close();
+    },
+  });
+}
 
+/** The resource APIs over one executor; `withSignal` views reuse everything but the executor. */
+function assemble(
+  ctx: ClientContext,
+  shared: { username: string; stats: ClientStats; limiter: RateLimiter; close: () => Promise<void> },
+): CrmClient {
+  const reports = createReportsApi(ctx);
   return {
     contacts: createContactsApi(ctx),
     tags: createTagsApi(ctx),
@@ -109,7 +131,7 @@ export function createCrmClient(opts: CrmClientOptions): CrmClient {
       } catch (e) {
         if (e instanceof ForbiddenError) {
           throw new ForbiddenError(
-            `The CRM accepted the credentials of "${opts.username}" but refused to read (403): grant that user the CRM manager permissions crmsync needs (read contacts, view dashboard; see docs), and do not use an administrator account`,
+            `The CRM accepted the credentials of "${shared.username}" but refused to read (403): grant that user the CRM manager permissions crmsync needs (read contacts, view dashboard; see docs), and do not use an administrator account`,
             e.capabilities,
             { statusCode: e.statusCode, route: e.route, cause: e },
           );
@@ -118,13 +140,10 @@ export function createCrmClient(opts: CrmClientOptions): CrmClient {
       }
     },
     paginate: (fetchPage, o) => paginate(fetchPage, o),
-    stats: () => ({ ...stats }),
-    limiter,
-    async close() {
-      if (closed) return;
-      closed = true;
-      await transport.close();
-    },
+    stats: () => ({ ...shared.stats }),
+    limiter: shared.limiter,
+    withSignal: (signal) => assemble({ ...ctx, exec: (req, o) => ctx.exec({ ...req, signal }, o) }, { ...shared, close: async () => undefined }),
+    close: shared.close,
   };
 }
 

@@ -1,4 +1,4 @@
-import { CrmsyncError } from '../errors.js';
+import { CrmError } from './errors.js';
 
 /**
  * Process-wide rate control for CRM requests: a concurrency cap plus a requests-per-second budget
@@ -57,7 +57,7 @@ export interface RateLimiter {
   snapshot(): RateLimiterSnapshot;
 }
 
-export class RateLimiterAbortedError extends CrmsyncError {
+export class RateLimiterAbortedError extends CrmError {
   constructor() {
     super('CRM_REQUEST_ABORTED', 'The CRM request was cancelled while waiting for the rate limiter', { retryable: false });
   }

@@ -84,7 +84,7 @@ export function createExecutor(deps: {
       try {
         return await once(req, opts);
       } catch (e) {
-        if (!(e instanceof CrmError) || !e.retryable) throw e;
+        if (!(e instanceof CrmError) || !e.retryable || req.signal?.aborted) throw e;
         stats.retriesAdvised++;
         const canRepeat = idempotent || e instanceof RateLimitedError;
         const wait = e.retryAfterMs ?? retry.baseDelayMs * 3 ** attempt;

@@ -317,6 +317,34 @@ describe('errors the simulator cannot produce (tiny local server)', () => {
     expect((closed as CrmError).retryable).toBe(false);
   });
 
+  it('withSignal cancels a request in flight and one waiting for the limiter; neither is retryable', async () => {
+    const limiter = createRateLimiter({ maxRps: 1, maxConcurrency: 1, adaptive: false });
+    const c = client({ limiter, retry: { maxRetries: 2 } });
+    try {
+      server.respond((_req, res) => {
+        setTimeout(() => {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end('{"subscriber": null}');
+        }, 2000).unref();
+      });
+      const ac = new AbortController();
+      const view = c.withSignal(ac.signal);
+      const inFlight = caught(view.contacts.get(1));
+      const waiting = caught(view.contacts.get(2));
+      setTimeout(() => ac.abort(), 100);
+      const [a, b] = await Promise.all([inFlight, waiting]);
+      for (const e of [a, b]) {
+        expect(e).toBeInstanceOf(CrmError);
+        expect((e as CrmError).code).toBe('CRM_REQUEST_ABORTED');
+        expect((e as CrmError).retryable).toBe(false);
+      }
+      expect(c.stats().requests).toBe(1); // the view shares the client's accounting
+      expect(c.stats().retries).toBe(0);
+    } finally {
+      await c.close();
+    }
+  });
+
   it('invalid JSON in a 200 is retryable; an oversized body is refused; a stalled body times out', async () => {
     const c = client({ maxBodyBytes: 1000, timeouts: { bodyMs: 300, headersMs: 2000 } });
     try {
