@@ -9,6 +9,7 @@
  * Prints the figures and writes bench/results/backfill.json (merged per size).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,6 +35,9 @@ const SIZES = sizes.length > 0 ? sizes : [100_000, 1_000_000];
 const PER_PAGE = Number(process.env.BENCH_PER_PAGE ?? 500);
 const PARALLELISM = Number(process.env.BENCH_PARALLELISM ?? 4);
 const RESULTS = 'bench/results/backfill.json';
+const DLT_PYTHON = 'bench/.tmp/venv/bin/python';
+/** dlt is slow: above this size it is skipped unless BENCH_DLT_MAX says otherwise. */
+const DLT_MAX = Number(process.env.BENCH_DLT_MAX ?? 100_000);
 
 interface Sim {
   baseUrl: string;
@@ -159,6 +163,25 @@ async function backfill(sim: Sim, contacts: number, bundleCode: string, address:
   }
 }
 
+/** The dlt baseline (bench/dlt), when its venv exists: `python -m venv bench/.tmp/venv && bench/.tmp/venv/bin/pip install "dlt[duckdb]"`. */
+async function runDlt(sim: Sim): Promise<{ rows: number; seconds: number; dlt: string } | undefined> {
+  if (!existsSync(DLT_PYTHON)) return undefined;
+  const dir = await mkdtemp(join(tmpdir(), 'crmsync-dlt-'));
+  try {
+    const child = spawn(DLT_PYTHON, ['bench/dlt/rest_api_pipeline.py', sim.baseUrl, sim.credentials.username, String(PER_PAGE), dir], {
+      env: { ...process.env, CRM_PASSWORD: sim.credentials.password },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    const code = await new Promise((r) => child.once('exit', r));
+    if (code !== 0) throw new Error(`dlt pipeline exited with ${String(code)}`);
+    return JSON.parse(out.trim().split('\n').pop() ?? '{}') as { rows: number; seconds: number; dlt: string };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 quietTemporalRuntime('warn');
 const config = loadConfig({});
 const server = await startDevServer({ cliPath: locateTemporalCliFromConfig(config).path, namespace: 'default' });
@@ -171,6 +194,7 @@ try {
       const pages = Math.ceil(contacts / PER_PAGE);
       const floorSeconds = await rawFetchFloor(sim, pages);
       const run = await backfill(sim, contacts, bundle.code, server.address);
+      const dlt = contacts <= DLT_MAX ? await runDlt(sim) : undefined;
       const figures = {
         contacts,
         perPage: PER_PAGE,
@@ -184,7 +208,8 @@ try {
         peakRssMb: run.peakRssMb,
         rssBeforeBackfillMb: run.rssBeforeMb,
         ratioToFloor: +(run.seconds / floorSeconds).toFixed(2),
-        targets: { ratioToFloor: 1.25, peakRssMbAt1M: 400 },
+        dlt: dlt ? { ...dlt, rowsPerSec: Math.round(dlt.rows / dlt.seconds), crmsyncSpeedup: +(dlt.seconds / run.seconds).toFixed(2) } : 'skipped',
+        targets: { ratioToFloor: 1.25, peakRssMbAt1M: 400, dltSpeedup: 3 },
         at: new Date().toISOString(),
         node: process.version,
       };
