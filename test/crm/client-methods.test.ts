@@ -103,6 +103,7 @@ for (const mode of ['spec', 'real'] as const) {
       expect((await client.companies.get(made.id))?.industry).toBe('Testing');
       const contactId = sim.truth().contacts[1]!.id;
       await client.companies.attachSubscribers({ subscriberIds: [contactId], companyIds: [made.id] });
+      expect(sim.truth().contacts.find((c) => c.id === contactId)?.company_ids).toContain(made.id);
       await client.companies.delete(made.id);
       expect(await client.companies.get(made.id)).toBeNull();
     });
@@ -120,7 +121,7 @@ for (const mode of ['spec', 'real'] as const) {
       expect(status.campaign.id).toBe(c.id);
       expect(Array.isArray(status.stat)).toBe(true);
       const dup = await client.campaigns.duplicate(c.id);
-      expect(dup).toBeTypeOf('object');
+      expect(dup?.id).not.toBe(c.id);
       await client.campaigns.setTitle(c.id, `Retitled ${mode}`);
       expect((await client.campaigns.get(c.id))?.title).toBe(`Retitled ${mode}`);
       const working = sim.truth().campaigns.find((x) => x.status === 'working');
@@ -131,6 +132,11 @@ for (const mode of ['spec', 'real'] as const) {
       }
       await expect(client.campaigns.pause(c.id)).rejects.toBeInstanceOf(c.status === 'working' ? Error : ValidationError);
       expect(await client.campaigns.get(999_999)).toBeNull();
+      const before = sim.truth().campaigns.length;
+      const copyId = dup!.id;
+      await client.campaigns.delete(copyId);
+      expect(sim.truth().campaigns.length).toBe(before - 1);
+      expect(await client.campaigns.get(copyId)).toBeNull();
 
       const templates = await client.templates.listPage({ page: 1, perPage: 5, order: 'asc' });
       expect(templates.total).toBe(sim.truth().templates.length);

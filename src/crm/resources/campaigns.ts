@@ -11,7 +11,8 @@ export interface CampaignsApi {
   status(id: number, requestCounter?: number): Promise<CampaignStatusReport>;
   pause(id: number): Promise<JsonObject>;
   resume(id: number): Promise<JsonObject>;
-  duplicate(id: number): Promise<JsonObject>;
+  /** The copy, when the server returns it (bare or under `campaign`); null otherwise. */
+  duplicate(id: number): Promise<Campaign | null>;
   setTitle(id: number, title: string): Promise<JsonObject>;
   delete(id: number): Promise<void>;
 }
@@ -52,7 +53,12 @@ export function createCampaignsApi(ctx: ClientContext): CampaignsApi {
     },
     pause: (id) => action(id, 'pause', 'POST /campaigns/{id}/pause'),
     resume: (id) => action(id, 'resume', 'POST /campaigns/{id}/resume'),
-    duplicate: (id) => action(id, 'duplicate', 'POST /campaigns/{id}/duplicate'),
+    async duplicate(id) {
+      const route = 'POST /campaigns/{id}/duplicate';
+      const o = await action(id, 'duplicate', route);
+      const rec = o.campaign && typeof o.campaign === 'object' ? o.campaign : 'id' in o ? o : null;
+      return rec ? parseRecord(schemas.Campaign, rec, route) : null;
+    },
     async setTitle(id, title) {
       checkId(id, 'campaign id');
       if (!title || title.length > 500) throw new CrmArgumentError('A campaign title must be 1 to 500 characters');
