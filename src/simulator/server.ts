@@ -30,7 +30,7 @@ export interface ServerDeps {
   stats: SimulatorStats;
   basePath: string;
   /** Ground-truth handler for the admin prefix, when enabled. */
-  admin?: (req: IncomingMessage, path: string) => SimResponse | undefined;
+  admin?: (req: IncomingMessage, path: string) => Promise<SimResponse | undefined>;
 }
 
 export const ADMIN_PREFIX = '/__simulator';
@@ -58,7 +58,7 @@ export function createSimServer(deps: ServerDeps): Server {
     const url = new URL(req.url ?? '/', 'http://sim.invalid');
     const wantsJson = String(req.headers.accept ?? '').includes('json');
     if (deps.admin && url.pathname.startsWith(ADMIN_PREFIX)) {
-      const out = deps.admin(req, url.pathname.slice(ADMIN_PREFIX.length));
+      const out = await deps.admin(req, url.pathname.slice(ADMIN_PREFIX.length));
       writeResponse(res, out ?? errorResponse(noRoute(), false, true));
       return;
     }

@@ -1,8 +1,6 @@
-import type { IncomingMessage } from 'node:http';
-import { authenticate } from './auth.js';
+import { createAdminHandler } from './admin.js';
 import { startChurn, type ChurnHandle, type ChurnOptions } from './churn.js';
 import { FaultInjector } from './faults.js';
-import type { SimResponse } from './http-types.js';
 import { Marketing } from './marketing.js';
 import { createMutateApi, type MutateApi } from './mutate.js';
 import { resolveOptions, SimulatorOptionsError, type FaultOptions, type SimulatorOptions } from './options.js';
@@ -56,16 +54,20 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   const stats: SimulatorStats = { requests: 0, byRoute: {}, status429: 0, status5xx: 0 };
   const basePath = opts.mode === 'real' ? '/wp-json/fluent-crm/v2' : '/v2';
   const truth = (): SimulatorTruth => buildTruth(state, marketing, webhooks);
-  const admin = opts.admin
-    ? (req: IncomingMessage, path: string): SimResponse | undefined => {
-        const user = authenticate(opts.users.filter((u) => u.username === opts.credentials.username), req.headers, new URLSearchParams());
-        req.resume();
-        if (!user || user.username !== opts.credentials.username) return { status: 401, body: { code: 'unauthorized', message: 'The admin endpoint needs the admin credentials.', data: { status: 401 } } };
-        if (req.method === 'GET' && path === '/truth') return { status: 200, body: truth() };
-        if (req.method === 'GET' && path === '/stats') return { status: 200, body: stats };
-        return undefined;
-      }
-    : undefined;
+  const churns = new Set<ChurnHandle>();
+  const churn = (o: ChurnOptions): ChurnHandle => {
+    const h = startChurn(state, o, opts.seed + churns.size);
+    churns.add(h);
+    return {
+      counts: h.counts,
+      stop: async () => {
+        churns.delete(h);
+        await h.stop();
+      },
+    };
+  };
+  const setFaults = (f: FaultOptions): void => faults.set(f);
+  const admin = opts.admin ? createAdminHandler({ opts, truth, stats, setFaults, churn }) : undefined;
   const server = createSimServer({
     opts,
     state,
@@ -90,7 +92,6 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   }
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const origin = `http://${host}:${address.port}`;
-  const churns = new Set<ChurnHandle>();
   const manager = options.users ? undefined : opts.users.find((u) => u.username !== opts.credentials.username);
   return {
     baseUrl: `${origin}${basePath}`,
@@ -100,18 +101,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     mode: opts.mode,
     truth,
     mutate: createMutateApi(state, marketing),
-    setFaults: (f) => faults.set(f),
-    churn: (o) => {
-      const h = startChurn(state, o, opts.seed + churns.size);
-      churns.add(h);
-      return {
-        counts: h.counts,
-        stop: async () => {
-          churns.delete(h);
-          await h.stop();
-        },
-      };
-    },
+    setFaults,
+    churn,
     stats: () => structuredClone(stats),
     resetStats: () => {
       stats.requests = 0;

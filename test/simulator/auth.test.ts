@@ -127,6 +127,21 @@ describe('admin ground-truth endpoint', () => {
       const body = (await r.json()) as { contacts: unknown[] };
       expect(body.contacts).toHaveLength(15);
       expect(body).toEqual(JSON.parse(JSON.stringify(s.sim.truth())));
+      // Control for a simulator in another process: faults and churn.
+      const auth = { authorization: basic(s.sim.credentials.username, s.sim.credentials.password), 'content-type': 'application/json' };
+      const admin = url.replace(/\/truth$/, '');
+      const bad = await fetch(`${admin}/faults`, { method: 'POST', headers: auth, body: JSON.stringify({ errorRate: 7 }) });
+      expect(bad.status).toBe(400);
+      await bad.body?.cancel();
+      await (await fetch(`${admin}/faults`, { method: 'POST', headers: auth, body: JSON.stringify({ errorRate: 1 }) })).body?.cancel();
+      expect((await s.call('GET', '/tags')).status).toBeGreaterThanOrEqual(500);
+      await (await fetch(`${admin}/faults`, { method: 'POST', headers: auth, body: '{}' })).body?.cancel();
+      expect((await s.call('GET', '/tags')).status).toBe(200);
+      await (await fetch(`${admin}/churn`, { method: 'POST', headers: auth, body: JSON.stringify({ insertsPerSec: 200 }) })).body?.cancel();
+      await new Promise((r) => setTimeout(r, 150));
+      const stopped = (await (await fetch(`${admin}/churn`, { method: 'DELETE', headers: auth })).json()) as { inserts: number };
+      expect(stopped.inserts).toBeGreaterThan(0);
+      expect(s.sim.truth().contacts).toHaveLength(15 + stopped.inserts);
     } finally {
       await s.sim.close();
     }
