@@ -119,7 +119,8 @@ export function createRateLimiter(opts: RateLimiterOptions = {}): RateLimiter {
       inFlight++;
       granted++;
       recentGrants.push(t);
-      if (recentGrants.length > 4096) recentGrants.splice(0, recentGrants.length - 4096);
+      if (recentGrants.length > 256) sendRate(t); // keep only the last second
+
       const w = queue.shift()!;
       if (w.onAbort) w.signal?.removeEventListener('abort', w.onAbort);
       w.resolve(makeTicket(t));
