@@ -91,8 +91,11 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
     });
 
   /** After a failure: once nothing is in flight, cut the file back to its durable end. */
+  let recovering = false;
   const recover = async (): Promise<void> => {
-    if (!failing || writing || pipeline.length > 0) return;
+    // One cut-back at a time: a second truncate landing after new writes would cut them off.
+    if (!failing || recovering || writing || pipeline.length > 0) return;
+    recovering = true;
     try {
       await fh.truncate(active.size);
       written = active.size;
@@ -100,7 +103,13 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
       failing = false;
     } catch (err) {
       broken = new SpoolUnavailableError('The webhook spool is damaged and cannot be written; restart the receiver.', { cause: err });
+      const waiting = queue;
+      queue = [];
+      for (const p of waiting) p.reject(broken);
+    } finally {
+      recovering = false;
     }
+    kick();
   };
 
   const settle = (): void => {
@@ -144,16 +153,24 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
     }
   };
 
+  // The new file is opened first: if that fails, the current segment stays usable.
   const rotate = async (): Promise<void> => {
-    await trim();
-    await fh.close();
     const no = active.no + 1;
-    active = { no, path: segmentPath(dir, no), size: 0, firstSeq: 0, lastSeq: 0, newestAt: 0 };
-    fh = await open(active.path, 'w', 0o600);
+    const next: SegmentInfo = { no, path: segmentPath(dir, no), size: 0, firstSeq: 0, lastSeq: 0, newestAt: 0 };
+    const nextFh = await open(next.path, 'w', 0o600);
+    try {
+      await fsyncDir(dir);
+      await trim();
+    } catch (err) {
+      await nextFh.close();
+      throw err;
+    }
+    await fh.close();
+    active = next;
+    fh = nextFh;
     allocated = 0;
     written = 0;
     o.onSegment(active);
-    await fsyncDir(dir);
   };
 
   const waitPipelineEmpty = async (): Promise<void> => {
@@ -163,9 +180,8 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
   const writeNext = async (): Promise<void> => {
     const batch = queue;
     queue = [];
-    if (broken || failing) {
-      const err = broken ?? unavailable(undefined);
-      for (const p of batch) p.reject(err);
+    if (broken) {
+      for (const p of batch) p.reject(broken);
       return;
     }
     const started = performance.now();
@@ -203,8 +219,9 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
     }
   };
 
+  // While failing, new appends wait for the cut-back (quick) instead of being refused.
   const kick = (): void => {
-    if (writing || queue.length === 0 || pipeline.length >= MAX_IN_FLIGHT) return;
+    if (writing || failing || recovering || queue.length === 0 || pipeline.length >= MAX_IN_FLIGHT) return;
     writing = true;
     void writeNext().finally(() => {
       writing = false;

@@ -1,4 +1,4 @@
-import { appendFileSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SpoolUnavailableError } from '../../src/webhooks/errors.js';
@@ -115,6 +115,12 @@ describe('spool', () => {
         await expect(spool.append(entry('b'))).rejects.toBeInstanceOf(SpoolUnavailableError);
         // The failed delivery was not recorded as seen: its retry must not be called a duplicate.
         expect(spool.stats().indexedDeliveries).toBe(1);
+        expect(spool.stats().healthy).toBe(true);
+        // The disk is back: the CRM's retry is stored.
+        rmSync(spoolDir);
+        renameSync(join(dir, 'moved'), spoolDir);
+        expect(await spool.append(entry('b'))).toBe('accepted');
+        expect((await spool.read(0, 10)).map((r) => r.deliveryId)).toEqual(['a', 'b']);
       } finally {
         await spool.close().catch(() => undefined);
       }
