@@ -128,6 +128,22 @@ describe('concurrent access in one process', () => {
     expect(rows).toEqual([{ id: 1 }, { id: 2 }, { id: 3 }]);
   });
 
+  it('a writer that cannot get the file in time gets a retryable WAREHOUSE_LOCKED, and the holder is unaffected', async () => {
+    const p = paths();
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const holder = withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: true }, async (w) => {
+      await held;
+      return w.loadContacts([makeContact(1)], ctx());
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    await expect(withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: true, lockTimeoutMs: 100 }, async () => 1)).rejects.toMatchObject({ code: 'WAREHOUSE_LOCKED', retryable: true });
+    release();
+    expect((await holder).inserted).toBe(1);
+    // and the gate is free again afterwards
+    expect(await withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: true, lockTimeoutMs: 100 }, (w) => w.maxContactId())).toBe(1);
+  });
+
   it('says what to do when there is no warehouse yet', async () => {
     const p = paths();
     await expect(withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: false }, async () => 1)).rejects.toMatchObject({ code: 'WAREHOUSE_NOT_FOUND' });
