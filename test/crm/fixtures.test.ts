@@ -200,7 +200,8 @@ describe.skipIf(fixtures.length === 0)('captured fluentcrm-2.9 responses', () =>
     expect(e).toBeInstanceOf(ServerError);
     expect((e as Error).message).toMatch(/HTML error page/);
     expect((e as Error).message).toMatch(/critical error/i);
-    expect((e as Error).message).not.toMatch(/<html|<p>|<\/?div/);
+    expect((e as Error).message).not.toMatch(/<html|<p>|<\/?div|&rsaquo;/);
+    expect((e as Error).message).toContain('WordPress › Error');
     expect((e as Error).message.length).toBeLessThan(400);
     // The same page with a 200 is a BadResponseError (not retryable: retrying will not change a page).
     server.respond({ status: 200, headers: { 'content-type': 'text/html' }, body: bodyText(f) });
