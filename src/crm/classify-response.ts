@@ -205,8 +205,9 @@ function truncate(s: string, n: number): string {
 
 /** A short, single-line, tag-free excerpt of a (possibly HTML) body, for messages. */
 export function snippet(body: string): string {
-  const title = /<title[^>]*>([^<]*)<\/title>/i.exec(body)?.[1];
+  const rawTitle = /<title[^>]*>([^<]*)<\/title>/i.exec(body)?.[1];
+  const title = rawTitle ? stripTags(rawTitle) : '';
   const text = stripTags(body.replace(/<(script|style)[^>]*>[\s\S]*?<\/\1>/gi, ' '));
-  const s = title && !text.startsWith(title.trim()) ? `${title.trim()}: ${text}` : text;
+  const s = title && !text.startsWith(title) ? `${title}: ${text}` : text;
   return JSON.stringify(truncate(s, SNIPPET));
 }
