@@ -43,6 +43,12 @@ export interface ApplyBatchResult {
 
 const STATUS_EVENTS = new Set(['email.bounced', 'email.spam_complaint', 'email.unsubscribed']);
 const LATE_MARGIN_MS = 5_000;
+/**
+ * Refetch failures that concern one record (its data, a server exception on it). Anything else
+ * (credentials, permissions, a wrong base URL) concerns every record: the batch waits and retries
+ * rather than marking events failed.
+ */
+const RECORD_ERRORS = new Set(['CRM_VALIDATION', 'CRM_SERVER_EXCEPTION', 'CRM_BAD_RESPONSE', 'CRM_UNEXPECTED_STATUS']);
 
 interface ContactPlan {
   newest: number;
@@ -124,8 +130,15 @@ export async function applyBatch(records: readonly SpoolRecord[], deps: ApplyBat
           try {
             out.set(id, await get(id));
           } catch (err) {
-            if (err instanceof CrmsyncError && !err.retryable) out.set(id, err);
-            else throw new WebhookApplyError(`Refetching record ${id} failed; the batch will be retried.`, { cause: err, retryable: true });
+            if (err instanceof CrmsyncError && !err.retryable && RECORD_ERRORS.has(err.code)) out.set(id, err);
+            else {
+              const e = err as { code?: string; retryAfterMs?: number };
+              throw new WebhookApplyError(`Refetching record ${id} failed (${e.code ?? 'error'}); the batch will be retried.`, {
+                cause: err,
+                retryable: true,
+                ...(e.retryAfterMs !== undefined ? { retryAfterMs: e.retryAfterMs } : {}),
+              });
+            }
           }
         }),
       ),

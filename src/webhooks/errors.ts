@@ -16,7 +16,7 @@ export class WebhookSecretsError extends CrmsyncError {
 
 /** The applier could not apply a batch; it retries the same batch later. */
 export class WebhookApplyError extends CrmsyncError {
-  constructor(message: string, options: { cause?: unknown; retryable?: boolean } = {}) {
-    super('WEBHOOK_APPLY_FAILED', message, { retryable: options.retryable ?? true, cause: options.cause });
+  constructor(message: string, options: { cause?: unknown; retryable?: boolean; retryAfterMs?: number } = {}) {
+    super('WEBHOOK_APPLY_FAILED', message, { retryable: options.retryable ?? true, cause: options.cause, ...(options.retryAfterMs !== undefined ? { retryAfterMs: options.retryAfterMs } : {}) });
   }
 }

@@ -16,7 +16,7 @@ interface Env {
   sim: RunningSimulator;
   client: CrmClient;
   /** Runs a receiver + applier on the test's spool and warehouse (call again to "restart"). */
-  serve<T>(fn: (s: WebhookService) => Promise<T>): Promise<T>;
+  serve<T>(fn: (s: WebhookService) => Promise<T>, client?: CrmClient): Promise<T>;
   query(sql: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
   post(s: WebhookService, d: ReturnType<typeof makeDelivery>): Promise<number>;
 }
@@ -30,14 +30,14 @@ async function withEnv<T>(fn: (env: Env) => Promise<T>): Promise<T> {
       return await fn({
         sim,
         client,
-        serve: (f) =>
+        serve: (f, other) =>
           withWebhookService(
             {
               spoolDir: join(dir, 'spool'),
               host: '127.0.0.1',
               port: 0,
               secrets: createSecretResolver({ secret: new Secret(SECRET) }),
-              apply: { refetcher: createClientRefetcher(client), withWarehouse: (g) => withWarehouse({ ...wh, write: true }, g), lingerMs: 5 },
+              apply: { refetcher: createClientRefetcher(other ?? client), withWarehouse: (g) => withWarehouse({ ...wh, write: true }, g), lingerMs: 5 },
             },
             f,
           ),
@@ -146,6 +146,29 @@ describe('webhook applier', () => {
         expect(s.metrics.snapshot().applied.skipped_late).toBe(0);
       });
       expect(await env.query(`SELECT first_name FROM contacts WHERE id = $1`, [id])).toEqual([{ first_name: 'Second' }]);
+    });
+  });
+
+  it('does not mark events failed when the CRM refuses the credentials: it waits and retries', async () => {
+    await withEnv(async (env) => {
+      const wrong = createCrmClient({ baseUrl: env.sim.baseUrl, username: env.sim.credentials.username, password: 'not-the-password', retry: { maxRetries: 0 } });
+      try {
+        const c = env.sim.truth().contacts[4]!;
+        await env.serve(async (s) => {
+          expect(await env.post(s, contactEvent('contact.updated', c, new Date().toISOString(), 'auth-1'))).toBe(202);
+          const deadline = Date.now() + 10_000;
+          while (s.applier!.status().consecutiveFailures < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+          expect(s.applier!.status()).toMatchObject({ appliedSeq: 0, lastError: expect.stringMatching(/CRM_UNAUTHORIZED/) });
+        }, wrong);
+        expect(await env.query(`SELECT count(*)::INT AS n FROM webhook_events`)).toEqual([{ n: 0 }]);
+        // With working credentials the same delivery is applied.
+        await env.serve(async (s) => {
+          expect(await s.applier!.waitApplied(undefined, 15_000)).toBe(true);
+        });
+        expect(await env.query(`SELECT delivery_id, status FROM webhook_events`)).toEqual([{ delivery_id: 'auth-1', status: 'applied' }]);
+      } finally {
+        await wrong.close();
+      }
     });
   });
 
