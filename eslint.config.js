@@ -27,7 +27,7 @@ export const workflowFence = {
 };
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'data/**', 'coverage/**', 'test/fixtures/lint/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'data/**', 'coverage/**', 'bench/.tmp/**', 'test/fixtures/lint/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
