@@ -1,0 +1,55 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createCrmClient } from '../../src/crm/index.js';
+import type { Contact } from '../../src/crm/types.js';
+import { startSimulator } from '../../src/simulator/index.js';
+import { createContactSink } from '../../src/sync/contact-sink.js';
+import { scannedPages } from '../../src/sync/scan-tables.js';
+import { warehouseOpener } from '../../src/sync/sync-runtime.js';
+import { createWriteQueue } from '../../src/sync/write-queue.js';
+
+describe('write queue and contact sink (real DuckDB, simulator contacts)', () => {
+  it('merges concurrent pages into few loads, records every page, credits stats once, and isolates a failing job', async () => {
+    const sim = await startSimulator({ contacts: 400, seed: 17 });
+    const client = createCrmClient({ baseUrl: sim.baseUrl, username: sim.credentials.username, password: sim.credentials.password });
+    const dir = await mkdtemp(join(tmpdir(), 'crmsync-sink-'));
+    try {
+      const pages: Contact[][] = [];
+      for (let page = 1; page <= 8; page++) pages.push((await client.contacts.listPage({ page, perPage: 50, order: 'asc', orderBy: 'id' })).items);
+      let scopes = 0;
+      const open = warehouseOpener({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake') });
+      const writes = createWriteQueue((write, fn) => {
+        scopes++;
+        return open(write, fn);
+      });
+      const sink = createContactSink(writes);
+      const syncedAt = new Date();
+      // Page 2 again as page 9: a row seen twice (drift) must load once.
+      const all = [...pages, pages[1]!].map((items, i) => sink.add({ scanKey: 'k', page: i + 1, items, reportedTotal: 400, loadId: 'L', syncedAt }));
+      const stats = await Promise.all(all);
+      expect(stats.reduce((n, s) => n + s.inserted, 0)).toBe(400);
+      expect(scopes).toBeLessThan(9);
+      expect(await writes.run((w) => scannedPages(w, 'k'))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      const n = await writes.run((w) => w.query(`SELECT count(*) AS n, count(DISTINCT id) AS d FROM contacts`));
+      expect(Number(n[0]?.n)).toBe(400);
+      expect(Number(n[0]?.d)).toBe(400);
+
+      // A failing job rejects alone; the queue keeps serving the next ones.
+      const bad = writes.run(async (w) => {
+        await w.query('SELECT * FROM no_such_table');
+      });
+      const good = writes.run((w) => w.query('SELECT 1 AS one'));
+      await expect(bad).rejects.toThrow();
+      expect(await good).toEqual([{ one: 1 }]);
+      // The scope checkpoints and closes after its last job settles; then nothing is left.
+      for (let i = 0; i < 100 && writes.pending > 0; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(writes.pending).toBe(0);
+    } finally {
+      await client.close();
+      await sim.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
