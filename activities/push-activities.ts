@@ -26,7 +26,7 @@ export function createPushActivities(deps: PushActivityDeps): PushActivities {
   return withFailureClassification({
     async planPush(input: PlanPushInput): Promise<PlanPushResult> {
       const summary = await deps.withDb((db) =>
-        planPushRows({ crm: deps.crm, db, now }, { from: input.from, runId: input.runId, createMissing: input.createMissing, dryRun: false }),
+        planPushRows({ crm: deps.crm, db, now }, { from: input.from, ledgerName: input.ledgerName, runId: input.runId, createMissing: input.createMissing, dryRun: false }),
       );
       deps.logger.info({ runId: input.runId, source: summary.source, counts: summary.counts }, 'push planned');
       return {

@@ -12,6 +12,7 @@ export interface PushCountsView {
 
 export interface PlanPushInput {
   from: string;
+  ledgerName?: string;
   runId: string;
   createMissing: boolean;
 }
@@ -64,6 +65,8 @@ export interface PushActivities {
 export interface PushWorkflowInput {
   /** A table or view name, or a SELECT query, in the warehouse. */
   from: string;
+  /** Names the source's ledger (default: the relation name, or a hash of the query). */
+  ledgerName?: string;
   createMissing?: boolean;
   /** Most rows per pushBatch activity (default 2000). */
   batchSize?: number;

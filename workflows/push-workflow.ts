@@ -21,7 +21,7 @@ export async function pushWorkflow(input: PushWorkflowInput): Promise<PushWorkfl
 
   const plan =
     input.resume?.plan ??
-    (await planPush({ from: input.from, runId: workflowInfo().workflowId, createMissing: input.createMissing ?? false }));
+    (await planPush({ from: input.from, ledgerName: input.ledgerName, runId: workflowInfo().workflowId, createMissing: input.createMissing ?? false }));
   const totals: PushTotals = input.resume?.totals ?? { sent: 0, succeeded: 0, failed: 0, skipped: 0 };
   let cursor = input.resume?.cursor ?? 0;
   try {

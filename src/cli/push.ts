@@ -17,6 +17,7 @@ import type { PushWorkflowInput, PushWorkflowResult } from '../../workflows/push
 
 export const PushOptions = z.object({
   from: z.string({ error: '--from is required: a table or view name, or a SELECT query' }).min(1).max(MAX_SOURCE_TEXT),
+  ledgerName: z.string().optional(),
   dryRun: z.boolean().default(false),
   createMissingTags: z.boolean().default(false),
   batchSize: z.coerce.number({ error: '--batch-size must be a number' }).int().min(1, '--batch-size must be at least 1').max(10_000, '--batch-size must be at most 10000').default(2000),
@@ -29,7 +30,7 @@ export function parsePushOptions(raw: unknown): PushOptions {
   const parsed = PushOptions.safeParse(raw);
   if (!parsed.success) throw new ConfigError(`push: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
   // Fails early, with the fix, on a source that can never be read.
-  parseSourceSpec(parsed.data.from);
+  parseSourceSpec(parsed.data.from, parsed.data.ledgerName);
   return parsed.data;
 }
 
@@ -38,6 +39,7 @@ export function registerPushCommand(program: Command): void {
     .command('push')
     .description('Upsert rows defined in the warehouse into the CRM (a Temporal workflow; embedded when TEMPORAL_ADDRESS is unset)')
     .requiredOption('--from <table-or-query>', 'a table or view name, or a SELECT query, with email and status columns')
+    .option('--ledger-name <name>', 'name of this source in the ledger (keeps it when a --from query is edited)')
     .option('--dry-run', 'check the rows and print counts by action and a sample; send nothing')
     .option('--create-missing-tags', 'create tags and lists named in the source that do not exist yet')
     .option('--batch-size <n>', 'most rows per batch activity', '2000')
@@ -66,7 +68,7 @@ export async function dryRunCommand(config: Config, opts: PushOptions) {
     return await withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write: true }, (w) =>
       planPush(
         { crm: pushCrmFromClient(client), db: w },
-        { from: opts.from, runId: 'dry-run', createMissing: opts.createMissingTags, dryRun: true, sampleSize: opts.sample },
+        { from: opts.from, ledgerName: opts.ledgerName, runId: 'dry-run', createMissing: opts.createMissingTags, dryRun: true, sampleSize: opts.sample },
       ),
     );
   } finally {
@@ -78,7 +80,7 @@ export async function dryRunCommand(config: Config, opts: PushOptions) {
 export async function pushCommand(config: Config, opts: PushOptions, logger: Logger): Promise<PushWorkflowResult> {
   requireCrm(config);
   const embedded = !config.temporal.address;
-  const input: PushWorkflowInput = { from: opts.from, createMissing: opts.createMissingTags, batchSize: opts.batchSize, batchSeconds: opts.batchSeconds };
+  const input: PushWorkflowInput = { from: opts.from, ledgerName: opts.ledgerName, createMissing: opts.createMissingTags, batchSize: opts.batchSize, batchSeconds: opts.batchSeconds };
   return await withTemporal(
     config,
     async (t) => {

@@ -14,6 +14,8 @@ import { TaxonomyIndex, type TaxonomyKind } from './taxonomy-index.js';
 
 export interface PlanPushOptions {
   from: string;
+  /** Names the ledger of this source instead of the relation name or query hash. */
+  ledgerName?: string;
   runId: string;
   createMissing: boolean;
   /** Read and check only: nothing is created in the CRM and nothing is written to the ledger. */
@@ -47,7 +49,7 @@ export interface PlanPushDeps {
 /** Reads the source, checks every row, and stores what must be sent (see docs/push.md). */
 export async function planPush(deps: PlanPushDeps, opts: PlanPushOptions): Promise<PushPlanSummary> {
   const now = deps.now ?? (() => new Date());
-  const spec = parseSourceSpec(opts.from);
+  const spec = parseSourceSpec(opts.from, opts.ledgerName);
   const rows = await readSourceRows(deps.db, spec, opts.maxRows);
   const ledger = new PushLedger(deps.db);
   const ledgerState = await ledger.read(spec.sourceId);

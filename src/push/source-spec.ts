@@ -13,6 +13,7 @@ export interface SourceSpec {
   sql: string;
 }
 
+const LEDGER_NAME = /^[A-Za-z0-9_.:-]{1,100}$/;
 const RELATION = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*){0,2}$/;
 const QUERY_START = /^(select|with|from|values|table|\()/i;
 
@@ -20,7 +21,20 @@ const QUERY_START = /^(select|with|from|values|table|\()/i;
  * Reads `--from`: a table or view name (optionally schema- or catalog-qualified) or a read-only
  * query. A query is wrapped as a subquery, so only statements that yield rows can run.
  */
-export function parseSourceSpec(from: string): SourceSpec {
+export function parseSourceSpec(from: string, ledgerName?: string): SourceSpec {
+  const spec = parseFrom(from);
+  if (ledgerName === undefined) return spec;
+  if (!LEDGER_NAME.test(ledgerName)) {
+    throw new PushSourceError(`--ledger-name "${ledgerName.slice(0, 40)}" must be 1 to 100 letters, digits, or _ . : -`);
+  }
+  return { ...spec, sourceId: ledgerName };
+}
+
+/**
+ * The ledger is per source: a relation by its name, a query by a hash of its text (so editing the
+ * query starts a new ledger unless `--ledger-name` keeps the old one).
+ */
+function parseFrom(from: string): SourceSpec {
   const text = from.trim().replace(/;+\s*$/, '');
   if (text.length === 0) throw new PushSourceError('`--from` is empty; pass a table or view name, or a SELECT query.');
   if (text.length > MAX_SOURCE_TEXT) {

@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { MAX_SOURCE_TEXT, parseSourceSpec } from '../../src/push/source-spec.js';
+
+describe('parseSourceSpec', () => {
+  it('reads a relation name, quoting every part', () => {
+    expect(parseSourceSpec(' marketing.Upserts ')).toEqual({ kind: 'relation', sourceId: 'marketing.upserts', sql: 'SELECT * FROM "marketing"."Upserts"' });
+  });
+
+  it('wraps a query and names its ledger by a hash that ignores whitespace and a trailing semicolon', () => {
+    const a = parseSourceSpec('SELECT email, status FROM contacts_to_fix;');
+    const b = parseSourceSpec('select  email,\n status FROM contacts_to_fix');
+    expect(a.kind).toBe('query');
+    expect(a.sql).toBe('SELECT * FROM (SELECT email, status FROM contacts_to_fix) AS _push_source');
+    expect(a.sourceId).toMatch(/^query:[0-9a-f]{16}$/);
+    expect(parseSourceSpec('SELECT email, status FROM contacts_to_fix').sourceId).toBe(a.sourceId);
+    expect(b.sourceId).not.toBe(a.sourceId); // case is part of the text
+    expect(parseSourceSpec('SELECT 1 AS email', 'spring-campaign').sourceId).toBe('spring-campaign');
+  });
+
+  it.each([
+    ['', /is empty/],
+    ['DELETE FROM contacts', /neither a table\/view name nor a query/],
+    ['SELECT 1; DROP TABLE contacts', /more than one statement/],
+    [`SELECT '${'x'.repeat(MAX_SOURCE_TEXT)}'`, /save the query as a view/],
+  ])('rejects %j', (from, message) => {
+    expect(() => parseSourceSpec(from)).toThrow(message);
+  });
+
+  it('rejects a ledger name that could not be a plain label', () => {
+    expect(() => parseSourceSpec('upserts', "x'; --")).toThrow(/--ledger-name/);
+  });
+});
