@@ -5,12 +5,13 @@ import { readAppliedSeq } from './applier-sql.js';
 import type { WebhookRefetcher } from './refetcher.js';
 import type { Spool } from './spool.js';
 import type { WebhookMetrics } from './webhook-metrics.js';
+import { LAKE_TABLES } from '../warehouse/lake-layout.js';
 import type { Warehouse } from '../warehouse/types.js';
 
 /** What the applier's write scopes offer: the batch writes, migrations, and the lake publish. */
 export type WebhookWarehouse = ApplierWarehouse & Pick<Warehouse, 'migrate' | 'publishLake'>;
 
-/** Tables the applier changes; the lake publishes those it knows (others are skipped by it). */
+/** Tables the applier changes; those the lake layout knows are published. */
 export const APPLIER_LAKE_TABLES = ['contacts', 'contacts_history', 'contact_tags', 'contact_lists', 'campaigns', 'funnels', 'funnel_subscribers', 'webhook_events', 'email_events', 'commerce_events'] as const;
 
 export interface WebhookApplierOptions {
@@ -74,7 +75,7 @@ export function createWebhookApplier(options: WebhookApplierOptions): WebhookApp
   const publish = async (): Promise<void> => {
     lastPublish = Date.now();
     try {
-      await options.withWarehouse((w) => w.publishLake([...APPLIER_LAKE_TABLES]));
+      await options.withWarehouse((w) => w.publishLake(APPLIER_LAKE_TABLES.filter((t) => t in LAKE_TABLES)));
       unpublished = false;
     } catch (err) {
       logger?.warn({ code: (err as { code?: string }).code, message: (err as Error).message }, 'publishing the lake after webhook batches failed');

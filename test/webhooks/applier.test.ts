@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
@@ -13,6 +14,7 @@ import { makeDelivery, withTempDir } from './helpers.js';
 const SECRET = 'applier-test-secret-0123456789';
 
 interface Env {
+  dir: string;
   sim: RunningSimulator;
   client: CrmClient;
   /** Runs a receiver + applier on the test's spool and warehouse (call again to "restart"). */
@@ -28,6 +30,7 @@ async function withEnv<T>(fn: (env: Env) => Promise<T>): Promise<T> {
     const wh = { dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake') };
     try {
       return await fn({
+        dir,
         sim,
         client,
         serve: (f, other) =>
@@ -117,6 +120,9 @@ describe('webhook applier', () => {
       });
       const first = await snapshot();
       expect(first.events).toHaveLength(6);
+      // Stopping the service published what it applied to the Parquet lake.
+      expect(existsSync(join(env.dir, 'lake', 'webhook_events'))).toBe(true);
+      expect(existsSync(join(env.dir, 'lake', 'contacts'))).toBe(true);
       expect(first.email).toHaveLength(3);
       // A crash after the contact loads but before the offset commit: the offset is behind.
       await env.query(`UPDATE _webhook_applier SET applied_seq = 0`);
