@@ -11,8 +11,8 @@ import { CrmError } from './errors.js';
  *   limit, drops to 85% of it and pauses
  *   everyone for Retry-After; later 429s from requests sent before that drop are not counted again;
  * - afterwards it climbs quickly back to 95% of the learned limit, then probes above it slowly
- *   (about 1% of the limit per 10 s) so it stays just under the limit instead of oscillating;
- * - a sustained rise in latency (4x the best seen, and 250 ms over it) stops the climb and backs off 10%.
+ *   (about 1% of the limit per 20 s) so it stays just under the limit instead of oscillating;
+ * - a sustained rise in latency (4x the best seen, and 500 ms over it) stops the climb and backs off 10%.
  */
 export interface RateLimiterOptions {
   /** Hard ceiling in requests/s (CRM_MAX_RPS). When set, the limiter starts there. */
@@ -166,7 +166,8 @@ export function createRateLimiter(opts: RateLimiterOptions = {}): RateLimiter {
     const lat = o.latencyMs;
     bestLatency = Math.min(bestLatency, lat);
     ewmaLatency = ewmaLatency === undefined ? lat : ewmaLatency * 0.9 + lat * 0.1;
-    const slow = ewmaLatency > Math.max(4 * bestLatency, bestLatency + 250);
+    // A loaded client machine also slows responses; only a large, sustained rise counts as the server's.
+    const slow = ewmaLatency > Math.max(4 * bestLatency, bestLatency + 500);
     if (slow) {
       if (t - lastLatencyCutAt > 2000 && t - saturatedAt < 1000) {
         rps = Math.max(minRps, rps * 0.9);
@@ -182,7 +183,7 @@ export function createRateLimiter(opts: RateLimiterOptions = {}): RateLimiter {
       const target = learned === undefined ? ceiling : learned * 0.95;
       rps = Math.min(ceiling, target, rps + Math.max(1, (learned ?? rps) * 0.1) / rps);
     } else {
-      rps = Math.min(ceiling, rps + (learned * 0.001) / rps);
+      rps = Math.min(ceiling, rps + (learned * 0.0005) / rps); // about 1% of the limit per 20 s
       if (rps > learned) learned = rps; // probed past it without a 429: the limit is higher
     }
   }
