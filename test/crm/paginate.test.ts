@@ -105,6 +105,20 @@ describe('paginate', () => {
     expect(drift).toEqual([expect.objectContaining({ kind: 'order_violation', page: 2, ids: [5, 3] })]);
   });
 
+  it('resumes from a start page, stops at maxPages, and stops requesting when the consumer breaks', async () => {
+    const l = listing(ids(100));
+    const resumed = await collect(paginate(l.fetchPage, { perPage: 10, startPage: 7, concurrency: 3 }));
+    expect(resumed.map((p) => p.currentPage)).toEqual([7, 8, 9, 10]);
+    const capped = await collect(paginate(l.fetchPage, { perPage: 10, maxPages: 2 }));
+    expect(capped.map((p) => p.currentPage)).toEqual([1, 2]);
+    const early = listing(ids(1000), { delayMs: 5 });
+    for await (const p of paginate(early.fetchPage, { perPage: 10, concurrency: 4 })) {
+      if (p.currentPage === 2) break;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+    expect(early.calls.length).toBeLessThanOrEqual(2 + 2 * 4); // the look-ahead window, not all 100 pages
+  });
+
   it('a failed page surfaces to the caller', async () => {
     const fetchPage = async (page: number, perPage: number): Promise<Page<Row>> => {
       if (page === 3) throw new Error('boom');
