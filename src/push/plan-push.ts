@@ -83,7 +83,7 @@ export async function planPush(deps: PlanPushDeps, opts: PlanPushOptions): Promi
     const at = now();
     const plans = new PushPlanStore(deps.db);
     await plans.pruneStale(at);
-    await ledger.pruneRejections(spec.sourceId, allRejections.map((r) => r.key));
+    await ledger.pruneRejections(spec.sourceId, allRejections.map((r) => r.key), at);
     await ledger.recordRejections(spec.sourceId, opts.runId, allRejections, at);
     await ledger.settle(spec.sourceId, settled, at);
     await plans.save(opts.runId, spec.sourceId, planned);

@@ -90,14 +90,24 @@ export class PushLedger {
   }
 
   /**
-   * Drops rejections of rows that are gone from the source or no longer rejected (rows that never
-   * reached the CRM); a row that was fixed gets a fresh entry when it is sent.
+   * Clears rejections of rows that are gone from the source or no longer rejected: entries of rows
+   * that never reached the CRM are dropped (a fixed row gets a fresh entry when it is sent), the
+   * others return to their last success.
    */
-  async pruneRejections(source: string, stillRejected: readonly string[]): Promise<void> {
+  async pruneRejections(source: string, stillRejected: readonly string[], at: Date): Promise<void> {
+    const keys = JSON.stringify(stillRejected);
     await this.db.query(
       `DELETE FROM _push_ledger WHERE source = ? AND outcome = 'rejected' AND pushed_fingerprint IS NULL
          AND push_key NOT IN (SELECT unnest(from_json(?::JSON, '["VARCHAR"]')))`,
-      [source, JSON.stringify(stillRejected)],
+      [source, keys],
+    );
+    // A row pushed once, rejected later, then fixed or dropped: the CRM still holds what was pushed.
+    await this.db.query(
+      `UPDATE _push_ledger SET outcome = 'succeeded', error_code = NULL, error_field = NULL, error_message = NULL,
+         retryable = NULL, updated_at = $1::TIMESTAMP
+       WHERE source = $2 AND outcome = 'rejected' AND pushed_fingerprint IS NOT NULL
+         AND push_key NOT IN (SELECT unnest(from_json($3::JSON, '["VARCHAR"]')))`,
+      [sqlTimestamp(at), source, keys],
     );
   }
 
@@ -110,9 +120,9 @@ export class PushLedger {
       const data = JSON.stringify(rows.slice(i, i + 1000).map((r) => ({ k: r.key, s: r.sourceFingerprint })));
       await this.db.query(
         `UPDATE _push_ledger SET outcome = 'succeeded', source_fingerprint = p.s, http_status = NULL, error_code = NULL,
-           error_field = NULL, error_message = NULL, retryable = NULL, failures = 0, updated_at = ?::TIMESTAMP
-         FROM (SELECT unnest(from_json(?::JSON, '[{"k":"VARCHAR","s":"VARCHAR"}]'), recursive := true)) p
-         WHERE _push_ledger.source = ? AND _push_ledger.push_key = p.k`,
+           error_field = NULL, error_message = NULL, retryable = NULL, failures = 0, updated_at = $1::TIMESTAMP
+         FROM (SELECT unnest(from_json($2::JSON, '[{"k":"VARCHAR","s":"VARCHAR"}]'), recursive := true)) p
+         WHERE _push_ledger.source = $3 AND _push_ledger.push_key = p.k`,
         [sqlTimestamp(at), data, source],
       );
     }

@@ -91,8 +91,8 @@ export class PushPlanStore {
 
   async finishRun(runId: string, status: 'succeeded' | 'failed', totals: RunTotals, at: Date, error?: string): Promise<void> {
     await this.db.query(
-      `UPDATE _push_runs SET status = ?, finished_at = ?::TIMESTAMP, sent = ?, succeeded = ?, failed = ?, skipped = ?, error = ?
-       WHERE run_id = ?`,
+      `UPDATE _push_runs SET status = $1, finished_at = $2::TIMESTAMP, sent = $3, succeeded = $4, failed = $5, skipped = $6, error = $7
+       WHERE run_id = $8`,
       [status, sqlTimestamp(at), totals.sent, totals.succeeded, totals.failed, totals.skipped, error ?? null, runId],
     );
   }

@@ -187,4 +187,30 @@ describe('push plan and send against the simulator', () => {
       });
     });
   });
+
+  it('a pushed row that turns invalid is a dead letter until it is fixed or dropped, and never sent meanwhile', async () => {
+    await withSimClient({ contacts: 5, seed: 13 }, { limiter: createRateLimiter({ maxRps: 500 }) }, async (sim, client) => {
+      await withPushDb(async (db) => {
+        const crm = pushCrmFromClient(client);
+        await db.query(`CREATE TABLE upserts AS SELECT 'turn' || i || '@example.test' AS email, 'subscribed' AS status, 'N' || i AS first_name FROM range(3) t(i)`);
+        await pushAll(db, crm, 'run-1');
+        await db.query(`UPDATE upserts SET status = 'vip' WHERE email IN ('turn0@example.test', 'turn1@example.test')`);
+        const second = await pushAll(db, crm, 'run-2');
+        expect(second.plan.counts).toEqual({ new: 0, changed: 0, retry: 0, unchanged: 1, invalid: 2 });
+        expect(upsertRequests(sim)).toBe(3);
+        const dead = async () => (await db.query(`SELECT push_key FROM push_dead_letters ORDER BY push_key`)).map((r) => r.push_key);
+        expect(await dead()).toEqual(['turn0@example.test', 'turn1@example.test']);
+
+        // turn0 is fixed back to what was pushed, turn1 is dropped from the source.
+        await db.query(`UPDATE upserts SET status = 'subscribed' WHERE email = 'turn0@example.test'`);
+        await db.query(`DELETE FROM upserts WHERE email = 'turn1@example.test'`);
+        const third = await pushAll(db, crm, 'run-3');
+        expect(third.plan.counts).toEqual({ new: 0, changed: 0, retry: 0, unchanged: 2, invalid: 0 });
+        expect(upsertRequests(sim)).toBe(3);
+        expect(await dead()).toEqual([]);
+        const outcomes = await db.query(`SELECT push_key, outcome FROM _push_ledger ORDER BY push_key`);
+        expect(outcomes.map((r) => r.outcome)).toEqual(['succeeded', 'succeeded', 'succeeded']);
+      });
+    });
+  });
 });
