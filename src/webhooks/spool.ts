@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { open, readFile, unlink, writeFile, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readFile, unlink, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../logger.js';
 import { SpoolUnavailableError } from './errors.js';
@@ -69,19 +69,21 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
   const maxQueued = options.maxQueued ?? 20_000;
   const now = options.now ?? Date.now;
 
-  let recovered;
+  // The lock comes first: recovery cuts torn tails, which must never touch a live receiver's file.
   try {
-    recovered = await recoverSpool(dir, logger);
+    await mkdir(dir, { recursive: true });
   } catch (cause) {
-    throw new SpoolUnavailableError(`Cannot read the webhook spool in ${dir}; check the directory and its permissions.`, { cause });
+    throw new SpoolUnavailableError(`Cannot create the webhook spool directory ${dir}; check the path and its permissions.`, { cause });
   }
   const release = acquireSpoolLock(dir);
+  let recovered;
   let id: string;
   try {
+    recovered = await recoverSpool(dir, logger);
     id = await spoolId(dir);
   } catch (cause) {
     release();
-    throw new SpoolUnavailableError(`Cannot read or create the spool id in ${dir}; check that the directory is writable.`, { cause });
+    throw new SpoolUnavailableError(`Cannot read the webhook spool in ${dir}; check the directory and its permissions.`, { cause });
   }
   const { segments, index } = recovered;
   let committedSeq = recovered.lastSeq;

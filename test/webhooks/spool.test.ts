@@ -127,10 +127,16 @@ describe('spool', () => {
     });
   });
 
-  it('refuses a second receiver on the same spool directory', async () => {
+  it('refuses a second receiver on the same spool directory, without touching the live segment', async () => {
     await withTempDir(async (dir) => {
-      await withSpool({ dir }, async () => {
+      await withSpool({ dir }, async (spool) => {
+        await spool.append(entry('live'));
+        const seg = join(dir, segments(dir)[0]!);
+        const size = statSync(seg).size;
         await expect(openSpool({ dir })).rejects.toThrow(/Another webhook receiver/);
+        // The live file (with its preallocated tail) is left exactly as it was.
+        expect(statSync(seg).size).toBe(size);
+        expect(await spool.append(entry('after'))).toBe('accepted');
       });
     });
   });
