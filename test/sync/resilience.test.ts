@@ -24,9 +24,9 @@ describe('sync under faults and churn', () => {
   });
 
   it('converges on the run after a backfill that churn ran through', async () => {
-    await withSyncEnv({ sim: { contacts: 700, seed: 33, faults: { latencyMs: { min: 10, max: 20 } } } }, async (env) => {
+    await withSyncEnv({ sim: { contacts: 450, seed: 33, faults: { latencyMs: { min: 10, max: 20 } } } }, async (env) => {
       // Churn through the whole backfill (capped, so the test stops by itself).
-      const churn = env.sim.churn({ insertsPerSec: 10, updatesPerSec: 10, deletesPerSec: 6 });
+      const churn = env.sim.churn({ insertsPerSec: 8, updatesPerSec: 8, deletesPerSec: 4 });
       const stopChurn = setTimeout(() => void churn.stop(), 20_000);
       let during;
       try {

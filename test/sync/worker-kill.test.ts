@@ -35,7 +35,7 @@ async function waitFor(check: () => boolean, timeoutMs: number): Promise<void> {
 
 describe('worker crashes during a backfill', () => {
   it('SIGKILL at several points, restart: exact result, only in-flight pages refetched', { timeout: 150_000 }, async () => {
-    await withSyncEnv({ worker: false, sim: { contacts: 1600, seed: 9, faults: { latencyMs: { min: 60, max: 90 } } } }, async (env) => {
+    await withSyncEnv({ worker: false, sim: { contacts: 1600, seed: 9, faults: { latencyMs: { min: 40, max: 60 } } } }, async (env) => {
       const proxy = await startPageProxy(env.sim.baseUrl);
       const childEnv = { ...env.env, CRM_BASE_URL: proxy.baseUrl };
       let child = startWorkerProcess(childEnv);
@@ -47,7 +47,7 @@ describe('worker crashes during a backfill', () => {
         const done = runSync({
           client: env.client,
           taskQueues: env.queues,
-          input: { streams: ['contacts'], tuning: { perPage: PER_PAGE, parallelism: PARALLELISM, maxPagesPerRange: 5, heartbeatTimeoutMs: 3_000 } },
+          input: { streams: ['contacts'], tuning: { perPage: PER_PAGE, parallelism: PARALLELISM, maxPagesPerRange: 5, heartbeatTimeoutMs: 2_000 } },
         });
         done.catch(() => undefined);
         const fetched = () => [...proxy.ascPageFetches().keys()].length;
