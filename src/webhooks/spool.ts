@@ -80,7 +80,8 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
   let id: string;
   try {
     recovered = await recoverSpool(dir, logger);
-    id = await spoolId(dir);
+    // An empty log starts a new identity: an offset recorded for earlier records must not skip new ones.
+    id = await spoolId(dir, recovered.lastSeq === 0);
   } catch (cause) {
     release();
     throw new SpoolUnavailableError(`Cannot read the webhook spool in ${dir}; check the directory and its permissions.`, { cause });
@@ -276,13 +277,15 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
 }
 
 /** A new spool directory gets a fresh id, so an offset recorded for a wiped spool is not reused. */
-async function spoolId(dir: string): Promise<string> {
+async function spoolId(dir: string, fresh: boolean): Promise<string> {
   const path = join(dir, 'SPOOL_ID');
-  try {
-    const text = (await readFile(path, 'utf8')).trim();
-    if (/^[0-9a-f-]{36}$/.test(text)) return text;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  if (!fresh) {
+    try {
+      const text = (await readFile(path, 'utf8')).trim();
+      if (/^[0-9a-f-]{36}$/.test(text)) return text;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
   }
   const id = randomUUID();
   await writeFile(path, `${id}\n`, { mode: 0o600, flush: true });

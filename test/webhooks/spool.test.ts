@@ -43,13 +43,15 @@ describe('spool', () => {
     });
   });
 
-  it('rebuilds the dedup index from the log when reopened', async () => {
+  it('rebuilds the dedup index from the log when reopened, keeping its id; an emptied log gets a new id', async () => {
     await withTempDir(async (dir) => {
-      await withSpool({ dir }, async (spool) => {
+      const id = await withSpool({ dir }, async (spool) => {
         expect(await spool.append(entry('a'))).toBe('accepted');
         expect(await spool.append(entry('b'))).toBe('accepted');
+        return spool.id;
       });
       await withSpool({ dir }, async (spool) => {
+        expect(spool.id).toBe(id);
         expect(await spool.append(entry('a'))).toBe('duplicate');
         expect(await spool.append(entry('c'))).toBe('accepted');
         expect((await spool.read(0, 10)).map((r) => [r.seq, r.deliveryId])).toEqual([
@@ -57,6 +59,13 @@ describe('spool', () => {
           [2, 'b'],
           [3, 'c'],
         ]);
+      });
+      for (const seg of segments(dir)) rmSync(join(dir, seg));
+      await withSpool({ dir }, async (spool) => {
+        // Seqs restart at 1 under a new id, so the applier's old offset cannot hide them.
+        expect(spool.id).not.toBe(id);
+        expect(await spool.append(entry('x'))).toBe('accepted');
+        expect((await spool.read(0, 10)).map((r) => r.seq)).toEqual([1]);
       });
     });
   });
