@@ -83,6 +83,13 @@ export interface PushWorkflowInput {
   resume?: { plan: PlanPushResult; cursor: number; totals: PushTotals };
 }
 
+/** Answer of `pushProgressQuery`: where the push is, without any row. */
+export interface PushProgress extends PushTotals {
+  phase: 'planning' | 'sending' | 'done';
+  toSend: number;
+  cursor: number;
+}
+
 export interface PushWorkflowResult extends PushTotals {
   runId: string;
   source: string;

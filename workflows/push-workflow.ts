@@ -1,6 +1,8 @@
-import { ApplicationFailure, TemporalFailure, continueAsNew, proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type { PushActivities, PushTotals, PushWorkflowInput, PushWorkflowResult } from './push-types.js';
+import { ApplicationFailure, TemporalFailure, continueAsNew, defineQuery, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { PushActivities, PushProgress, PushTotals, PushWorkflowInput, PushWorkflowResult } from './push-types.js';
 
+/** Progress for the CLI and operators: counts and cursors only. */
+export const pushProgressQuery = defineQuery<PushProgress>('pushProgress');
 
 /**
  * Reverse sync: plan once (the source is read, checked and numbered in the warehouse), then push
@@ -19,11 +21,17 @@ export async function pushWorkflow(input: PushWorkflowInput): Promise<PushWorkfl
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 20 },
   });
 
+  let phase: PushProgress['phase'] = input.resume ? 'sending' : 'planning';
+  let cursor = input.resume?.cursor ?? 0;
+  const totals: PushTotals = input.resume?.totals ?? { sent: 0, succeeded: 0, failed: 0, skipped: 0 };
+  let toSend = input.resume?.plan.toSend ?? 0;
+  setHandler(pushProgressQuery, () => ({ phase, toSend, cursor, ...totals }));
+
   const plan =
     input.resume?.plan ??
     (await planPush({ from: input.from, ledgerName: input.ledgerName, runId: workflowInfo().workflowId, createMissing: input.createMissing ?? false }));
-  const totals: PushTotals = input.resume?.totals ?? { sent: 0, succeeded: 0, failed: 0, skipped: 0 };
-  let cursor = input.resume?.cursor ?? 0;
+  toSend = plan.toSend;
+  phase = 'sending';
   try {
     for (let batches = 0; cursor < plan.toSend && batches < batchesPerRun; batches++) {
       const toSeq = Math.min(cursor + batchSize, plan.toSend);
@@ -42,5 +50,6 @@ export async function pushWorkflow(input: PushWorkflowInput): Promise<PushWorkfl
   }
   if (cursor < plan.toSend) return await continueAsNew<typeof pushWorkflow>({ ...input, resume: { plan, cursor, totals } });
   await finishPush({ runId: plan.runId, status: 'succeeded', totals });
+  phase = 'done';
   return { ...totals, runId: plan.runId, source: plan.source, rowsRead: plan.rowsRead, counts: plan.counts, toSend: plan.toSend };
 }

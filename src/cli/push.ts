@@ -5,7 +5,7 @@ import { loadConfig, requireCrm, type Config } from '../config.js';
 import { crmClientFromConfig } from '../crm/index.js';
 import { ConfigError } from '../errors.js';
 import { createLogger, type Logger } from '../logger.js';
-import { formatDryRun, formatPushResult } from '../push/format-push.js';
+import { formatDryRun, formatProgress, formatPushResult } from '../push/format-push.js';
 import { planPush } from '../push/plan-push.js';
 import { pushCrmFromClient } from '../push/push-crm-from-client.js';
 import { MAX_SOURCE_TEXT, parseSourceSpec } from '../push/source-spec.js';
@@ -13,7 +13,7 @@ import { withInProcessWorkers } from '../sync/sync-runtime.js';
 import { withTemporal } from '../temporal/connect.js';
 import { taskQueues } from '../temporal/task-queues.js';
 import { withWarehouse } from '../warehouse/index.js';
-import type { PushWorkflowInput, PushWorkflowResult } from '../../workflows/push-types.js';
+import type { PushProgress, PushWorkflowInput, PushWorkflowResult } from '../../workflows/push-types.js';
 
 export const PushOptions = z.object({
   from: z.string({ error: '--from is required: a table or view name, or a SELECT query' }).min(1).max(MAX_SOURCE_TEXT),
@@ -77,22 +77,48 @@ export async function dryRunCommand(config: Config, opts: PushOptions) {
 }
 
 /** Runs pushWorkflow and waits for it; with an embedded Temporal this process is the worker. */
-export async function pushCommand(config: Config, opts: PushOptions, logger: Logger): Promise<PushWorkflowResult> {
+export async function pushCommand(
+  config: Config,
+  opts: PushOptions,
+  logger: Logger,
+  progressOut: NodeJS.WritableStream | undefined = process.stderr,
+): Promise<PushWorkflowResult> {
   requireCrm(config);
   const embedded = !config.temporal.address;
   const input: PushWorkflowInput = { from: opts.from, ledgerName: opts.ledgerName, createMissing: opts.createMissingTags, batchSize: opts.batchSize, batchSeconds: opts.batchSeconds };
   return await withTemporal(
     config,
     async (t) => {
-      const run = () =>
-        t.client.workflow.execute('pushWorkflow', {
+      const run = async (): Promise<PushWorkflowResult> => {
+        const handle = await t.client.workflow.start('pushWorkflow', {
           taskQueue: taskQueues(config).main,
           workflowId: `push-${new Date().toISOString().replace(/[-:.]/g, '')}-${randomUUID().slice(0, 8)}`,
           args: [input],
-        }) as Promise<PushWorkflowResult>;
+        });
+        const stop = reportProgress(() => handle.query<PushProgress>('pushProgress'), progressOut);
+        try {
+          return (await handle.result()) as PushWorkflowResult;
+        } finally {
+          stop();
+        }
+      };
       if (!embedded || !t.nativeConnection) return await run();
       return await withInProcessWorkers({ config, logger, client: t.client, nativeConnection: t.nativeConnection, namespace: t.namespace }, run);
     },
     { worker: embedded },
   );
+}
+
+/** A progress line on stderr every few seconds while the workflow runs (counts only). */
+function reportProgress(query: () => Promise<PushProgress>, out: NodeJS.WritableStream | undefined): () => void {
+  if (!out) return () => undefined;
+  const started = Date.now();
+  const timer = setInterval(() => {
+    query().then(
+      (p) => out.write(`${formatProgress(p, Date.now() - started)}\n`),
+      () => undefined, // a query can fail while a worker restarts; the next one will answer
+    );
+  }, 5_000);
+  timer.unref();
+  return () => clearInterval(timer);
 }

@@ -1,4 +1,4 @@
-import type { PushWorkflowResult } from '../../workflows/push-types.js';
+import type { PushProgress, PushWorkflowResult } from '../../workflows/push-types.js';
 import type { PushPlanSummary } from './plan-push.js';
 import type { PushCounts } from './push-types.js';
 
@@ -35,4 +35,10 @@ export function formatPushResult(r: PushWorkflowResult): string {
     lines.push(`  see why: crmsync query "SELECT email, error_field, error_message FROM push_dead_letters WHERE source = '${r.source.replaceAll("'", "''")}'"`);
   }
   return `${lines.join('\n')}\n`;
+}
+
+export function formatProgress(p: PushProgress, elapsedMs: number): string {
+  if (p.phase === 'planning') return 'push: reading and checking the source...';
+  const rate = (p.succeeded * 1000) / Math.max(1, elapsedMs);
+  return `push: ${p.cursor}/${p.toSend} rows  succeeded ${p.succeeded}  failed ${p.failed}  ${rate.toFixed(1)} rows/s`;
 }

@@ -58,7 +58,7 @@ describe('crmsync push against the simulator and a real warehouse file', () => {
 
       const result = await withTestWorker(
         { taskQueue, warehouseActivities: createPushActivitiesFromConfig({ config, logger: silentLogger }) },
-        () => pushCommand(config, opts, silentLogger),
+        () => pushCommand(config, opts, silentLogger, undefined),
       );
       expect(result).toMatchObject({ source: 'promo', toSend: 2, sent: 2, succeeded: 2, failed: 0, counts: { new: 2, invalid: 1 } });
       expect(formatPushResult(result)).toContain('push_dead_letters');

@@ -114,6 +114,9 @@ describe('pushWorkflow against a rate-limited simulator', () => {
           // 4 batches of at most 2 rows, 2 per run: the first run and one continuation.
           const runs = await db.query(`SELECT status, succeeded FROM _push_runs WHERE run_id = ?`, [workflowId]);
           expect(runs).toEqual([{ status: 'succeeded', succeeded: 7 }]);
+          expect(await temporal.workflow.getHandle(workflowId).query('pushProgress')).toEqual({
+            phase: 'done', toSend: 7, cursor: 7, sent: 7, succeeded: 7, failed: 0, skipped: 0,
+          });
           const history = await temporal.workflow.getHandle(workflowId).describe();
           expect(history.runId).not.toBe(history.raw.workflowExecutionInfo?.firstRunId);
           expect(await db.query(`SELECT count(*)::INTEGER AS n FROM _push_plan WHERE run_id = ?`, [workflowId])).toEqual([{ n: 0 }]);
