@@ -169,14 +169,19 @@ export function createContactActivities(deps: SyncActivityDeps) {
      * tombstoned, the found ones loaded. Then one probe tells whether the CRM changed meanwhile.
      */
     async finishContactsScan(input: { scanKey: string; loadId: string }): Promise<FinishScanResult> {
-      const { scan, candidates } = await writes.run(async (w) => {
-        const state = await readContactsState(w);
-        const active = state.activeScan;
-        if (!active || active.scanKey !== input.scanKey) {
-          throw new CrmsyncError('SYNC_SCAN_MISSING', `Contact scan ${input.scanKey} is not the active scan; run \`crmsync sync --stream contacts\` again to start a new one.`);
-        }
+      const found0 = await writes.run(async (w) => {
+        const active = (await readContactsState(w)).activeScan;
+        if (!active || active.scanKey !== input.scanKey) return undefined;
         return { scan: active, candidates: await unseenLiveContactIds(w, active.scanKey, active.maxIdAtStart) };
       });
+      if (!found0) {
+        // Finished already: an earlier attempt completed but its result was lost (worker died).
+        const tail = await probe();
+        const liveCount = await writes.run(liveContactCount);
+        logger.info({ scanKey: input.scanKey }, 'contact scan already finished; nothing to do');
+        return { deleted: 0, restored: 0, requests: 1, drift: false, crmTotal: tail.total, liveCount };
+      }
+      const { scan, candidates } = found0;
       let requests = 0;
       const gone: number[] = [];
       const found: Contact[] = [];
