@@ -8,7 +8,7 @@
  * machine this is the worst case), and answering with the latency measured on the real deployment
  * for per_page=100 pages (47-71 ms, fixtures README), where a sync actually spends its time.
  *
- *   node --import tsx bench/client.ts [contacts=6000] [perPage=100] [concurrency=4] [rounds=9]
+ *   node --import tsx bench/client.ts [contacts=6000] [perPage=100] [concurrency=4] [rounds=9] [scenario index, default all]
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { Pool } from 'undici';
 import { createCrmClient, createRateLimiter } from '../src/crm/index.js';
 
-const [contacts = 6000, perPage = 100, concurrency = 4, rounds = 9] = process.argv.slice(2).map(Number);
+const [contacts = 6000, perPage = 100, concurrency = 4, rounds = 9, only = -1] = process.argv.slice(2).map(Number);
 const pages = Math.ceil(contacts / perPage);
 
 const SCENARIOS = [
@@ -141,7 +141,7 @@ async function scenario(name: string, latency: readonly [number, number]) {
 }
 
 const results = [];
-for (const sc of SCENARIOS) results.push(await scenario(sc.name, sc.latency));
+for (const [i, sc] of SCENARIOS.entries()) if (only < 0 || only === i) results.push(await scenario(sc.name, sc.latency));
 const result = {
   benchmark: 'client',
   date: new Date().toISOString(),

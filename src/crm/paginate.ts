@@ -128,8 +128,8 @@ export async function* paginate<T>(fetchPage: (page: number, perPage: number) =>
     return { ...last, drift: [...(last.drift ?? []), e] };
   }
 
-  // Pages are requested ahead of the consumer (at most `concurrency` in flight, at most twice that
-  // buffered) and yielded in order. With concurrency > 1 the first `concurrency` pages are requested
+  // Pages are requested ahead of the consumer (at most `concurrency` in flight, at most four times
+  // that ahead, so one slow page does not stall the others) and yielded in order. With concurrency > 1 the first `concurrency` pages are requested
   // at once, before page 1 tells how many there are: one round trip saved, a few empty pages at worst.
   const pagesLimit = start + maxPages - 1;
   const ahead = new Map<number, Promise<Page<T>>>();
@@ -150,7 +150,7 @@ export async function* paginate<T>(fetchPage: (page: number, perPage: number) =>
     return pr;
   };
   const pump = (): void => {
-    while (!stopped && inFlight < concurrency && highest < Math.min(limitPage, pagesLimit, page + 2 * concurrency)) launch(highest + 1);
+    while (!stopped && inFlight < concurrency && highest < Math.min(limitPage, pagesLimit, page + 4 * concurrency)) launch(highest + 1);
   };
 
   let knownLast: number | undefined;

@@ -116,7 +116,7 @@ describe('paginate', () => {
       if (p.currentPage === 2) break;
     }
     await new Promise((r) => setTimeout(r, 50));
-    expect(early.calls.length).toBeLessThanOrEqual(2 + 2 * 4); // the look-ahead window, not all 100 pages
+    expect(early.calls.length).toBeLessThanOrEqual(2 + 4 * 4); // the look-ahead window, not all 100 pages
   });
 
   it('a failed page surfaces to the caller', async () => {
