@@ -54,8 +54,11 @@ export async function handleWebhookRequest(req: WebhookRequest, deps: WebhookHan
   };
   const deliveryHeader = h('x-service-delivery');
   const reject = (status: number, reason: ReceiveOutcome, message: string, headers?: Record<string, string>): WebhookResponse => {
-    metrics.count(reason);
-    logger?.info({ reason, status, delivery: safeId(deliveryHeader), webhookId: safeId(h('x-service-webhook-id')) }, 'webhook delivery rejected');
+    const total = metrics.count(reason);
+    // Bounded logging under a flood of bad requests: the first ten per reason, then at 16, 32, 64...
+    if (total <= 10 || (total & (total - 1)) === 0) {
+      logger?.info({ reason, status, total, delivery: safeId(deliveryHeader), webhookId: safeId(h('x-service-webhook-id')) }, 'webhook delivery rejected');
+    }
     return { status, body: { status: 'rejected', reason, message }, ...(headers ? { headers } : {}) };
   };
 

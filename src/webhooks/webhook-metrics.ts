@@ -13,7 +13,8 @@ export type ReceiveOutcome =
   | 'spool_unavailable';
 
 export interface WebhookMetrics {
-  count(outcome: ReceiveOutcome): void;
+  /** Counts one outcome and returns its total so far. */
+  count(outcome: ReceiveOutcome): number;
   countApplied(kind: string, n: number): void;
   snapshot(): { received: Record<string, number>; applied: Record<string, number> };
   /** Prometheus text exposition; `gauges` are sampled by the caller (spool and applier state). */
@@ -25,7 +26,9 @@ export function createWebhookMetrics(): WebhookMetrics {
   const applied = new Map<string, number>();
   return {
     count(outcome) {
-      received.set(outcome, (received.get(outcome) ?? 0) + 1);
+      const n = (received.get(outcome) ?? 0) + 1;
+      received.set(outcome, n);
+      return n;
     },
     countApplied(kind, n) {
       applied.set(kind, (applied.get(kind) ?? 0) + n);
