@@ -1,5 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
+import { pino } from 'pino';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { Secret } from '../../src/secret.js';
@@ -39,6 +40,30 @@ function postChunked(url: string, headers: Record<string, string>, size: number)
 }
 
 describe('webhook HTTP server', () => {
+  it('logs outcomes without secrets, signatures or bodies', async () => {
+    const lines: string[] = [];
+    const logger = pino({ level: 'debug' }, { write: (l: string) => void lines.push(l) });
+    await withTempDir((dir) =>
+      withWebhookService(
+        { spoolDir: join(dir, 'spool'), host: '127.0.0.1', port: 0, secrets: createSecretResolver({ secret: new Secret(SECRET) }), logger },
+        async (s) => {
+          const d = makeDelivery({ secret: SECRET, data: { contact: { id: 7, email: 'private-person@example.com' } } });
+          for (const headers of [d.headers, { ...d.headers, 'x-service-signature': `sha256=${'ab'.repeat(32)}` }]) {
+            const res = await request(s.url, { method: 'POST', headers, body: d.body });
+            await res.body.dump();
+          }
+          const unknown = makeDelivery({ secret: SECRET, event: 'contact.merged', data: { note: 'private-note-text' } });
+          await (await request(s.url, { method: 'POST', headers: unknown.headers, body: unknown.body })).body.dump();
+        },
+      ),
+    );
+    const text = lines.join('');
+    expect(text).toContain('webhook delivery stored');
+    expect(text).toContain('bad_signature');
+    expect(text).toContain('unknown event name');
+    for (const secretish of [SECRET, 'private-person@example.com', 'private-note-text', 'ab'.repeat(32), 'sha256=']) expect(text).not.toContain(secretish);
+  });
+
   it('accepts deliveries over HTTP, and serves health, readiness and counters by outcome', async () => {
     await withService(async ({ url, base }) => {
       const d = makeDelivery({ secret: SECRET });
