@@ -20,6 +20,8 @@ interface Env {
   /** Runs a receiver + applier on the test's spool and warehouse (call again to "restart"). */
   serve<T>(fn: (s: WebhookService) => Promise<T>, client?: CrmClient): Promise<T>;
   query(sql: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
+  /** Holds the warehouse write lock for `ms`, as a sync worker's load would. */
+  holdWarehouse(ms: number): Promise<void>;
   post(s: WebhookService, d: ReturnType<typeof makeDelivery>): Promise<number>;
 }
 
@@ -45,6 +47,7 @@ async function withEnv<T>(fn: (env: Env) => Promise<T>): Promise<T> {
             f,
           ),
         query: (sql, params = []) => withWarehouse({ ...wh, write: true }, (w) => w.query(sql, params)),
+        holdWarehouse: (ms) => withWarehouse({ ...wh, write: true }, () => new Promise((r) => setTimeout(r, ms))),
         async post(s, d) {
           const res = await request(s.url, { method: 'POST', headers: d.headers, body: d.body });
           await res.body.dump();
@@ -175,6 +178,26 @@ describe('webhook applier', () => {
       } finally {
         await wrong.close();
       }
+    });
+  });
+
+  it('keeps acknowledging while a sync holds the warehouse, and applies once it is released', async () => {
+    await withEnv(async (env) => {
+      const id = env.sim.truth().contacts[5]!.id;
+      await env.serve(async (s) => {
+        expect(await s.applier!.waitApplied(0, 10_000)).toBe(true);
+        const hold = env.holdWarehouse(2_000);
+        await new Promise((r) => setTimeout(r, 100));
+        const c = env.sim.mutate.updateContact(id, { first_name: 'WhileLocked' });
+        const t0 = Date.now();
+        expect(await env.post(s, contactEvent('contact.updated', c, new Date().toISOString(), 'locked-1'))).toBe(202);
+        expect(Date.now() - t0).toBeLessThan(1_000);
+        await new Promise((r) => setTimeout(r, 300));
+        expect(s.applier!.status().appliedSeq).toBe(0);
+        await hold;
+        expect(await s.applier!.waitApplied(undefined, 20_000)).toBe(true);
+      });
+      expect(await env.query(`SELECT first_name FROM contacts WHERE id = $1`, [id])).toEqual([{ first_name: 'WhileLocked' }]);
     });
   });
 
