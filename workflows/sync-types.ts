@@ -35,6 +35,8 @@ export interface SyncWorkflowInput {
   tuning?: Partial<SyncTuning>;
   /** Task queue of the single warehouse-writing worker. */
   warehouseTaskQueue: string;
+  /** Prefix of the stream children's ids (the main task queue; default "crmsync"). */
+  idScope?: string;
 }
 
 export interface StreamWorkflowInput {

@@ -31,7 +31,7 @@ export async function syncWorkflow(input: SyncWorkflowInput): Promise<SyncResult
     input.streams.map(async (stream): Promise<[string, ChildWorkflowHandle<typeof syncStreamWorkflow> | Error]> => {
       try {
         const handle = await startChild(syncStreamWorkflow, {
-          workflowId: streamWorkflowId(stream, workflowInfo().taskQueue),
+          workflowId: streamWorkflowId(stream, input.idScope),
           parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
           args: [
             {

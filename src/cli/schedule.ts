@@ -75,6 +75,7 @@ async function withScheduleClient<T>(config: Config, fn: (client: Client) => Pro
   return await withTemporal(config, (t) => fn(t.client));
 }
 
+/** Runs started by the schedule get ids `<schedule id>-run-<time>`; their streams share the manual runs' ids. */
 export async function createSchedule(
   client: Client,
   config: Pick<Config, 'temporal'>,
@@ -86,6 +87,7 @@ export async function createSchedule(
     reconcile: 'auto',
     reconcileEveryMs: opts.reconcileEveryMs,
     warehouseTaskQueue: queues.warehouse,
+    idScope: queues.main,
   };
   // Replacing keeps one schedule per id: create after deleting an old one with other settings.
   await client.schedule

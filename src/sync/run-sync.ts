@@ -9,7 +9,7 @@ import { SyncAlreadyRunningError, SyncCancelledError, SyncFailedError } from './
 export interface RunSyncOptions {
   client: Client;
   taskQueues: TaskQueues;
-  input: Omit<SyncWorkflowInput, 'warehouseTaskQueue'>;
+  input: Omit<SyncWorkflowInput, 'warehouseTaskQueue' | 'idScope'>;
   workflowId?: string;
   onProgress?: (streams: StreamProgress[]) => void;
   pollMs?: number;
@@ -30,7 +30,7 @@ export async function runSync(options: RunSyncOptions): Promise<SyncResult> {
       taskQueue: options.taskQueues.main,
       workflowId,
       workflowIdConflictPolicy: 'FAIL',
-      args: [{ ...options.input, warehouseTaskQueue: options.taskQueues.warehouse }],
+      args: [{ ...options.input, warehouseTaskQueue: options.taskQueues.warehouse, idScope: options.taskQueues.main }],
     });
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) throw new SyncAlreadyRunningError(workflowId);

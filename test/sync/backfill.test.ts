@@ -1,4 +1,6 @@
+import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
+import { testWorkflowBundlePath } from '../helpers/temporal.js';
 import { STREAM_NAMES } from '../../src/sync/streams.js';
 import { differencesFromTruth } from './helpers/compare-truth.js';
 import { withSyncEnv } from './helpers/sync-env.js';
@@ -19,6 +21,13 @@ describe('sync against the simulator on a real Temporal dev server', () => {
       const runs = await env.read((w) => w.query(`SELECT stream, status FROM _sync_runs WHERE run_id = $1`, [first.runId]));
       expect(runs.map((r) => r.stream).sort()).toEqual([...STREAMS].sort());
       expect(new Set(runs.map((r) => r.status))).toEqual(new Set(['succeeded']));
+
+      // The recorded histories replay against the current bundle: the parallel range slots and
+      // child fan-out are deterministic.
+      for (const id of [`${env.queues.main}-sync`, `${env.queues.main}-stream-contacts`, `${env.queues.main}-stream-funnel_subscribers`]) {
+        const history = await env.client.workflow.getHandle(id).fetchHistory();
+        await Worker.runReplayHistory({ workflowBundle: { codePath: testWorkflowBundlePath() } }, history, id);
+      }
 
       env.sim.resetStats();
       const second = await env.sync({ streams: ['contacts'], reconcile: 'never' });
