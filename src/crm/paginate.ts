@@ -32,6 +32,7 @@ const defaultIdOf = (item: unknown): number | string | undefined => {
  * the id window where rows may have been skipped), ids out of the requested order at a boundary, and
  * at the end a difference between the final total and the distinct rows read. Each event goes to
  * `onDrift` and into the `drift` array of the page where it was noticed. Rows are yielded as received.
+ * Inserts and deletes that cancel out in the total between two reads leave no trace (see README).
  */
 export async function* paginate<T>(fetchPage: (page: number, perPage: number) => Promise<Page<T>>, opts: PaginateOptions<T>): AsyncGenerator<Page<T>> {
   const perPage = opts.perPage;
