@@ -1,7 +1,7 @@
 // Webhook ingest benchmark: sustained accepted deliveries/s through the real receiver (fsync per
 // group commit) against a minimal node:http server that only verifies the HMAC, with the same
 // closed-loop load generator in the same run. Figures go to bench/results/webhooks.json.
-//   node --import tsx bench/webhooks.ts [--seconds 4] [--connections 32] [--rounds 2]
+//   node --import tsx bench/webhooks.ts [--seconds 4] [--connections 32] [--rounds 3] [--out webhooks]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,7 +12,8 @@ import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { signBody } from '../src/webhooks/verify-signature.js';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '4' }, connections: { type: 'string', default: '32' }, rounds: { type: 'string', default: '3' } } });
+const { values } = parseArgs({ options: { seconds: { type: 'string', default: '4' }, connections: { type: 'string', default: '32' }, rounds: { type: 'string', default: '3' }, out: { type: 'string', default: 'webhooks' } } });
+if (!/^webhooks[\w-]*$/.test(values.out)) throw new Error('--out must be a name starting with "webhooks", e.g. webhooks-64');
 const SECONDS = Number(values.seconds);
 const CONNECTIONS = Number(values.connections);
 const ROUNDS = Number(values.rounds);
@@ -139,7 +140,7 @@ try {
     runs,
   };
   mkdirSync(join(import.meta.dirname, 'results'), { recursive: true });
-  writeFileSync(join(import.meta.dirname, 'results', 'webhooks.json'), `${JSON.stringify(result, null, 2)}\n`);
+  writeFileSync(join(import.meta.dirname, 'results', `${values.out}.json`), `${JSON.stringify(result, null, 2)}\n`);
   process.stdout.write(
     `\ndurable receiver: ${durable.rps} accepted/s, p50 ${durable.p50} ms, p99 ${durable.p99} ms\n` +
       `HMAC-only node:http: ${baseline.rps} req/s, p50 ${baseline.p50} ms, p99 ${baseline.p99} ms\n` +
