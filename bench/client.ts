@@ -98,10 +98,13 @@ async function viaClient(): Promise<number> {
   }
 }
 
-async function timed(fn: () => Promise<number>): Promise<{ seconds: number; rows: number }> {
+/** Wall time, and this process's CPU time (the simulator runs in its own process). */
+async function timed(fn: () => Promise<number>): Promise<{ seconds: number; rows: number; cpuUs: number }> {
+  const c = process.cpuUsage();
   const t = performance.now();
   const rows = await fn();
-  return { seconds: (performance.now() - t) / 1000, rows };
+  const used = process.cpuUsage(c);
+  return { seconds: (performance.now() - t) / 1000, rows, cpuUs: used.user + used.system };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -114,12 +117,14 @@ async function scenario(name: string, latency: readonly [number, number]) {
     const bareRates: number[] = [];
     const clientRates: number[] = [];
     const pairRatios: number[] = [];
+    const cpu = { bare: [] as number[], client: [] as number[] };
     for (let r = 0; r < rounds; r++) {
       const order = r % 2 === 0 ? [bare, viaClient] : [viaClient, bare];
       for (const fn of order) {
-        const { seconds, rows } = await timed(fn);
+        const { seconds, rows, cpuUs } = await timed(fn);
         if (rows !== contacts) throw new Error(`${fn.name} read ${rows} rows, expected ${contacts}`);
         (fn === bare ? bareRates : clientRates).push(pages / seconds);
+        (fn === bare ? cpu.bare : cpu.client).push(cpuUs / pages);
       }
       // Back-to-back pairs see nearly the same machine load: their ratio is steadier than a ratio of medians.
       pairRatios.push(clientRates.at(-1)! / bareRates.at(-1)!);
@@ -131,9 +136,13 @@ async function scenario(name: string, latency: readonly [number, number]) {
       clientPagesPerSec: Math.round(median(clientRates) * 10) / 10,
       ratio: Math.round(median(pairRatios) * 1000) / 1000,
       ratioOfMedians: Math.round((median(clientRates) / median(bareRates)) * 1000) / 1000,
+      // CPU of this process per page: what validation, normalization and the limiter cost, whatever the load.
+      cpuUsPerPage: { bare: Math.round(median(cpu.bare)), client: Math.round(median(cpu.client)) },
       samples: { bare: bareRates.map((x) => Math.round(x)), client: clientRates.map((x) => Math.round(x)), pairRatios: pairRatios.map((x) => Math.round(x * 100) / 100) },
     };
-    console.log(`${name}: bare undici ${r.barePagesPerSec} pages/s, client ${r.clientPagesPerSec} pages/s, ratio ${r.ratio} (paired median; of medians ${r.ratioOfMedians})`);
+    console.log(
+      `${name}: bare undici ${r.barePagesPerSec} pages/s, client ${r.clientPagesPerSec} pages/s, ratio ${r.ratio} (paired median; of medians ${r.ratioOfMedians}); CPU per page ${r.cpuUsPerPage.bare} vs ${r.cpuUsPerPage.client} us`,
+    );
     return r;
   } finally {
     child.stdin!.end();
