@@ -25,8 +25,11 @@ export function createPushActivities(deps: PushActivityDeps): PushActivities {
   const now = deps.now ?? (() => new Date());
   return withFailureClassification({
     async planPush(input: PlanPushInput): Promise<PlanPushResult> {
-      const summary = await deps.withDb((db) =>
-        planPushRows({ crm: deps.crm, db, now }, { from: input.from, ledgerName: input.ledgerName, runId: input.runId, createMissing: input.createMissing, dryRun: false }),
+      // Reading and checking a large source takes a while: heartbeat so it is not taken for dead.
+      const summary = await withHeartbeats(() => ({ phase: 'planning' }), () =>
+        deps.withDb((db) =>
+          planPushRows({ crm: deps.crm, db, now }, { from: input.from, ledgerName: input.ledgerName, runId: input.runId, createMissing: input.createMissing, dryRun: false }),
+        ),
       );
       deps.logger.info({ runId: input.runId, source: summary.source, counts: summary.counts }, 'push planned');
       return {
@@ -45,12 +48,11 @@ export function createPushActivities(deps: PushActivityDeps): PushActivities {
       const resumedFrom = ctx?.info.heartbeatDetails as BatchProgress | undefined;
       if (resumedFrom) deps.logger.info({ runId: input.runId, fromSeq: input.fromSeq, resumedFrom }, 'resuming push batch');
       let progress: BatchProgress | undefined;
-      // Heartbeat on a timer too: a row waiting out a long Retry-After must not look like a dead worker.
-      const beat = () => ctx?.heartbeat(progress ?? { done: 0, total: input.toSeq - input.fromSeq, lastSeq: input.fromSeq - 1 });
-      beat();
-      const timer = ctx ? setInterval(beat, 1000) : undefined;
-      try {
-        return await deps.withDb(async (db) => {
+      // Heartbeats on a timer, with the latest progress: a row waiting out a long Retry-After must
+      // not look like a dead worker.
+      const details = () => progress ?? { done: 0, total: input.toSeq - input.fromSeq, lastSeq: input.fromSeq - 1 };
+      return await withHeartbeats(details, () =>
+        deps.withDb(async (db) => {
           const rows = await new PushPlanStore(db).load(input.runId, input.fromSeq, input.toSeq);
           if (rows.length === 0 && input.fromSeq < input.toSeq) throw new PushPlanMissingError(input.runId);
           const result = await sendBatch(
@@ -68,22 +70,36 @@ export function createPushActivities(deps: PushActivityDeps): PushActivities {
             },
           );
           return { sent: result.sent, succeeded: result.succeeded, failed: result.failed, skipped: result.skipped, nextSeq: result.nextSeq };
-        });
-      } finally {
-        if (timer) clearInterval(timer);
-      }
+        }),
+      );
     },
 
     async finishPush(input: FinishPushInput): Promise<void> {
-      await deps.withDb(async (db) => {
-        const plans = new PushPlanStore(db);
-        await plans.finishRun(input.runId, input.status, input.totals, now(), input.error);
-        // A failed run keeps its plan for inspection until pruned; a finished one has no use for it.
-        if (input.status === 'succeeded') await plans.delete(input.runId);
-      });
+      // Waiting for the warehouse lock (a sync may hold it) counts as alive.
+      await withHeartbeats(() => ({ phase: 'finishing' }), () =>
+        deps.withDb(async (db) => {
+          const plans = new PushPlanStore(db);
+          await plans.finishRun(input.runId, input.status, input.totals, now(), input.error);
+          // A failed run keeps its plan for inspection until pruned; a finished one has no use for it.
+          if (input.status === 'succeeded') await plans.delete(input.runId);
+        }),
+      );
       deps.logger.info({ runId: input.runId, status: input.status, totals: input.totals }, 'push finished');
     },
   });
+}
+
+/** Heartbeats `details()` now and every second while `fn` runs (no-op outside a worker). */
+async function withHeartbeats<T>(details: () => unknown, fn: () => Promise<T>): Promise<T> {
+  const ctx = currentContext();
+  if (!ctx) return await fn();
+  ctx.heartbeat(details());
+  const timer = setInterval(() => ctx.heartbeat(details()), 1000);
+  try {
+    return await fn();
+  } finally {
+    clearInterval(timer);
+  }
 }
 
 function currentContext(): Context | undefined {
