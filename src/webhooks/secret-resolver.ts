@@ -5,7 +5,8 @@ import type { Logger } from '../logger.js';
 import { WebhookSecretsError } from './errors.js';
 
 const MAX_FILE_BYTES = 1024 * 1024;
-const secretValue = z.string().min(16, 'a webhook secret must have at least 16 characters').max(512);
+// The CRM accepts secrets of 8 to 256 characters; `register` generates 64 hex characters.
+const secretValue = z.string().min(8, 'a webhook secret must have at least 8 characters').max(512);
 
 /** `{ "<webhook id>": "secret" | ["current", "previous"] }`: two secrets per webhook during a rotation. */
 export const WebhookSecretsFile = z.record(
