@@ -212,7 +212,7 @@ describe('drift during a churning scan of the simulator', () => {
         seen.push(...page.items.map((c) => c.id));
       }
       expect(seen).toEqual(sim.truth().contacts.map((c) => c.id).sort((a, b) => a - b));
-      expect(client.stats().retries).toBeGreaterThan(2);
+      expect(client.stats().retries).toBeGreaterThan(0);
     });
   });
 
