@@ -11,7 +11,14 @@ const secretValue = z.string().min(8, 'a webhook secret must have at least 8 cha
 /** `{ "<webhook id>": "secret" | ["current", "previous"] }`: two secrets per webhook during a rotation. */
 export const WebhookSecretsFile = z.record(
   z.string().regex(/^\d{1,15}$/, 'keys are webhook ids'),
-  z.union([secretValue.transform((s) => [s]), z.array(secretValue).min(1).max(2, 'at most two active secrets per webhook (current and previous)')]),
+  // One secret, or a list of one or two (current first) during a rotation.
+  z.preprocess(
+    (v) => (typeof v === 'string' ? [v] : v),
+    z
+      .array(secretValue, { error: 'each webhook id maps to a secret or a list of one or two secrets' })
+      .min(1, 'give at least one secret')
+      .max(2, 'at most two active secrets per webhook (current and previous)'),
+  ),
 );
 export type WebhookSecretsFile = z.infer<typeof WebhookSecretsFile>;
 
