@@ -140,11 +140,11 @@ export function createTransport(opts: TransportOptions): Transport {
     } catch (cause) {
       throw networkError(cause, route, 'request', req);
     }
-    const text = await readBody(res, route);
+    const text = await readBody(res, route, req.signal);
     return { statusCode: res.statusCode, headers: res.headers, body: text };
   }
 
-  async function readBody(res: Dispatcher.ResponseData, route: string): Promise<string> {
+  async function readBody(res: Dispatcher.ResponseData, route: string, signal: AbortSignal | undefined): Promise<string> {
     const declared = Number(res.headers['content-length']);
     if (Number.isFinite(declared) && declared > maxBodyBytes) {
       res.body.destroy();
@@ -163,6 +163,7 @@ export function createTransport(opts: TransportOptions): Transport {
       }
     } catch (cause) {
       if (cause instanceof BadResponseError) throw cause;
+      if (signal?.aborted) throw new CrmError('CRM_REQUEST_ABORTED', `${route} was cancelled by the caller`, { route, cause, retryable: false });
       if (cause instanceof undiciErrors.BodyTimeoutError) throw networkError(cause, route, 'body');
       throw new BadResponseError(
         `The response to ${route} (${res.statusCode}) was cut off after ${size} bytes (${scrub(describe(cause))}); the request can be retried`,
