@@ -345,9 +345,15 @@ describe('errors the simulator cannot produce (tiny local server)', () => {
     }
   });
 
-  it('invalid JSON in a 200 is retryable; an oversized body is refused; a stalled body times out', async () => {
+  it('a row that breaks the schema names its path; invalid JSON in a 200 is retryable; an oversized body is refused; a stalled body times out', async () => {
     const c = client({ maxBodyBytes: 1000, timeouts: { bodyMs: 300, headersMs: 2000 } });
     try {
+      server.respond({ status: 200, body: JSON.stringify({ subscribers: { total: 1, per_page: 10, current_page: 1, last_page: 1, data: [{ id: 'seven', email: 'a@b.c' }] } }) });
+      const schema = await caught(c.contacts.listPage({ page: 1, perPage: 10 }));
+      expect(schema).toBeInstanceOf(BadResponseError);
+      expect((schema as BadResponseError).kind).toBe('schema');
+      expect((schema as BadResponseError).retryable).toBe(false);
+      expect((schema as Error).message).toMatch(/data\.0\.id/);
       server.respond({ status: 200, body: '{"subscriber": {"id": 1, "email"' });
       const j = await caught(c.contacts.get(1));
       expect(j).toBeInstanceOf(BadResponseError);
