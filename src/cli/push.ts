@@ -7,6 +7,7 @@ import { ConfigError } from '../errors.js';
 import { createLogger, type Logger } from '../logger.js';
 import { formatDryRun, formatProgress, formatPushResult } from '../push/format-push.js';
 import { planPush } from '../push/plan-push.js';
+import { pushFailureToError } from '../push/push-failure.js';
 import { pushCrmFromClient } from '../push/push-crm-from-client.js';
 import { MAX_SOURCE_TEXT, parseSourceSpec } from '../push/source-spec.js';
 import { withInProcessWorkers } from '../sync/sync-runtime.js';
@@ -98,6 +99,8 @@ export async function pushCommand(
         const stop = reportProgress(() => handle.query<PushProgress>('pushProgress'), progressOut);
         try {
           return (await handle.result()) as PushWorkflowResult;
+        } catch (err) {
+          throw pushFailureToError(err);
         } finally {
           stop();
         }

@@ -58,7 +58,14 @@ describe('crmsync push against the simulator and a real warehouse file', () => {
 
       const result = await withTestWorker(
         { taskQueue, warehouseActivities: createPushActivitiesFromConfig({ config, logger: silentLogger }) },
-        () => pushCommand(config, opts, silentLogger, undefined),
+        async () => {
+          // A source that cannot be read fails the push with the activity's own code and message.
+          await expect(pushCommand(config, { ...opts, from: 'no_such_table' }, silentLogger, undefined)).rejects.toMatchObject({
+            code: 'PUSH_SOURCE_INVALID',
+            message: expect.stringContaining('Cannot read the push source "no_such_table"'),
+          });
+          return await pushCommand(config, opts, silentLogger, undefined);
+        },
       );
       expect(result).toMatchObject({ source: 'promo', toSend: 2, sent: 2, succeeded: 2, failed: 0, counts: { new: 2, invalid: 1 } });
       expect(formatPushResult(result)).toContain('push_dead_letters');
