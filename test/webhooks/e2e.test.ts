@@ -93,4 +93,25 @@ describe('webhooks end to end with the simulator', () => {
       expect(await contactDifferences(env, [ids[0]!], final)).toEqual([]);
     });
   });
+
+  it('works against the quirks of the real deployment too (its base path, zone-less timestamps, string ids)', async () => {
+    await withE2eEnv(
+      async (env) => {
+        const { sim, service } = env;
+        expect(await backfillContacts(env)).toBe(12);
+        await registerWebhook(env.client, { url: service.url, allowHttp: true }, env.secretsFile);
+        const ids = sim.truth().contacts.slice(0, 4).map((c) => c.id);
+        const created = sim.mutate.createContact({ email: 'real-mode@example.com', status: 'subscribed', first_name: 'Real' });
+        sim.mutate.updateContact(ids[0]!, { last_name: 'Quirk' });
+        sim.mutate.deleteContact(ids[1]!);
+        sim.mutate.setStatus(ids[2]!, 'unsubscribed');
+        await sim.settleWebhooks(20_000);
+        const truth = sim.truth();
+        expect(truth.deliveries.filter((d) => d.status !== 'success')).toEqual([]);
+        expect(await service.applier!.waitApplied(undefined, 30_000)).toBe(true);
+        expect(await contactDifferences(env, [...ids, created.id], truth)).toEqual([]);
+      },
+      { mode: 'real', contacts: 12 },
+    );
+  });
 });
