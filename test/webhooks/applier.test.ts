@@ -181,6 +181,22 @@ describe('webhook applier', () => {
     });
   });
 
+  it('tombstones a contact whose refetch finds it gone, even when its delete event never arrived', async () => {
+    await withEnv(async (env) => {
+      const c = env.sim.truth().contacts[6]!;
+      await env.serve(async (s) => {
+        expect(await env.post(s, contactEvent('contact.updated', c, new Date().toISOString(), 'before-delete'))).toBe(202);
+        expect(await s.applier!.waitApplied()).toBe(true);
+        env.sim.mutate.deleteContact(c.id);
+        await new Promise((r) => setTimeout(r, 10));
+        expect(await env.post(s, contactEvent('contact.status_changed', c, new Date().toISOString(), 'after-delete'))).toBe(202);
+        expect(await s.applier!.waitApplied()).toBe(true);
+      });
+      const rows = await env.query(`SELECT _deleted_at IS NOT NULL AS deleted FROM contacts WHERE id = $1`, [c.id]);
+      expect(rows).toEqual([{ deleted: true }]);
+    });
+  });
+
   it('keeps acknowledging while a sync holds the warehouse, and applies once it is released', async () => {
     await withEnv(async (env) => {
       const id = env.sim.truth().contacts[5]!.id;
