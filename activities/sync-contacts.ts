@@ -5,7 +5,7 @@ import { CrmsyncError } from '../src/errors.js';
 import { readContactsState, writeContactsState, type ActiveScan } from '../src/sync/contacts-state.js';
 import { chooseContactsMode } from '../src/sync/choose-contacts-mode.js';
 import { createContactSink } from '../src/sync/contact-sink.js';
-import { clearScans, liveContactCount, scannedPages, unseenLiveContactIds } from '../src/sync/scan-tables.js';
+import { clearScans, liveContactCount, scannedPages, scannedTotals, unseenLiveContactIds } from '../src/sync/scan-tables.js';
 import type { LoadStats } from '../src/warehouse/types.js';
 import type { ContactsMode, ReconcilePolicy } from '../workflows/sync-types.js';
 import { startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
@@ -25,8 +25,11 @@ export interface ScanPlan extends ActiveScan {
 }
 
 export interface PagesResult extends LoadStats {
+  /** Pages and rows of the range in the scan's page log: all of it once the activity succeeds. */
   pages: number;
   rows: number;
+  /** Of those, the pages this run loaded (a resumed scan loaded the others before). */
+  pagesLoadedNow: number;
   requests: number;
   /** A page reported a different total than the scan began with, or came back short: rows may have shifted. */
   drift: boolean;
@@ -127,9 +130,9 @@ export function createContactActivities(deps: SyncActivityDeps) {
       loadId: string;
     }): Promise<PagesResult> {
       const done = new Set(await writes.run((w) => scannedPages(w, input.scanKey, input.fromPage, input.toPage)));
-      const result: PagesResult = { ...NO_STATS, pages: 0, rows: 0, requests: 0, drift: false };
+      const result: PagesResult = { ...NO_STATS, pages: 0, rows: 0, pagesLoadedNow: 0, requests: 0, drift: false };
       let nextPage = input.fromPage;
-      const hb = startHeartbeats(() => ({ nextPage, pages: result.pages }));
+      const hb = startHeartbeats(() => ({ nextPage, pages: result.pagesLoadedNow }));
       const loads: Promise<void>[] = [];
       try {
         for (let page = input.fromPage; page <= input.toPage; page++) {
@@ -145,8 +148,7 @@ export function createContactActivities(deps: SyncActivityDeps) {
           loads.push(
             sink.add({ scanKey: input.scanKey, page, items, reportedTotal: p.total, loadId: input.loadId, syncedAt: new Date(now()) }).then((stats) => {
               addStats(result, stats);
-              result.pages++;
-              result.rows += items.length;
+              result.pagesLoadedNow++;
             }),
           );
           if (loads.length >= MAX_PENDING_LOADS) await loads.shift();
@@ -155,7 +157,9 @@ export function createContactActivities(deps: SyncActivityDeps) {
         await Promise.all(loads);
         nextPage = input.toPage + 1;
         hb.beat();
-        return result;
+        // Counted from the page log, so pages an earlier (crashed) attempt loaded are included.
+        const logged = await writes.run((w) => scannedTotals(w, input.scanKey, input.fromPage, input.toPage));
+        return { ...result, ...logged };
       } finally {
         hb.stop();
         // A failed fetch must not leave loads unobserved (unhandled rejections kill the worker).

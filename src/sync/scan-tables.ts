@@ -35,6 +35,15 @@ export async function scannedPages(w: WarehouseSession, scanKey: string, fromPag
   return rows.map((r) => Number(r.page));
 }
 
+/** Pages and rows of a scan's page log in [fromPage, toPage], whichever attempt or run loaded them. */
+export async function scannedTotals(w: WarehouseSession, scanKey: string, fromPage: number, toPage: number): Promise<{ pages: number; rows: number }> {
+  const rows = await w.query(
+    `SELECT count(*) AS pages, coalesce(sum(row_count), 0) AS rows FROM _sync_scan_pages WHERE scan_key = $1 AND page BETWEEN $2 AND $3`,
+    [scanKey, fromPage, toPage],
+  );
+  return { pages: Number(rows[0]?.pages ?? 0), rows: Number(rows[0]?.rows ?? 0) };
+}
+
 /** Live contacts with id <= maxId that the scan did not see: deleted in the CRM, or missed by drift. */
 export async function unseenLiveContactIds(w: WarehouseSession, scanKey: string, maxId: number): Promise<number[]> {
   const rows = await w.query(
