@@ -197,6 +197,21 @@ describe('webhook applier', () => {
     });
   });
 
+  it('records a spooled delivery it cannot read as failed and carries on', async () => {
+    await withEnv(async (env) => {
+      await env.serve(async (s) => {
+        // Only corruption can put this in the spool (the receiver checks bodies); it must not stall the applier.
+        await s.spool.append({ deliveryId: 'garbled', webhookId: 1, event: 'contact.updated', known: true, receivedAt: Date.now(), body: Buffer.from('{"event":') });
+        expect(await env.post(s, makeDelivery({ secret: SECRET, event: 'email.sent', deliveryId: 'fine', data: { email: { id: 1, contact_id: 1 } } }))).toBe(202);
+        expect(await s.applier!.waitApplied()).toBe(true);
+      });
+      expect(await env.query(`SELECT delivery_id, status, error, payload FROM webhook_events ORDER BY 1`)).toEqual([
+        { delivery_id: 'fine', status: 'applied', error: null, payload: expect.stringContaining('email.sent') },
+        { delivery_id: 'garbled', status: 'failed', error: 'body is not JSON', payload: null },
+      ]);
+    });
+  });
+
   it('keeps acknowledging while a sync holds the warehouse, and applies once it is released', async () => {
     await withEnv(async (env) => {
       const id = env.sim.truth().contacts[5]!.id;

@@ -78,6 +78,22 @@ describe('handleWebhookRequest', () => {
     });
   });
 
+  it('accepts a body of exactly the limit and refuses one byte more', async () => {
+    await withHandler(async (deps) => {
+      const fit = (size: number) => {
+        const d = makeDelivery({ secret: SECRET, data: { pad: '' } });
+        const pad = 'x'.repeat(size - d.body.length);
+        const body = Buffer.from(d.body.toString().replace('"pad":""', `"pad":"${pad}"`));
+        return { body, headers: { ...d.headers, 'x-service-signature': signBody(body, SECRET) } };
+      };
+      const exact = fit(4096);
+      expect(exact.body.length).toBe(4096);
+      expect((await post(exact, deps)).status).toBe(202);
+      const over = fit(4097);
+      expect((await post(over, deps)).status).toBe(413);
+    });
+  });
+
   it('rejects malformed JSON and a bad envelope even when correctly signed', async () => {
     await withHandler(async (deps, spool) => {
       const signed = (body: Buffer, event = 'contact.updated') => ({
