@@ -13,6 +13,12 @@ export interface PaginateOptions<T> {
   order?: 'asc' | 'desc';
   /** Safety stop (default 1,000,000 pages). */
   maxPages?: number;
+  /**
+   * Re-read the previous page after each page (twice the requests; `concurrency` must be 1) and
+   * add the rows that slid back onto it, unseen, to the current page, reported as `recovered`.
+   * Repairs the skips that deletes behind the scan cause, including those no total reveals.
+   */
+  verifyBoundaries?: boolean;
 }
 
 const MAX_TRACKED_IDS = 2_000_000;
@@ -42,6 +48,7 @@ export async function* paginate<T>(fetchPage: (page: number, perPage: number) =>
   const idOf = opts.idOf ?? defaultIdOf;
   if (!Number.isInteger(perPage) || perPage < 1) throw new CrmArgumentError(`paginate: perPage must be a positive integer, got ${perPage}`);
   if (!Number.isInteger(start) || start < 1) throw new CrmArgumentError(`paginate: startPage must be >= 1, got ${start}`);
+  if (opts.verifyBoundaries && concurrency > 1) throw new CrmArgumentError('paginate: verifyBoundaries reads page by page; drop concurrency or verifyBoundaries');
 
   let prev: { page: number; total: number | undefined; ids: Array<number | string> } | undefined;
   // Distinct ids read, for the final count check; capped so a multi-million-row scan stays small.
@@ -136,6 +143,26 @@ export async function* paginate<T>(fetchPage: (page: number, perPage: number) =>
   const ahead = new Map<number, Promise<Page<T>>>();
   let inFlight = 0;
   let stopped = false;
+  /** Re-reads page `pageNo - 1`; rows on it not seen yet slid back while `pageNo` was read. */
+  async function recover(p: Page<T>, pageNo: number): Promise<Page<T>> {
+    const again = await fetchPage(pageNo - 1, perPage);
+    const recovered = again.items.filter((item) => {
+      const id = idOf(item);
+      return id !== undefined && !seen.has(id);
+    });
+    if (recovered.length === 0) return p;
+    const ids = recovered.map((item) => idOf(item)!);
+    for (const id of ids) if (seen.size < MAX_TRACKED_IDS) seen.add(id);
+    const e: DriftEvent = {
+      kind: 'recovered',
+      page: pageNo,
+      detail: `${ids.length} row(s) slid back onto page ${pageNo - 1} while page ${pageNo} was read; they were re-read and added to page ${pageNo}`,
+      ids: ids.slice(0, 50),
+    };
+    opts.onDrift?.(e);
+    return { ...p, items: [...p.items, ...recovered], drift: [...(p.drift ?? []), e] };
+  }
+
   let page = start;
   let highest = start - 1;
   let limitPage = start + concurrency - 1;
@@ -161,7 +188,8 @@ export async function* paginate<T>(fetchPage: (page: number, perPage: number) =>
       const pending = ahead.get(page) ?? launch(page);
       ahead.delete(page);
       const current = await pending;
-      const checked = check(current, page);
+      let checked = check(current, page);
+      if (opts.verifyBoundaries && page > start && current.items.length > 0) checked = await recover(checked, page);
       const isShort = current.items.length < perPage;
       if (current.lastPage !== undefined && (knownLast === undefined || current.lastPage > knownLast)) knownLast = current.lastPage;
       const hasMore =

@@ -34,8 +34,9 @@ export interface DriftEvent {
    * scan, so rows strictly between `afterId` and `beforeId` (in scan order) may have slid onto the page
    * already read and been skipped (re-read that range). order_violation: ids out of the requested order at a
    * boundary. count_mismatch: at the end, distinct rows read differ from the final total.
+   * recovered: with `verifyBoundaries`, rows that slid back were re-read and added to this page.
    */
-  kind: 'total_changed' | 'overlap' | 'gap' | 'order_violation' | 'count_mismatch';
+  kind: 'total_changed' | 'overlap' | 'gap' | 'order_violation' | 'count_mismatch' | 'recovered';
   /** The page on which it was noticed. */
   page: number;
   /** Human-readable account, e.g. "total went from 500 to 497 between page 3 and page 4". */

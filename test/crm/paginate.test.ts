@@ -97,6 +97,22 @@ describe('paginate', () => {
     expect(gap.page).toBe(2);
   });
 
+  it('verifyBoundaries re-reads the previous page and recovers the skipped row', async () => {
+    const rows = ids(30);
+    const l = listing(rows, {
+      onFetch: (page) => {
+        if (page === 2 && rows[0]!.id === 1) rows.splice(0, 1);
+      },
+    });
+    const drift: DriftEvent[] = [];
+    const pages = await collect(paginate(l.fetchPage, { perPage: 10, onDrift: (e) => drift.push(e), order: 'asc', verifyBoundaries: true }));
+    const seen = pages.flatMap((p) => p.items.map((r) => r.id));
+    expect(new Set(seen)).toEqual(new Set(ids(30).map((r) => r.id)));
+    expect(drift).toContainEqual(expect.objectContaining({ kind: 'recovered', page: 2, ids: [11] }));
+    expect(l.calls).toEqual([1, 2, 3, 1, 2]); // page 3 is fetched ahead; each re-read follows the page after it
+    await expect(collect(paginate(l.fetchPage, { perPage: 10, concurrency: 2, verifyBoundaries: true }))).rejects.toThrow(/verifyBoundaries/);
+  });
+
   it('flags ids out of the requested order at a boundary', async () => {
     const pagesData: Row[][] = [[{ id: 1 }, { id: 5 }], [{ id: 3 }, { id: 9 }]];
     const fetchPage = async (page: number, perPage: number): Promise<Page<Row>> => ({ items: pagesData[page - 1] ?? [], total: 4, perPage, currentPage: page, lastPage: 2 });
@@ -152,6 +168,7 @@ describe('drift during a churning scan of the simulator', () => {
   const scenarios = [
     { name: 'inserts and deletes, newest first', order: 'desc' as const, concurrency: 1, churn: { insertsPerSec: 150, deletesPerSec: 100 } },
     { name: 'deletes only, oldest first', order: 'asc' as const, concurrency: 1, churn: { deletesPerSec: 250 } },
+    { name: 'deletes only, oldest first, boundaries verified', order: 'asc' as const, concurrency: 1, verify: true, churn: { deletesPerSec: 250 } },
     // Pages fetched in parallel may be served out of order: repeats are still caught, but a skip whose
     // inserts and deletes cancel out in the totals can pass unseen (reconciliation catches those).
     { name: 'inserts and deletes, newest first, 4 pages at a time', order: 'desc' as const, concurrency: 4, churn: { insertsPerSec: 300, deletesPerSec: 300 } },
@@ -169,6 +186,7 @@ describe('drift during a churning scan of the simulator', () => {
           for await (const page of client.paginate((p, pp) => client.contacts.listPage({ page: p, perPage: pp, order: sc.order, orderBy: 'id' }), {
             perPage: 20,
             concurrency: sc.concurrency,
+            verifyBoundaries: 'verify' in sc,
             order: sc.order,
             onDrift: (e) => drift.push(e),
           })) {
@@ -185,6 +203,12 @@ describe('drift during a churning scan of the simulator', () => {
         expect(churn.counts().inserts + churn.counts().deletes).toBeGreaterThan(10);
         // A sequential scan with latency always sees the total move; a parallel one may finish between ticks.
         if (sc.concurrency === 1) expect(drift.some((d) => d.kind === 'total_changed')).toBe(true);
+        if ('verify' in sc) {
+          // Verified boundaries repair the skips instead of only reporting them.
+          expect(missed).toEqual([]);
+          expect(drift.some((d) => d.kind === 'recovered')).toBe(true);
+          return;
+        }
         if (sc.order === 'asc') expect(missed.length).toBeGreaterThan(0); // the scenario does skip rows
         const reportedOverlap = new Set(drift.filter((d) => d.kind === 'overlap').flatMap((d) => d.ids ?? []));
         for (const id of repeated) expect(reportedOverlap.has(id)).toBe(true);
