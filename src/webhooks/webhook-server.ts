@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ConfigError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { handleWebhookRequest, type WebhookHandlerDeps } from './handle-webhook-request.js';
 import { incomingBody } from './read-limited-body.js';
@@ -74,9 +75,13 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   });
 
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    const failed = (err: NodeJS.ErrnoException): void => {
+      const why = err.code === 'EADDRINUSE' ? 'is already in use' : err.code === 'EACCES' ? 'needs privileges' : `cannot be used (${err.code ?? err.message})`;
+      reject(new ConfigError(`The webhook receiver cannot listen: ${options.host}:${options.port} ${why}; choose another with --port or CRMSYNC_WEBHOOK_PORT (--host or CRMSYNC_WEBHOOK_HOST).`, { cause: err }));
+    };
+    server.once('error', failed);
     server.listen(options.port, options.host, () => {
-      server.off('error', reject);
+      server.off('error', failed);
       resolve();
     });
   });

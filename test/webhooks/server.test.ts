@@ -99,6 +99,17 @@ describe('webhook HTTP server', () => {
     });
   });
 
+  it('names the fix when its port is taken', async () => {
+    await withService(async ({ base }) => {
+      const port = Number(new URL(base).port);
+      await withTempDir(async (dir) => {
+        await expect(
+          withWebhookService({ spoolDir: join(dir, 'other'), host: '127.0.0.1', port, secrets: createSecretResolver({ secret: new Secret(SECRET) }) }, async () => undefined),
+        ).rejects.toThrow(/already in use; choose another with --port or CRMSYNC_WEBHOOK_PORT/);
+      });
+    });
+  });
+
   it('answers 413 to an oversized streamed body without buffering it, and keeps serving', async () => {
     await withService(async ({ url }) => {
       const d = makeDelivery({ secret: SECRET });
