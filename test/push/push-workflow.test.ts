@@ -7,6 +7,7 @@ import { silentLogger } from '../../src/logger.js';
 import { pushCrmFromClient } from '../../src/push/push-crm-from-client.js';
 import type { PushWorkflowResult } from '../../workflows/push-types.js';
 import { withTestWorker } from '../helpers/temporal.js';
+import { runCrashScenario } from './helpers/crash-scenario.js';
 import { withPushDb } from './helpers/push-db.js';
 import { upsertRequests, withSimClient } from './helpers/sim-client.js';
 
@@ -101,6 +102,10 @@ describe('pushWorkflow against a rate-limited simulator', () => {
       });
     });
   });
+
+  // In this file, after the rate test: files run in parallel, and the child workers' start-up
+  // would take CPU from the rate measurement.
+  it('resumes after SIGKILL of its worker without re-sending any row the ledger shows as pushed', { timeout: 180_000 }, runCrashScenario);
 
   it('continues as new between batches and carries the plan and totals across runs', async () => {
     await withSimClient({ contacts: 3, seed: 12 }, {}, async (sim, client) => {
