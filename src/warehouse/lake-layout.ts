@@ -32,6 +32,9 @@ export const LAKE_TABLES: Record<string, LakeLayout> = {
   funnels: { kind: 'whole' },
   funnel_subscribers: { kind: 'whole' },
   webhook_events: { kind: 'whole' },
+  // Webhook event tables: rewritten whole while small; an append layout keyed on a load sequence is the next step.
+  email_events: { kind: 'whole' },
+  commerce_events: { kind: 'whole' },
   _sync_state: { kind: 'whole' },
   _sync_runs: { kind: 'whole' },
   ...Object.fromEntries(REPORT_TABLES.map((t) => [t, { kind: 'append', column: 'snapshot_id' } as LakeLayout])),
