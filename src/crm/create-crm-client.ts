@@ -76,7 +76,7 @@ export function createCrmClient(opts: CrmClientOptions): CrmClient {
   const password = opts.password instanceof Secret ? opts.password : new Secret(opts.password ?? '');
   if (password.isEmpty) throw new CrmArgumentError('The CRM password is empty: set CRM_PASSWORD (an application password)');
   const timezone = opts.timezone ?? 'UTC';
-  const maxConcurrency = opts.maxConcurrency ?? 8;
+  const maxConcurrency = Math.max(1, Math.floor(opts.maxConcurrency ?? 8));
   const transport = createTransport({
     baseUrl: opts.baseUrl,
     username: opts.username,
