@@ -1,8 +1,10 @@
-// Times each SQL statement of loadContacts (statements over 50 ms), to find where a load goes.
+// Times each SQL statement of loadContacts (statements over 50 ms; wall and process CPU time),
+// to find where a load goes.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openWarehouse } from '../src/warehouse/index.js';
+import { encodeContactRow } from '../src/warehouse/contact-rows.js';
 import { benchContact } from './warehouse-contacts.js';
 
 const N = Number(process.argv[2] ?? 100_000);
@@ -15,11 +17,13 @@ try {
     const orig = c[m]!.bind(w.connection);
     c[m] = async (...a: unknown[]) => {
       const t = performance.now();
+      const cpu = process.cpuUsage();
       try {
         return await orig(...a);
       } finally {
         const ms = performance.now() - t;
-        if (ms > 50) console.log(`${Math.round(ms)} ms  ${String(a[0]).replace(/\s+/g, ' ').slice(0, 90)}`);
+        const u = process.cpuUsage(cpu);
+        if (ms > 50) console.log(`${Math.round(ms)} ms (cpu ${Math.round((u.user + u.system) / 1000)} ms)  ${String(a[0]).replace(/\s+/g, ' ').slice(0, 90)}`);
       }
     };
   }
@@ -27,10 +31,15 @@ try {
   let t = performance.now();
   const docs = cs.map((x) => JSON.stringify(x));
   console.log(`${Math.round(performance.now() - t)} ms  JSON.stringify x${N} (${docs.length})`);
+  t = performance.now();
+  const rows = cs.map(encodeContactRow);
+  console.log(`${Math.round(performance.now() - t)} ms  encodeContactRow x${N} (${rows.length})`);
   for (const round of [0, 1]) {
     t = performance.now();
+    const cpu = process.cpuUsage();
     const s = await w.loadContacts(round ? cs.map((x, i) => (i % 100 ? x : benchContact(i + 1, 1))) : cs, { loadId: `p${round}`, syncedAt: new Date() });
-    console.log(`${Math.round(performance.now() - t)} ms  TOTAL loadContacts round ${round}`, s);
+    const u = process.cpuUsage(cpu);
+    console.log(`${Math.round(performance.now() - t)} ms (cpu ${Math.round((u.user + u.system) / 1000)} ms)  TOTAL loadContacts round ${round}`, s);
   }
   await w.close();
 } finally {

@@ -3,8 +3,9 @@ import type { Contact } from '../crm/types.js';
 import { CONTACT_BUCKET_SIZE, CONTACT_COLUMNS, CONTACT_FIELD_NAMES } from './contact-columns.js';
 import { WarehouseInputError } from './errors.js';
 import { quoteIdent, quoteLiteral } from './quote.js';
-import { fingerprintExpr, timestampExpr, timestampLiteral } from './sql-expr.js';
-import { stageDocs, stagedDocsSql } from './stage.js';
+import { contactRowSelectSql, encodeContactRow, ROW_SEPARATOR } from './contact-rows.js';
+import { fingerprintExpr, timestampLiteral } from './sql-expr.js';
+import { stagedRecordsSql, stageRecords } from './stage.js';
 import { inTransaction, readCount } from './sql-run.js';
 import type { LoadContext, LoadStats } from './types.js';
 
@@ -16,7 +17,7 @@ export interface LoadContactsOptions {
 }
 
 /**
- * Stages the contacts (one JSON document each, through the appender), types and fingerprints
+ * Stages the contacts (one delimited text row each, through the appender), types and fingerprints
  * them in SQL, and writes only new or changed ones (new ones appended, changed ones updated in
  * place), closes and opens their `contacts_history` versions and replaces their tag and list
  * memberships, in one transaction. A tombstoned contact that reappears is live again. Batches of
@@ -28,9 +29,9 @@ export async function loadContacts(
   ctx: LoadContext,
   opts: LoadContactsOptions,
 ): Promise<LoadStats> {
-  const docs = toDocs(contacts);
+  const docs = toRows(contacts);
   if (docs.length === 0) return { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
-  await stageDocs(connection, '_stage_contact_docs', docs);
+  await stageRecords(connection, '_stage_contact_docs', docs, ROW_SEPARATOR);
   return inTransaction(connection, async () => {
     await connection.run(stageSql(opts.siteTimeZone));
     // The raw documents are typed now; free them before the merge needs memory.
@@ -54,7 +55,7 @@ export async function loadContacts(
   });
 }
 
-function toDocs(contacts: readonly Contact[]): string[] {
+function toRows(contacts: readonly Contact[]): string[] {
   if (contacts.length > MAX_CONTACTS_PER_LOAD) {
     throw new WarehouseInputError(`loadContacts got ${contacts.length} contacts; load at most ${MAX_CONTACTS_PER_LOAD} per call (split the batch).`);
   }
@@ -65,53 +66,20 @@ function toDocs(contacts: readonly Contact[]): string[] {
     byId.delete(c.id);
     byId.set(c.id, c);
   }
-  const docs: string[] = [];
+  const rows: string[] = [];
   for (const c of byId.values()) {
-    const doc = JSON.stringify(withSortedCustomValues(c));
-    if (doc.length > MAX_DOC_BYTES) throw new WarehouseInputError(`Contact ${c.id} is ${doc.length} bytes as JSON; the limit is ${MAX_DOC_BYTES}.`);
-    docs.push(doc);
+    const row = encodeContactRow(c);
+    if (row.length > MAX_DOC_BYTES) throw new WarehouseInputError(`Contact ${c.id} is ${row.length} bytes serialized; the limit is ${MAX_DOC_BYTES}.`);
+    rows.push(row);
   }
-  return docs;
+  return rows;
 }
-
-// The fingerprint covers custom_values as JSON text: a list read and a single read that order
-// the keys differently must not count as a change.
-function withSortedCustomValues(c: Contact): Contact {
-  const values = c.custom_values ?? {};
-  const keys = Object.keys(values);
-  for (let i = 1; i < keys.length; i++) {
-    if (keys[i - 1]! > keys[i]!) {
-      const sorted: Record<string, unknown> = {};
-      for (const k of keys.sort()) sorted[k] = values[k];
-      return { ...c, custom_values: sorted };
-    }
-  }
-  return c;
-}
-
-const TRANSFORM_SPEC = JSON.stringify({
-  ...Object.fromEntries(
-    CONTACT_COLUMNS.filter(([n]) => n !== 'tag_ids' && n !== 'list_ids').map(([n, t]) => [n, t === 'TIMESTAMPTZ' || t === 'DATE' ? 'VARCHAR' : t]),
-  ),
-  tags: [{ id: 'BIGINT' }],
-  lists: [{ id: 'BIGINT' }],
-  raw: 'JSON',
-});
 
 function stageSql(siteTimeZone: string): string {
-  const typed = CONTACT_COLUMNS.map(([n, t]) => {
-    const src = `j.${quoteIdent(n)}`;
-    if (n === 'tag_ids') return `list_sort(list_distinct(list_transform(j.tags, x -> x.id))) AS tag_ids`;
-    if (n === 'list_ids') return `list_sort(list_distinct(list_transform(j.lists, x -> x.id))) AS list_ids`;
-    if (t === 'TIMESTAMPTZ') return `${timestampExpr(src, siteTimeZone)} AS ${quoteIdent(n)}`;
-    if (t === 'DATE') return `TRY_CAST(${src} AS DATE) AS ${quoteIdent(n)}`;
-    if (n === 'custom_values') return `coalesce(${src}, '{}') AS custom_values`;
-    return `${src} AS ${quoteIdent(n)}`;
-  });
   return `CREATE OR REPLACE TEMP TABLE _stage_contacts AS
     SELECT *, ${fingerprintExpr(CONTACT_COLUMNS)} AS _fingerprint FROM (
-      SELECT ${typed.join(', ')}, j.raw AS raw
-      FROM (SELECT json_transform(doc, ${quoteLiteral(TRANSFORM_SPEC)}) AS j FROM ${stagedDocsSql('_stage_contact_docs')})
+      SELECT ${contactRowSelectSql('f', siteTimeZone)}
+      FROM (SELECT string_split(doc, chr(31)) AS f FROM ${stagedRecordsSql('_stage_contact_docs', ROW_SEPARATOR)})
     )`;
 }
 

@@ -12,25 +12,38 @@ const BLOB_BYTES = 2 << 20;
  * per row and an NDJSON temp file in bench/warehouse-stage-probe.ts. Read back with `stagedDocsSql`.
  */
 export async function stageDocs(connection: DuckDBConnection, table: string, docs: readonly string[]): Promise<void> {
-  await connection.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdent(table)} (doc VARCHAR)`);
-  const blobs: string[] = [];
-  let start = 0;
-  let bytes = 0;
-  for (let i = 0; i < docs.length; i++) {
-    bytes += docs[i]!.length + 1;
-    if (bytes >= BLOB_BYTES) {
-      blobs.push(docs.slice(start, i + 1).join('\n'));
-      start = i + 1;
-      bytes = 0;
-    }
-  }
-  if (start < docs.length) blobs.push(docs.slice(start).join('\n'));
-  await appendColumn(connection, table, VARCHAR, blobs);
+  await stageRecords(connection, table, docs, '\n');
 }
 
 /** One row per staged document: `(SELECT doc FROM ...)` for use in FROM. */
 export function stagedDocsSql(table: string): string {
-  return `(SELECT unnest(string_split(doc, chr(10))) AS doc FROM ${quoteIdent(table)})`;
+  return stagedRecordsSql(table, '\n');
+}
+
+/**
+ * `stageDocs` for any text records that never contain `separator` (one character): appended
+ * as ~2 MB blobs; read back one record per row with `stagedRecordsSql`.
+ */
+export async function stageRecords(connection: DuckDBConnection, table: string, records: readonly string[], separator: string): Promise<void> {
+  await connection.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdent(table)} (doc VARCHAR)`);
+  const blobs: string[] = [];
+  let start = 0;
+  let bytes = 0;
+  for (let i = 0; i < records.length; i++) {
+    bytes += records[i]!.length + 1;
+    if (bytes >= BLOB_BYTES) {
+      blobs.push(records.slice(start, i + 1).join(separator));
+      start = i + 1;
+      bytes = 0;
+    }
+  }
+  if (start < records.length) blobs.push(records.slice(start).join(separator));
+  await appendColumn(connection, table, VARCHAR, blobs);
+}
+
+/** One row per staged record: `(SELECT doc FROM ...)` for use in FROM. */
+export function stagedRecordsSql(table: string, separator: string): string {
+  return `(SELECT unnest(string_split(doc, chr(${separator.charCodeAt(0)}))) AS doc FROM ${quoteIdent(table)})`;
 }
 
 /** Stages ids into a fresh temp table `(id BIGINT)`. */
