@@ -61,11 +61,14 @@ export async function syncCommand(config: Config, opts: SyncOptions, logger: Log
   // Ctrl-C cancels the workflow cleanly (its runs are recorded as cancelled) instead of leaving it running.
   const interrupt = new AbortController();
   const onSigint = (): void => {
+    process.off('SIGINT', onSigint);
+    process.off('SIGTERM', onSigint);
     process.stderr.write('crmsync: cancelling the sync (Ctrl-C again to quit at once)\n');
     interrupt.abort();
     process.once('SIGINT', () => process.exit(130));
   };
   process.once('SIGINT', onSigint);
+  process.once('SIGTERM', onSigint);
   try {
     await runtime.client.verifyCredentials();
     const tuning: Partial<SyncTuning> = {};
@@ -92,6 +95,7 @@ export async function syncCommand(config: Config, opts: SyncOptions, logger: Log
     );
   } finally {
     process.off('SIGINT', onSigint);
+    process.off('SIGTERM', onSigint);
     await runtime.close();
   }
 }
