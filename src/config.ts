@@ -45,7 +45,10 @@ const EnvSchema = z.object({
   XDG_CACHE_HOME: z.string().optional(),
   PATH: z.string().optional(),
   CRMSYNC_TASK_QUEUE: z.string().default('crmsync'),
-  CRM_WEBHOOK_SECRET: z.string().optional(),
+  CRM_WEBHOOK_SECRET: z
+    .string()
+    .optional()
+    .refine((v) => !v || v.length >= 16, 'CRM_WEBHOOK_SECRET must be at least 16 characters; generate one with `openssl rand -hex 32` or use `crmsync webhooks register`'),
   CRMSYNC_WEBHOOK_SECRETS_FILE: z.string().optional(),
   CRMSYNC_WEBHOOK_PORT: z.coerce.number().int().min(0).max(65535).default(8787),
   CRMSYNC_WEBHOOK_HOST: z.string().default('127.0.0.1'),

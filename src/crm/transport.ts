@@ -59,7 +59,8 @@ export function checkBaseUrl(baseUrl: string, allowInsecureHttp: boolean): URL {
   try {
     url = new URL(baseUrl);
   } catch {
-    throw new ConfigError(`CRM_BASE_URL "${baseUrl.slice(0, 200)}" is not a URL; use for example https://crm.example.com/wp-json/fluent-crm/v2`);
+    // Never echo the value: a malformed URL may still carry user:password@ or a token.
+    throw new ConfigError('CRM_BASE_URL is not a valid URL; use for example https://crm.example.com/wp-json/fluent-crm/v2');
   }
   if (url.username || url.password) {
     throw new ConfigError('CRM_BASE_URL must not contain credentials; remove user:password@ and set CRM_USERNAME / CRM_PASSWORD');

@@ -69,7 +69,7 @@ async function startOnce(options: DevServerOptions, port: number): Promise<DevSe
 
   // Own process group: a terminal's Ctrl-C reaches only us, so workers can drain against a live
   // server before stop(); the watchdog and the hooks below still end it with this process.
-  const child = spawn('/bin/sh', ['-c', WATCHDOG, options.cliPath, ...args], { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+  const child = spawn('/bin/sh', ['-c', WATCHDOG, options.cliPath, ...args], { stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: serverEnv() });
   // The pipe only signals our death; nothing is written, and its errors mean the shell is gone.
   child.stdin?.on('error', () => undefined);
   let output = '';
@@ -145,4 +145,10 @@ function killOnParentExit(child: ChildProcess): () => void {
     process.off('SIGTERM', onSignal);
   }
   return unhook;
+}
+
+/** The server needs no CRM credentials or webhook secrets: pass only what a process needs to run. */
+function serverEnv(): NodeJS.ProcessEnv {
+  const keep = ['PATH', 'HOME', 'TMPDIR', 'TMP', 'TEMP', 'LANG', 'LC_ALL', 'TZ', 'USER'];
+  return Object.fromEntries(keep.filter((k) => process.env[k] !== undefined).map((k) => [k, process.env[k]]));
 }
