@@ -6,7 +6,7 @@ import { timestampExpr } from './sql-expr.js';
 /**
  * Contacts cross from JS into DuckDB as delimited text rows, not JSON documents: the typed
  * fields joined by unit separators (chr 31), rows joined by record separators (chr 30). Only
- * `raw` and `custom_values` are serialized as JSON; DuckDB splits the rows and casts the fields
+ * `custom_values` (and `raw`, apart) is serialized as JSON; DuckDB splits the rows and casts the fields
  * in parallel, with no JSON parse of the normalized fields on either side (profiled: stringifying
  * and re-parsing the whole contact was most of a load).
  */
@@ -62,7 +62,7 @@ function sortedJson(values: Record<string, unknown> | null | undefined): string 
   return JSON.stringify(v);
 }
 
-/** One contact as a text row (see above); `raw` is the last field. */
+/** One contact's typed fields as a text row (see above), without `raw`. */
 export function encodeContactRow(c: Contact): string {
   // An array joined once builds one flat string; `+` chains build ropes that cost a second copy.
   return [
@@ -70,14 +70,27 @@ export function encodeContactRow(c: Contact): string {
     text(c.status), text(c.contact_type), text(c.phone), text(c.address_line_1), text(c.address_line_2), text(c.city),
     text(c.state), text(c.postal_code), text(c.country), text(c.date_of_birth), text(c.photo), num(c.company_id),
     num(c.total_points), num(c.life_time_value), ids(c.tags), ids(c.lists), sortedJson(c.custom_values),
-    text(c.created_at), text(c.updated_at), JSON.stringify(c.raw) ?? NULL_FIELD,
+    text(c.created_at), text(c.updated_at),
   ].join(FIELD);
 }
 
 /**
- * SELECT list typing the fields of `f` (the row split into a list) into the contact columns plus
- * `raw`. JSON goes through json() so its text is normalized exactly as json_transform did before
- * (the fingerprint covers custom_values).
+ * `raw` travels apart, keyed by id, and only for new or changed contacts: it is not part of the
+ * fingerprint, so an unchanged contact's raw record is never serialized (most of a reload's work).
+ */
+export function encodeContactRaw(c: Contact): string {
+  return String(c.id) + FIELD + (JSON.stringify(c.raw) ?? NULL_FIELD);
+}
+
+/** SELECT list of `(id, raw)` from a split `encodeContactRaw` row `f`. */
+export function contactRawSelectSql(f: string): string {
+  return `CAST(${f}[1] AS BIGINT) AS id, json(nullif(${f}[2], chr(29))) AS raw`;
+}
+
+/**
+ * SELECT list typing the fields of `f` (the row split into a list) into the contact columns.
+ * JSON goes through json() so its text is normalized exactly as json_transform did before (the
+ * fingerprint covers custom_values).
  */
 export function contactRowSelectSql(f: string, siteTimeZone: string): string {
   const cols = CONTACT_COLUMNS.map(([n, t], i) => {
@@ -92,5 +105,5 @@ export function contactRowSelectSql(f: string, siteTimeZone: string): string {
     if (t === 'TIMESTAMPTZ') return `${timestampExpr(`(${decoded})`, siteTimeZone)} AS ${out}`;
     return `${decoded} AS ${out}`;
   });
-  return `${cols.join(',\n      ')},\n      json(nullif(${f}[${CONTACT_COLUMNS.length + 1}], chr(29))) AS raw`;
+  return cols.join(',\n      ');
 }

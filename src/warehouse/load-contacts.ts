@@ -3,9 +3,9 @@ import type { Contact } from '../crm/types.js';
 import { CONTACT_BUCKET_SIZE, CONTACT_COLUMNS, CONTACT_FIELD_NAMES } from './contact-columns.js';
 import { WarehouseInputError } from './errors.js';
 import { quoteIdent, quoteLiteral } from './quote.js';
-import { contactRowSelectSql, encodeContactRow, ROW_SEPARATOR } from './contact-rows.js';
+import { contactRawSelectSql, contactRowSelectSql, encodeContactRaw, encodeContactRow, ROW_SEPARATOR } from './contact-rows.js';
 import { fingerprintExpr, timestampLiteral } from './sql-expr.js';
-import { stagedRecordsSql, stageRecords } from './stage.js';
+import { stagedRecordsSql, stageEncoded } from './stage.js';
 import { inTransaction, readCount } from './sql-run.js';
 import type { LoadContext, LoadStats } from './types.js';
 
@@ -18,9 +18,9 @@ export interface LoadContactsOptions {
 
 /**
  * Stages the contacts (one delimited text row each, through the appender), types and fingerprints
- * them in SQL, and writes only new or changed ones (new ones appended, changed ones updated in
- * place), closes and opens their `contacts_history` versions and replaces their tag and list
- * memberships, in one transaction. A tombstoned contact that reappears is live again. Batches of
+ * them in SQL, serializes `raw` only for new or changed ones and writes only those (new ones
+ * appended, changed ones updated in place), closes and opens their `contacts_history` versions
+ * and replaces their tag and list memberships, in one transaction. A tombstoned contact that reappears is live again. Batches of
  * 122,880 or more (one row group) are written straight to the file, not the WAL: much faster.
  */
 export async function loadContacts(
@@ -29,33 +29,36 @@ export async function loadContacts(
   ctx: LoadContext,
   opts: LoadContactsOptions,
 ): Promise<LoadStats> {
-  const docs = toRows(contacts);
-  if (docs.length === 0) return { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
-  await stageRecords(connection, '_stage_contact_docs', docs, ROW_SEPARATOR);
+  const unique = latestById(contacts);
+  if (unique.length === 0) return { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
+  await stageEncoded(connection, '_stage_contact_docs', unique, (c) => sizeChecked(c.id, encodeContactRow(c)), ROW_SEPARATOR);
   return inTransaction(connection, async () => {
     await connection.run(stageSql(opts.siteTimeZone));
-    // The raw documents are typed now; free them before the merge needs memory.
+    // The text rows are typed now; free them before the merge needs memory.
     await connection.run('DROP TABLE _stage_contact_docs');
     await connection.run(diffKeysSql());
     const inserted = await readCount(connection, 'SELECT count(*) FROM _stage_contacts_keys WHERE _is_new');
     const changed = await readCount(connection, 'SELECT count(*) FROM _stage_contacts_keys');
     if (changed > 0) {
-      // All new (a backfill): read the stage as is rather than copying every row.
-      const diff = inserted === docs.length ? '_stage_contacts_all_new' : '_stage_contacts_diff';
+      // All new (a backfill): every raw record is needed, and the stage is read as is.
+      const allNew = inserted === unique.length;
+      await stageRaw(connection, allNew ? unique : await changedOnly(connection, unique));
+      const diff = allNew ? '_stage_contacts_all_new' : '_stage_contacts_diff';
       await connection.run(
-        diff === '_stage_contacts_all_new'
-          ? `CREATE OR REPLACE TEMP VIEW _stage_contacts_all_new AS SELECT *, TRUE AS _is_new FROM _stage_contacts`
-          : `CREATE OR REPLACE TEMP TABLE _stage_contacts_diff AS SELECT s.*, k._is_new FROM _stage_contacts s JOIN _stage_contacts_keys k ON k.id = s.id`,
+        allNew
+          ? `CREATE OR REPLACE TEMP VIEW _stage_contacts_all_new AS SELECT s.*, r.raw, TRUE AS _is_new FROM _stage_contacts s JOIN _stage_contact_raw r ON r.id = s.id`
+          : `CREATE OR REPLACE TEMP TABLE _stage_contacts_diff AS SELECT s.*, r.raw, k._is_new FROM _stage_contacts s
+              JOIN _stage_contacts_keys k ON k.id = s.id JOIN _stage_contact_raw r ON r.id = s.id`,
       );
       await applyDiff(connection, diff, ctx, changed - inserted);
     }
     await connection.run(`DROP VIEW IF EXISTS _stage_contacts_all_new; DROP TABLE IF EXISTS _stage_contacts_diff; DROP TABLE IF EXISTS _stage_contacts_keys;
-      DROP TABLE IF EXISTS _stage_contacts`);
-    return { inserted, updated: changed - inserted, unchanged: docs.length - changed, deleted: 0 };
+      DROP TABLE IF EXISTS _stage_contacts; DROP TABLE IF EXISTS _stage_contact_raw`);
+    return { inserted, updated: changed - inserted, unchanged: unique.length - changed, deleted: 0 };
   });
 }
 
-function toRows(contacts: readonly Contact[]): string[] {
+function latestById(contacts: readonly Contact[]): Contact[] {
   if (contacts.length > MAX_CONTACTS_PER_LOAD) {
     throw new WarehouseInputError(`loadContacts got ${contacts.length} contacts; load at most ${MAX_CONTACTS_PER_LOAD} per call (split the batch).`);
   }
@@ -66,13 +69,25 @@ function toRows(contacts: readonly Contact[]): string[] {
     byId.delete(c.id);
     byId.set(c.id, c);
   }
-  const rows: string[] = [];
-  for (const c of byId.values()) {
-    const row = encodeContactRow(c);
-    if (row.length > MAX_DOC_BYTES) throw new WarehouseInputError(`Contact ${c.id} is ${row.length} bytes serialized; the limit is ${MAX_DOC_BYTES}.`);
-    rows.push(row);
-  }
-  return rows;
+  return [...byId.values()];
+}
+
+function sizeChecked(id: number, text: string): string {
+  if (text.length > MAX_DOC_BYTES) throw new WarehouseInputError(`Contact ${id} is ${text.length} bytes serialized; the limit is ${MAX_DOC_BYTES}.`);
+  return text;
+}
+
+async function changedOnly(connection: DuckDBConnection, unique: readonly Contact[]): Promise<Contact[]> {
+  const reader = await connection.runAndReadAll('SELECT id FROM _stage_contacts_keys');
+  const ids = new Set(reader.getColumns()[0]!.map((v) => Number(v)));
+  return unique.filter((c) => ids.has(c.id));
+}
+
+async function stageRaw(connection: DuckDBConnection, contacts: readonly Contact[]): Promise<void> {
+  await stageEncoded(connection, '_stage_contact_raw_docs', contacts, (c) => sizeChecked(c.id, encodeContactRaw(c)), ROW_SEPARATOR);
+  await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_contact_raw AS SELECT ${contactRawSelectSql('f')}
+    FROM (SELECT string_split(doc, chr(31)) AS f FROM ${stagedRecordsSql('_stage_contact_raw_docs', ROW_SEPARATOR)})`);
+  await connection.run('DROP TABLE _stage_contact_raw_docs');
 }
 
 function stageSql(siteTimeZone: string): string {
