@@ -1,15 +1,17 @@
-import { randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { loadConfig, requireCrm, type Config } from '../config.js';
 import { crmClientFromConfig } from '../crm/index.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError, CrmsyncError } from '../errors.js';
 import { createLogger, type Logger } from '../logger.js';
 import { formatDryRun, formatProgress, formatPushResult } from '../push/format-push.js';
 import { planPush } from '../push/plan-push.js';
 import { pushFailureToError } from '../push/push-failure.js';
 import { pushCrmFromClient } from '../push/push-crm-from-client.js';
 import { MAX_SOURCE_TEXT, parseSourceSpec } from '../push/source-spec.js';
+import { quietTemporalRuntime } from '../sync/quiet-temporal-runtime.js';
 import { withInProcessWorkers } from '../sync/sync-runtime.js';
 import { withTemporal } from '../temporal/connect.js';
 import { taskQueues } from '../temporal/task-queues.js';
@@ -56,7 +58,8 @@ export function registerPushCommand(program: Command): void {
       }
       const result = await pushCommand(config, opts, logger);
       process.stdout.write(formatPushResult(result));
-      if (result.failed > 0) process.exitCode = 1;
+      // Rows that failed or were rejected by validation need attention: say so in the exit code.
+      if (result.failed > 0 || result.counts.invalid > 0) process.exitCode = 1;
     });
 }
 
@@ -85,17 +88,59 @@ export async function pushCommand(
   progressOut: NodeJS.WritableStream | undefined = process.stderr,
 ): Promise<PushWorkflowResult> {
   requireCrm(config);
-  const embedded = !config.temporal.address;
   const input: PushWorkflowInput = { from: opts.from, ledgerName: opts.ledgerName, createMissing: opts.createMissingTags, batchSize: opts.batchSize, batchSeconds: opts.batchSeconds };
+  const workflowId = pushWorkflowId(parseSourceSpec(opts.from, opts.ledgerName).sourceId);
+  quietTemporalRuntime(config.logLevel);
+  const interrupt = new AbortController();
+  const onSignal = (): void => {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    process.stderr.write('crmsync: cancelling the push; rows already pushed stay in the ledger (Ctrl-C again to quit at once)\n');
+    interrupt.abort();
+    process.once('SIGINT', () => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    return await runPushWorkflow(config, input, workflowId, logger, progressOut, interrupt.signal);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+/** One push per source at a time: the id is derived from the ledger's source id. */
+export function pushWorkflowId(sourceId: string): string {
+  const safe = sourceId.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 80);
+  return `crmsync-push-${safe}-${createHash('sha256').update(sourceId).digest('hex').slice(0, 8)}`;
+}
+
+async function runPushWorkflow(
+  config: Config,
+  input: PushWorkflowInput,
+  workflowId: string,
+  logger: Logger,
+  progressOut: NodeJS.WritableStream | undefined,
+  signal: AbortSignal,
+): Promise<PushWorkflowResult> {
+  const embedded = !config.temporal.address;
   return await withTemporal(
     config,
     async (t) => {
       const run = async (): Promise<PushWorkflowResult> => {
-        const handle = await t.client.workflow.start('pushWorkflow', {
-          taskQueue: taskQueues(config).main,
-          workflowId: `push-${new Date().toISOString().replace(/[-:.]/g, '')}-${randomUUID().slice(0, 8)}`,
-          args: [input],
-        });
+        const handle = await t.client.workflow
+          .start('pushWorkflow', { taskQueue: taskQueues(config).main, workflowId, args: [input] })
+          .catch((err: unknown) => {
+            if (err instanceof WorkflowExecutionAlreadyStartedError) {
+              throw new CrmsyncError(
+                'PUSH_ALREADY_RUNNING',
+                `A push of this source is already running (workflow ${workflowId}); wait for it, or stop it with \`temporal workflow cancel --workflow-id ${workflowId}\`.`,
+              );
+            }
+            throw err;
+          });
+        const cancel = (): void => void handle.cancel().catch(() => undefined);
+        signal.addEventListener('abort', cancel, { once: true });
         const stop = reportProgress(() => handle.query<PushProgress>('pushProgress'), progressOut);
         try {
           return (await handle.result()) as PushWorkflowResult;
@@ -103,6 +148,7 @@ export async function pushCommand(
           throw pushFailureToError(err);
         } finally {
           stop();
+          signal.removeEventListener('abort', cancel);
         }
       };
       if (!embedded || !t.nativeConnection) return await run();
