@@ -54,3 +54,21 @@ describe('docker-compose.yml', () => {
     expect(r.status).toBe(0);
   });
 });
+
+describe('the crmsync image', () => {
+  it('has the Dockerfile compose builds, with the compiled CLI and the SQL migrations', () => {
+    const services = compose.services;
+    expect(services.worker?.build).toBe('.');
+    const dockerfile = readFileSync('Dockerfile', 'utf8');
+    expect(dockerfile).toMatch(/RUN npm run build/);
+    expect(dockerfile).toMatch(/COPY sql \.\/sql/);
+    expect(dockerfile).toMatch(/ENTRYPOINT \["node", "bin\/crmsync\.js"\]/);
+  });
+
+  it('publishes the unauthenticated Temporal port and UI on loopback only', () => {
+    const raw = parse(readFileSync('docker-compose.yml', 'utf8'), { merge: true }) as { services: Record<string, { ports?: string[] }> };
+    for (const name of ['temporal', 'temporal-ui']) {
+      for (const p of raw.services[name]?.ports ?? []) expect(p, name).toMatch(/^127\.0\.0\.1:/);
+    }
+  });
+});

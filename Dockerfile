@@ -1,0 +1,23 @@
+# crmsync image for docker-compose.yml: the compiled CLI, its production dependencies and the SQL
+# migrations. The Temporal server is not inside: compose runs the official images beside it.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm install --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY workflows ./workflows
+COPY activities ./activities
+RUN npm run build
+
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm install --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/dist ./dist
+COPY bin ./bin
+COPY sql ./sql
+RUN useradd --system --uid 10001 crmsync && mkdir -p /data /lake && chown crmsync /data /lake
+USER crmsync
+ENTRYPOINT ["node", "bin/crmsync.js"]
