@@ -57,6 +57,12 @@ export async function workerCommand(config: Config, opts: WorkerOptions, logger:
         const queues = taskQueues(config);
         logger.info({ address: t.address, namespace: t.namespace, queues }, 'worker started');
         const base = { config, logger };
+        // A worker that joined another command's embedded server must not outlive it silently.
+        const onLost = (): void => {
+          logger.error({ address: t.address }, 'the embedded Temporal this worker joined has stopped');
+          abort.abort();
+        };
+        t.serverLost.addEventListener('abort', onLost, { once: true });
         await runSyncWorkers({
           nativeConnection: t.nativeConnection,
           namespace: t.namespace,
@@ -68,6 +74,7 @@ export async function workerCommand(config: Config, opts: WorkerOptions, logger:
           signal: abort.signal,
           logger,
         });
+        if (t.serverLost.aborted) throw t.serverLost.reason;
       },
       { worker: true },
     );

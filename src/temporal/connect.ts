@@ -19,6 +19,12 @@ export interface TemporalHandle {
   namespace: string;
   /** True when no TEMPORAL_ADDRESS was set and a local dev server (ours or a sibling's) is used. */
   embedded: boolean;
+  /**
+   * Aborts (with a TemporalDevServerError as reason) when the embedded server this process joined
+   * goes away with the other crmsync process that ran it. Long-running commands (the worker)
+   * stop on it instead of polling a server that no longer exists.
+   */
+  serverLost: AbortSignal;
 }
 
 export interface WithTemporalOptions {
@@ -38,14 +44,16 @@ type TemporalConfig = Pick<Config, 'temporal' | 'dataDir'>;
  */
 export async function withTemporal<T>(config: TemporalConfig, fn: (t: TemporalHandle) => Promise<T>, options: WithTemporalOptions = {}): Promise<T> {
   const namespace = config.temporal.namespace;
-  const { address, server } = await resolveServer(config);
+  const { address, server, siblingPid } = await resolveServer(config);
+  const lost = new AbortController();
+  const watch = siblingPid === undefined ? undefined : watchSibling(siblingPid, config.dataDir, lost);
   try {
     const connection = await connect(address, options.connectTimeoutMs ?? 10_000, server !== undefined || !config.temporal.address);
     try {
       const nativeConnection = options.worker ? await NativeConnection.connect({ address }) : undefined;
       try {
         const client = new Client({ connection, namespace });
-        return await fn({ client, connection, nativeConnection, address, namespace, embedded: !config.temporal.address });
+        return await fn({ client, connection, nativeConnection, address, namespace, embedded: !config.temporal.address, serverLost: lost.signal });
       } finally {
         await nativeConnection?.close();
       }
@@ -53,6 +61,7 @@ export async function withTemporal<T>(config: TemporalConfig, fn: (t: TemporalHa
       await connection.close();
     }
   } finally {
+    if (watch) clearInterval(watch);
     if (server) {
       await removeEmbeddedServerRecord(config.dataDir, server.pid).catch(() => undefined);
       await server.stop();
@@ -60,15 +69,15 @@ export async function withTemporal<T>(config: TemporalConfig, fn: (t: TemporalHa
   }
 }
 
-async function resolveServer(config: TemporalConfig): Promise<{ address: string; server: DevServer | undefined }> {
+async function resolveServer(config: TemporalConfig): Promise<{ address: string; server: DevServer | undefined; siblingPid?: number }> {
   if (config.temporal.address) return { address: config.temporal.address, server: undefined };
   await mkdir(config.dataDir, { recursive: true });
   const joined = await joinSibling(config);
-  if (joined) return { address: joined, server: undefined };
+  if (joined) return { address: joined.address, server: undefined, siblingPid: joined.pid };
   return await withEmbeddedServerLock(config.dataDir, async () => {
     // A sibling may have finished starting while we waited for the lock.
     const late = await joinSibling(config);
-    if (late) return { address: late, server: undefined };
+    if (late) return { address: late.address, server: undefined, siblingPid: late.pid };
     const cli = locateTemporalCliFromConfig(config);
     const namespace = config.temporal.namespace;
     const server = await startDevServer({ cliPath: cli.path, namespace, dbFile: join(config.dataDir, 'temporal.sqlite') });
@@ -78,7 +87,27 @@ async function resolveServer(config: TemporalConfig): Promise<{ address: string;
 }
 
 /** The address of a live embedded server another crmsync process runs on this data dir. */
-async function joinSibling(config: TemporalConfig): Promise<string | undefined> {
+/** Polls the process that runs the joined server; aborts `lost` once it is gone. */
+function watchSibling(pid: number, dataDir: string, lost: AbortController): NodeJS.Timeout {
+  const timer = setInterval(() => {
+    void runsDevServer(pid).then((alive) => {
+      if (alive || lost.signal.aborted) return;
+      clearInterval(timer);
+      lost.abort(
+        new TemporalDevServerError(
+          `The embedded Temporal of ${dataDir} (run by process ${pid}) stopped with the command that started it; ` +
+            'run this command again (it will start its own), or set TEMPORAL_ADDRESS to a long-running Temporal.',
+        ),
+      );
+    });
+  }, SIBLING_WATCH_MS);
+  timer.unref();
+  return timer;
+}
+
+const SIBLING_WATCH_MS = 2_000;
+
+async function joinSibling(config: TemporalConfig): Promise<{ address: string; pid: number } | undefined> {
   const sibling = await readEmbeddedServerRecord(config.dataDir);
   if (!sibling) return undefined;
   const namespace = config.temporal.namespace;
@@ -100,10 +129,16 @@ async function joinSibling(config: TemporalConfig): Promise<string | undefined> 
         `or set TEMPORAL_ADDRESS to a running Temporal.`,
     );
   }
-  return sibling.address;
+  return { address: sibling.address, pid: sibling.pid };
 }
 
 async function runsDevServer(pid: number): Promise<boolean> {
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    // EPERM: alive but not ours to signal. ESRCH: gone.
+    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
+  }
   const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => undefined);
   // Without /proc (not Linux) we cannot tell: assume it is the server.
   return cmdline === undefined || cmdline.includes('start-dev');
