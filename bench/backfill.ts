@@ -100,7 +100,7 @@ async function rawFetchFloor(sim: Sim, pages: number): Promise<number> {
   return seconds;
 }
 
-async function backfill(sim: Sim, contacts: number, bundleCode: string, address: string): Promise<{ seconds: number; rows: number; requests: number; peakRssMb: number; rssBeforeMb: number }> {
+async function backfill(sim: Sim, contacts: number, bundleCode: string, address: string): Promise<{ seconds: number; rows: number; requests: number; peakRssMb: number; rssBeforeMb: number; peakJsHeapMb: number }> {
   const dir = await mkdtemp(join(tmpdir(), 'crmsync-bench-'));
   try {
     const config = loadConfig({
@@ -131,7 +131,12 @@ async function backfill(sim: Sim, contacts: number, bundleCode: string, address:
       signal: abort.signal,
     });
     let peakRss = process.memoryUsage().rss;
-    const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
+    let peakHeap = 0;
+    const sampler = setInterval(() => {
+      const m = process.memoryUsage();
+      peakRss = Math.max(peakRss, m.rss);
+      peakHeap = Math.max(peakHeap, m.heapUsed + m.external);
+    }, 100);
     try {
       const client = new Client({ connection, namespace: 'default' });
       // The simulator reports its request count once a second: let the floor's requests land first.
@@ -149,7 +154,7 @@ async function backfill(sim: Sim, contacts: number, bundleCode: string, address:
       await new Promise((r) => setTimeout(r, 1_200));
       const s = result.streams[0];
       if (!s || s.rows < contacts) throw new Error(`backfill loaded ${s?.rows} of ${contacts}`);
-      return { seconds, rows: s.rows, requests: sim.requests() - before, peakRssMb: Math.round(peakRss / 2 ** 20), rssBeforeMb: Math.round(rssBefore / 2 ** 20) };
+      return { seconds, rows: s.rows, requests: sim.requests() - before, peakRssMb: Math.round(peakRss / 2 ** 20), rssBeforeMb: Math.round(rssBefore / 2 ** 20), peakJsHeapMb: Math.round(peakHeap / 2 ** 20) };
     } finally {
       clearInterval(sampler);
       abort.abort();
@@ -207,6 +212,7 @@ try {
         requests: run.requests,
         peakRssMb: run.peakRssMb,
         rssBeforeBackfillMb: run.rssBeforeMb,
+        peakJsHeapMb: run.peakJsHeapMb,
         ratioToFloor: +(run.seconds / floorSeconds).toFixed(2),
         dlt: dlt ? { ...dlt, rowsPerSec: Math.round(dlt.rows / dlt.seconds), crmsyncSpeedup: +(dlt.seconds / run.seconds).toFixed(2) } : 'skipped',
         targets: { ratioToFloor: 1.25, peakRssMbAt1M: 400, dltSpeedup: 3 },

@@ -39,6 +39,7 @@ const EnvSchema = z.object({
   CRMSYNC_LAKE: z.string().default('./data/lake'),
   CRMSYNC_DATA_DIR: z.string().default('./data'),
   CRMSYNC_LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+  CRMSYNC_SYNC_MEMORY_LIMIT: z.string().regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'CRMSYNC_SYNC_MEMORY_LIMIT must look like 512MB or 2GB').default('512MB'),
   TEMPORAL_ADDRESS: z.string().optional(),
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_CLI_PATH: z.string().optional(),
@@ -71,6 +72,8 @@ export interface Config {
   lakePath: string;
   dataDir: string;
   logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
+  /** DuckDB memory limit of sync's write scopes (larger merges spill to disk). */
+  syncMemoryLimit: string;
   temporal: { address: string | undefined; namespace: string; cliPath: string | undefined; taskQueue: string; cliCacheRoot?: string | undefined; searchPath?: string };
   webhooks: { secret: Secret | undefined; secretsFile: string | undefined; port: number; host: string };
 }
@@ -100,6 +103,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = readEnv()): Config {
     lakePath: e.CRMSYNC_LAKE,
     dataDir: e.CRMSYNC_DATA_DIR,
     logLevel: e.CRMSYNC_LOG_LEVEL,
+    syncMemoryLimit: e.CRMSYNC_SYNC_MEMORY_LIMIT,
     temporal: {
       address: e.TEMPORAL_ADDRESS || undefined,
       namespace: e.TEMPORAL_NAMESPACE,

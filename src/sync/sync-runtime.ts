@@ -15,9 +15,18 @@ import { createWriteQueue, type WriteQueue } from './write-queue.js';
 /** Warehouse-queue activities at once: parallel page ranges of contacts plus the small streams. */
 export const DEFAULT_WAREHOUSE_CONCURRENCY = 12;
 
-/** Opens the configured warehouse for one scope (the writer holds the file only inside it). */
-export function warehouseOpener(config: Pick<Config, 'dbPath' | 'lakePath'>): OpenWarehouse {
-  return (write, fn) => withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write }, fn);
+/**
+ * Opens the configured warehouse for one scope (the writer holds the file only inside it). Write
+ * scopes get a DuckDB memory limit: without one DuckDB may take most of the machine's memory for
+ * a large merge; with one it spills to disk, and the worker's footprint stays bounded.
+ */
+export function warehouseOpener(config: Pick<Config, 'dbPath' | 'lakePath'> & { syncMemoryLimit?: string }): OpenWarehouse {
+  const limit = config.syncMemoryLimit;
+  return (write, fn) =>
+    withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write }, async (w) => {
+      if (write && limit) await w.connection.run(`SET memory_limit = '${limit.replace(/[^0-9A-Za-z. ]/g, '')}'`);
+      return await fn(w);
+    });
 }
 
 export interface SyncRuntime {
