@@ -8,11 +8,13 @@ import { benchContact } from './warehouse-contacts.js';
 
 const N = Number(process.argv[2] ?? 100_000);
 const BATCH = Number(process.argv[3] ?? 5_000);
+// argv[4]: a checkpoint_threshold to try (e.g. 256MB)
 const dir = mkdtempSync(join(tmpdir(), 'crmsync-prof-'));
 const totals = new Map<string, { ms: number; cpu: number; n: number }>();
 try {
   const w = await openWarehouse({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake') });
   await w.migrate();
+  if (process.argv[4]) await w.connection.run(`SET checkpoint_threshold = '${process.argv[4]}'`);
   const c = w.connection as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
   for (const m of ['run', 'runAndReadAll', 'createAppender']) {
     const orig = c[m]!.bind(w.connection);
@@ -38,6 +40,8 @@ try {
     const cs = Array.from({ length: BATCH }, (_, i) => benchContact(from + i));
     await w.loadContacts(cs, { loadId: `p${from}`, syncedAt: new Date() });
   }
+  // Counted: the checkpoint every write scope ends with.
+  await w.checkpoint();
   const u = process.cpuUsage(cpu);
   console.log(`${Math.round(performance.now() - t)} ms (cpu ${Math.round((u.user + u.system) / 1000)} ms) TOTAL ${N} in ${BATCH}-row loads`);
   for (const [k, e] of [...totals].sort((a, b) => b[1].ms - a[1].ms).slice(0, 14)) {

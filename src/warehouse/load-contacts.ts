@@ -43,16 +43,18 @@ export async function loadContacts(
       // All new (a backfill): every raw record is needed, and the stage is read as is.
       const allNew = inserted === unique.length;
       await stageRaw(connection, allNew ? unique : await changedOnly(connection, unique));
-      const diff = allNew ? '_stage_contacts_all_new' : '_stage_contacts_diff';
-      await connection.run(
-        allNew
-          ? `CREATE OR REPLACE TEMP VIEW _stage_contacts_all_new AS SELECT s.*, r.raw, TRUE AS _is_new FROM _stage_contacts s JOIN _stage_contact_raw r ON r.id = s.id`
-          : `CREATE OR REPLACE TEMP TABLE _stage_contacts_diff AS SELECT s.*, r.raw, k._is_new FROM _stage_contacts s
-              JOIN _stage_contacts_keys k ON k.id = s.id JOIN _stage_contact_raw r ON r.id = s.id`,
-      );
-      await applyDiff(connection, diff, ctx, changed - inserted);
+      if (allNew) {
+        // Views, not copies; only the contacts insert needs raw, so only it pays for the join.
+        await connection.run(`CREATE OR REPLACE TEMP VIEW _stage_contacts_all_new AS SELECT *, TRUE AS _is_new FROM _stage_contacts;
+          CREATE OR REPLACE TEMP VIEW _stage_contacts_all_new_raw AS SELECT s.*, r.raw FROM _stage_contacts_all_new s JOIN _stage_contact_raw r ON r.id = s.id`);
+        await applyDiff(connection, { typed: '_stage_contacts_all_new', withRaw: '_stage_contacts_all_new_raw' }, ctx, 0);
+      } else {
+        await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_contacts_diff AS SELECT s.*, r.raw, k._is_new FROM _stage_contacts_keys k
+          JOIN _stage_contacts s ON s.id = k.id JOIN _stage_contact_raw r ON r.id = k.id`);
+        await applyDiff(connection, { typed: '_stage_contacts_diff', withRaw: '_stage_contacts_diff' }, ctx, changed - inserted);
+      }
     }
-    await connection.run(`DROP VIEW IF EXISTS _stage_contacts_all_new; DROP TABLE IF EXISTS _stage_contacts_diff; DROP TABLE IF EXISTS _stage_contacts_keys;
+    await connection.run(`DROP VIEW IF EXISTS _stage_contacts_all_new_raw; DROP VIEW IF EXISTS _stage_contacts_all_new; DROP TABLE IF EXISTS _stage_contacts_diff; DROP TABLE IF EXISTS _stage_contacts_keys;
       DROP TABLE IF EXISTS _stage_contacts; DROP TABLE IF EXISTS _stage_contact_raw`);
     return { inserted, updated: changed - inserted, unchanged: unique.length - changed, deleted: 0 };
   });
@@ -123,16 +125,18 @@ function versionStartSql(diff: string, ctx: LoadContext): string {
     WHERE NOT d._is_new`;
 }
 
-async function applyDiff(connection: DuckDBConnection, diff: string, ctx: LoadContext, updated: number): Promise<void> {
+/** `typed`: the new or changed rows with `_is_new`; `withRaw`: the same with `raw`. */
+async function applyDiff(connection: DuckDBConnection, diff: { typed: string; withRaw: string }, ctx: LoadContext, updated: number): Promise<void> {
   const load = quoteLiteral(ctx.loadId);
   const at = timestampLiteral(ctx.syncedAt);
   const cols = [...CONTACT_FIELD_NAMES, 'raw', '_fingerprint'].map(quoteIdent);
   const histCols = [...CONTACT_FIELD_NAMES, '_fingerprint'].map(quoteIdent);
-  const d = quoteIdent(diff);
+  const d = quoteIdent(diff.typed);
+  const r = quoteIdent(diff.withRaw);
   if (updated > 0) {
-    await connection.run(versionStartSql(diff, ctx));
+    await connection.run(versionStartSql(diff.typed, ctx));
     await connection.run(`UPDATE contacts SET ${cols.filter((c) => c !== quoteIdent('id')).map((c) => `${c} = d.${c}`).join(', ')}, _load_id = ${load}, _synced_at = ${at}, _deleted_at = NULL
-      FROM ${d} d WHERE contacts.id = d.id AND NOT d._is_new`);
+      FROM ${r} d WHERE contacts.id = d.id AND NOT d._is_new`);
     await connection.run(`UPDATE contacts_history SET valid_to = greatest(contacts_history.valid_from, p._valid_from)
       FROM _stage_contacts_prev p WHERE contacts_history.id = p.id AND contacts_history.valid_to IS NULL`);
     await connection.run(`DELETE FROM contact_tags WHERE contact_id IN (SELECT id FROM _stage_contacts_prev)`);
@@ -142,13 +146,13 @@ async function applyDiff(connection: DuckDBConnection, diff: string, ctx: LoadCo
   }
   // New contacts are plain appends: cheaper than a MERGE over the whole table.
   await connection.run(`INSERT INTO contacts (${cols.join(', ')}, _load_id, _synced_at, _deleted_at)
-    SELECT ${cols.join(', ')}, ${load}, ${at}, NULL FROM ${d} WHERE _is_new`);
+    SELECT ${cols.join(', ')}, ${load}, ${at}, NULL FROM ${r} WHERE _is_new`);
   await connection.run(`INSERT INTO contacts_history (${histCols.join(', ')}, valid_from, valid_to, _load_id, _synced_at)
     SELECT ${histCols.map((c) => `d.${c}`).join(', ')}, coalesce(p._valid_from, d.updated_at, d.created_at, ${at}), NULL, ${load}, ${at}
     FROM ${d} d LEFT JOIN _stage_contacts_prev p ON p.id = d.id`);
   await connection.run(`INSERT INTO contact_tags SELECT id, unnest(tag_ids), ${load}, ${at} FROM ${d}`);
   await connection.run(`INSERT INTO contact_lists SELECT id, unnest(list_ids), ${load}, ${at} FROM ${d}`);
-  await markContactBucketsDirty(connection, diff);
+  await markContactBucketsDirty(connection, diff.typed);
   await connection.run('DROP TABLE IF EXISTS _stage_contacts_prev');
 }
 
