@@ -5,12 +5,11 @@ import { timestampExpr } from './sql-expr.js';
 
 /**
  * Contacts cross from JS into DuckDB as delimited text rows, not JSON documents: the typed
- * fields joined by unit separators (chr 31), rows joined by record separators (chr 30). Only
- * `custom_values` (and `raw`, apart) is serialized as JSON; DuckDB splits the rows and casts the fields
- * in parallel, with no JSON parse of the normalized fields on either side (profiled: stringifying
+ * fields joined by unit separators (chr 31), one row per appended value. Only `custom_values`
+ * (and `raw`, apart) is serialized as JSON; DuckDB splits the rows and casts the fields in
+ * parallel, with no JSON parse of the normalized fields on either side (profiled: stringifying
  * and re-parsing the whole contact was most of a load).
  */
-export const ROW_SEPARATOR = '\x1e';
 const FIELD = '\x1f';
 const NULL_FIELD = '\x1d';
 // A text value holding any of these control characters travels as this prefix + its JSON string.
@@ -62,15 +61,15 @@ function sortedJson(values: Record<string, unknown> | null | undefined): string 
   return JSON.stringify(v);
 }
 
-/** One contact's typed fields as a text row (see above), without `raw`. */
-export function encodeContactRow(c: Contact): string {
+/** One contact's typed fields as a text row (see above); `raw` as the last field when asked. */
+export function encodeContactRow(c: Contact, withRaw = false): string {
   // An array joined once builds one flat string; `+` chains build ropes that cost a second copy.
   return [
     String(c.id), num(c.user_id), text(c.hash), text(c.email), text(c.first_name), text(c.last_name), text(c.full_name),
     text(c.status), text(c.contact_type), text(c.phone), text(c.address_line_1), text(c.address_line_2), text(c.city),
     text(c.state), text(c.postal_code), text(c.country), text(c.date_of_birth), text(c.photo), num(c.company_id),
     num(c.total_points), num(c.life_time_value), ids(c.tags), ids(c.lists), sortedJson(c.custom_values),
-    text(c.created_at), text(c.updated_at),
+    text(c.created_at), text(c.updated_at), ...(withRaw ? [JSON.stringify(c.raw) ?? NULL_FIELD] : []),
   ].join(FIELD);
 }
 
@@ -92,7 +91,7 @@ export function contactRawSelectSql(f: string): string {
  * JSON goes through json() so its text is normalized exactly as json_transform did before (the
  * fingerprint covers custom_values).
  */
-export function contactRowSelectSql(f: string, siteTimeZone: string): string {
+export function contactRowSelectSql(f: string, siteTimeZone: string, withRaw = false): string {
   const cols = CONTACT_COLUMNS.map(([n, t], i) => {
     const raw = `${f}[${i + 1}]`;
     const plain = `nullif(${raw}, chr(29))`;
@@ -105,5 +104,6 @@ export function contactRowSelectSql(f: string, siteTimeZone: string): string {
     if (t === 'TIMESTAMPTZ') return `${timestampExpr(`(${decoded})`, siteTimeZone)} AS ${out}`;
     return `${decoded} AS ${out}`;
   });
+  if (withRaw) cols.push(`json(nullif(${f}[${CONTACT_COLUMNS.length + 1}], chr(29))) AS raw`);
   return cols.join(',\n      ');
 }

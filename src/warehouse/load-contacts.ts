@@ -3,9 +3,9 @@ import type { Contact } from '../crm/types.js';
 import { CONTACT_BUCKET_SIZE, CONTACT_COLUMNS, CONTACT_FIELD_NAMES } from './contact-columns.js';
 import { WarehouseInputError } from './errors.js';
 import { quoteIdent, quoteLiteral } from './quote.js';
-import { contactRawSelectSql, contactRowSelectSql, encodeContactRaw, encodeContactRow, ROW_SEPARATOR } from './contact-rows.js';
+import { contactRawSelectSql, contactRowSelectSql, encodeContactRaw, encodeContactRow } from './contact-rows.js';
 import { fingerprintExpr, timestampLiteral } from './sql-expr.js';
-import { stagedRecordsSql, stageEncoded } from './stage.js';
+import { stageEncoded } from './stage.js';
 import { inTransaction, readCount } from './sql-run.js';
 import type { LoadContext, LoadStats } from './types.js';
 
@@ -31,26 +31,31 @@ export async function loadContacts(
 ): Promise<LoadStats> {
   const unique = latestById(contacts);
   if (unique.length === 0) return { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
-  await stageEncoded(connection, '_stage_contact_docs', unique, (c) => sizeChecked(c.id, encodeContactRow(c)), ROW_SEPARATOR);
+  // Ids all above the highest held (a backfill, or new signups): every row is new, so raw is
+  // needed for all of them and travels in the same row; otherwise only changed rows get it.
+  const maxHeld = await readCount(connection, 'SELECT coalesce(max(id), 0) FROM contacts');
+  const rawInStage = unique.every((c) => c.id > maxHeld);
+  await stageEncoded(connection, '_stage_contact_docs', unique, (c) => sizeChecked(c.id, encodeContactRow(c, rawInStage)));
   return inTransaction(connection, async () => {
-    await connection.run(stageSql(opts.siteTimeZone));
+    await connection.run(stageSql(opts.siteTimeZone, rawInStage));
     // The text rows are typed now; free them before the merge needs memory.
     await connection.run('DROP TABLE _stage_contact_docs');
     await connection.run(diffKeysSql());
     const inserted = await readCount(connection, 'SELECT count(*) FROM _stage_contacts_keys WHERE _is_new');
     const changed = await readCount(connection, 'SELECT count(*) FROM _stage_contacts_keys');
     if (changed > 0) {
-      // All new (a backfill): every raw record is needed, and the stage is read as is.
       const allNew = inserted === unique.length;
-      await stageRaw(connection, allNew ? unique : await changedOnly(connection, unique));
+      if (!rawInStage) await stageRaw(connection, allNew ? unique : await changedOnly(connection, unique));
+      const withRaw = (s: string) => (rawInStage ? `${s}.*` : `${s}.*, r.raw`);
+      const rawJoin = rawInStage ? '' : 'JOIN _stage_contact_raw r ON r.id = s.id';
       if (allNew) {
-        // Views, not copies; only the contacts insert needs raw, so only it pays for the join.
+        // Views, not copies; only the contacts insert needs raw, so only it pays for any join.
         await connection.run(`CREATE OR REPLACE TEMP VIEW _stage_contacts_all_new AS SELECT *, TRUE AS _is_new FROM _stage_contacts;
-          CREATE OR REPLACE TEMP VIEW _stage_contacts_all_new_raw AS SELECT s.*, r.raw FROM _stage_contacts_all_new s JOIN _stage_contact_raw r ON r.id = s.id`);
+          CREATE OR REPLACE TEMP VIEW _stage_contacts_all_new_raw AS SELECT ${withRaw('s')} FROM _stage_contacts_all_new s ${rawJoin}`);
         await applyDiff(connection, { typed: '_stage_contacts_all_new', withRaw: '_stage_contacts_all_new_raw' }, ctx, 0);
       } else {
-        await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_contacts_diff AS SELECT s.*, r.raw, k._is_new FROM _stage_contacts_keys k
-          JOIN _stage_contacts s ON s.id = k.id JOIN _stage_contact_raw r ON r.id = k.id`);
+        await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_contacts_diff AS SELECT ${withRaw('s')}, k._is_new FROM _stage_contacts_keys k
+          JOIN _stage_contacts s ON s.id = k.id ${rawJoin}`);
         await applyDiff(connection, { typed: '_stage_contacts_diff', withRaw: '_stage_contacts_diff' }, ctx, changed - inserted);
       }
     }
@@ -86,17 +91,17 @@ async function changedOnly(connection: DuckDBConnection, unique: readonly Contac
 }
 
 async function stageRaw(connection: DuckDBConnection, contacts: readonly Contact[]): Promise<void> {
-  await stageEncoded(connection, '_stage_contact_raw_docs', contacts, (c) => sizeChecked(c.id, encodeContactRaw(c)), ROW_SEPARATOR);
+  await stageEncoded(connection, '_stage_contact_raw_docs', contacts, (c) => sizeChecked(c.id, encodeContactRaw(c)));
   await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_contact_raw AS SELECT ${contactRawSelectSql('f')}
-    FROM (SELECT string_split(doc, chr(31)) AS f FROM ${stagedRecordsSql('_stage_contact_raw_docs', ROW_SEPARATOR)})`);
+    FROM (SELECT string_split(doc, chr(31)) AS f FROM _stage_contact_raw_docs)`);
   await connection.run('DROP TABLE _stage_contact_raw_docs');
 }
 
-function stageSql(siteTimeZone: string): string {
+function stageSql(siteTimeZone: string, withRaw: boolean): string {
   return `CREATE OR REPLACE TEMP TABLE _stage_contacts AS
     SELECT *, ${fingerprintExpr(CONTACT_COLUMNS)} AS _fingerprint FROM (
-      SELECT ${contactRowSelectSql('f', siteTimeZone)}
-      FROM (SELECT string_split(doc, chr(31)) AS f FROM ${stagedRecordsSql('_stage_contact_docs', ROW_SEPARATOR)})
+      SELECT ${contactRowSelectSql('f', siteTimeZone, withRaw)}
+      FROM (SELECT string_split(doc, chr(31)) AS f FROM _stage_contact_docs)
     )`;
 }
 

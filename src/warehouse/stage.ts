@@ -4,7 +4,6 @@ import { quoteIdent } from './quote.js';
 const CHUNK = 2048;
 
 const BLOB_BYTES = 2 << 20;
-const BLOBS_PER_APPEND = 16;
 
 /**
  * Bulk-stages JSON documents into a fresh temp table `(doc VARCHAR)` through the appender, many
@@ -26,46 +25,42 @@ export function stagedDocsSql(table: string): string {
  * as ~2 MB blobs; read back one record per row with `stagedRecordsSql`.
  */
 export async function stageRecords(connection: DuckDBConnection, table: string, records: readonly string[], separator: string): Promise<void> {
-  await stageEncoded(connection, table, records, (r) => r, separator);
+  await connection.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdent(table)} (doc VARCHAR)`);
+  const blobs: string[] = [];
+  let start = 0;
+  let bytes = 0;
+  for (let i = 0; i < records.length; i++) {
+    bytes += records[i]!.length + 1;
+    if (bytes >= BLOB_BYTES) {
+      blobs.push(records.slice(start, i + 1).join(separator));
+      start = i + 1;
+      bytes = 0;
+    }
+  }
+  if (start < records.length) blobs.push(records.slice(start).join(separator));
+  await appendColumn(connection, table, VARCHAR, blobs);
 }
 
 /**
- * `stageRecords` encoding each item as it goes: the blobs are appended every ~32 MB, so the
- * encoded text of a whole batch is never held in JS at once. `encode` may throw to reject an item.
+ * Stages one text value per item into a fresh temp table `(doc VARCHAR)`, encoding 2,048 items
+ * at a time, so the encoded batch is never held in JS whole. One value per row rather than
+ * blobs: a table of few rows is scanned by one thread, and the typing query that reads this
+ * one is the heavy part (measured on 250k contacts: 0.61 s against 1.07 s for 2 MB blobs, on two
+ * cores). `encode` may throw to reject an item.
  */
-export async function stageEncoded<T>(
-  connection: DuckDBConnection,
-  table: string,
-  items: readonly T[],
-  encode: (item: T) => string,
-  separator: string,
-): Promise<void> {
+export async function stageEncoded<T>(connection: DuckDBConnection, table: string, items: readonly T[], encode: (item: T) => string): Promise<void> {
   await connection.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdent(table)} (doc VARCHAR)`);
   if (items.length === 0) return;
   const appender = await connection.createAppender(table);
   try {
-    let blobs: string[] = [];
-    const flush = () => {
-      const chunk = DuckDBDataChunk.create([VARCHAR], blobs.length);
-      chunk.setColumns([blobs]);
+    for (let start = 0; start < items.length; start += CHUNK) {
+      const n = Math.min(CHUNK, items.length - start);
+      const values = new Array<string>(n);
+      for (let i = 0; i < n; i++) values[i] = encode(items[start + i]!);
+      const chunk = DuckDBDataChunk.create([VARCHAR], n);
+      chunk.setColumns([values]);
       appender.appendDataChunk(chunk);
-      blobs = [];
-    };
-    let parts: string[] = [];
-    let bytes = 0;
-    for (const item of items) {
-      const text = encode(item);
-      parts.push(text);
-      bytes += text.length + 1;
-      if (bytes >= BLOB_BYTES) {
-        blobs.push(parts.join(separator));
-        parts = [];
-        bytes = 0;
-        if (blobs.length >= BLOBS_PER_APPEND) flush();
-      }
     }
-    if (parts.length > 0) blobs.push(parts.join(separator));
-    if (blobs.length > 0) flush();
     appender.flushSync();
   } finally {
     appender.closeSync();

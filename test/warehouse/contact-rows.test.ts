@@ -109,4 +109,17 @@ describe('contact row encoding', () => {
     const row = (await w.query('SELECT raw FROM contacts WHERE id = 900400'))[0]!;
     expect(JSON.parse(String(row.raw))).toEqual(c.raw);
   });
+
+  it('new contacts below the highest id held (raw staged apart) land with their raw record and memberships', async () => {
+    const high = makeContact(950_000);
+    await w.loadContacts([high], ctx());
+    const low = [oddContact(940_001), makeContact(940_002)];
+    const mixed = [...low, { ...high, email: 'changed@example.com' }];
+    expect(await w.loadContacts(mixed, ctx())).toEqual({ inserted: 2, updated: 1, unchanged: 0, deleted: 0 });
+    const rows = await w.query('SELECT id, raw, email FROM contacts WHERE id IN (940001, 940002, 950000) ORDER BY id');
+    expect(rows.map((r) => JSON.parse(String(r.raw)))).toEqual(mixed.map((c) => JSON.parse(JSON.stringify(c.raw))));
+    expect(rows[2]!.email).toBe('changed@example.com');
+    const tags = await w.query('SELECT contact_id, list(tag_id ORDER BY tag_id) AS t FROM contact_tags WHERE contact_id IN (940001, 940002) GROUP BY ALL ORDER BY 1');
+    expect(tags.map((r) => (r.t as unknown[]).map(Number))).toEqual(low.map((c) => [...new Set(c.tags.map((t) => t.id))].sort((a, b) => a - b)));
+  });
 });
