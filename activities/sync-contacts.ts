@@ -8,7 +8,7 @@ import { createContactSink } from '../src/sync/contact-sink.js';
 import { clearScans, liveContactCount, scannedPages, scannedTotals, unseenLiveContactIds } from '../src/sync/scan-tables.js';
 import type { LoadStats } from '../src/warehouse/types.js';
 import type { ContactsMode, ReconcilePolicy } from '../workflows/sync-types.js';
-import { startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
+import { currentActivity, startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
 
 export interface ContactsPlan {
   mode: ContactsMode;
@@ -117,9 +117,10 @@ export function createContactActivities(deps: SyncActivityDeps) {
     },
 
     /**
-     * Fetches pages fromPage..toPage (id ascending) and loads each as it arrives. Pages already
-     * loaded by an earlier attempt are skipped (the page log is written with the load), and the
-     * heartbeat carries the next page, so a retry after a crash refetches only the page in flight.
+     * Fetches pages fromPage..toPage (id ascending) and loads each as it arrives. The heartbeat
+     * carries the cursor: every page up to `loadedThrough` is durable, so a retry starts after
+     * it; pages loaded out of order after it are found in the page log (written in the same write
+     * scope as the load) and skipped too. A retry after a crash refetches only the pages in flight.
      */
     async syncContactPages(input: {
       scanKey: string;
@@ -129,14 +130,21 @@ export function createContactActivities(deps: SyncActivityDeps) {
       expectedTotal: number;
       loadId: string;
     }): Promise<PagesResult> {
-      const done = new Set(await writes.run((w) => scannedPages(w, input.scanKey, input.fromPage, input.toPage)));
+      const cursor = (currentActivity()?.info.heartbeatDetails as { loadedThrough?: unknown } | undefined)?.loadedThrough;
+      const startPage = typeof cursor === 'number' && Number.isInteger(cursor) ? Math.max(input.fromPage, cursor + 1) : input.fromPage;
+      const done = new Set(await writes.run((w) => scannedPages(w, input.scanKey, startPage, input.toPage)));
       const result: PagesResult = { ...NO_STATS, pages: 0, rows: 0, pagesLoadedNow: 0, requests: 0, drift: false };
-      let nextPage = input.fromPage;
-      const hb = startHeartbeats(() => ({ nextPage, pages: result.pagesLoadedNow }));
+      // Highest page such that it and every page before it in the range are durable.
+      let loadedThrough = startPage - 1;
+      const durable = new Set<number>();
+      const advance = (): void => {
+        while (durable.has(loadedThrough + 1) || done.has(loadedThrough + 1)) loadedThrough++;
+      };
+      advance();
+      const hb = startHeartbeats(() => ({ loadedThrough, pages: result.pagesLoadedNow }));
       const loads: Promise<void>[] = [];
       try {
-        for (let page = input.fromPage; page <= input.toPage; page++) {
-          nextPage = page;
+        for (let page = startPage; page <= input.toPage; page++) {
           if (done.has(page)) continue;
           hb.throwIfCancelled();
           const p = await client.contacts.listPage({ page, perPage: input.perPage, order: 'asc', orderBy: 'id' });
@@ -149,13 +157,14 @@ export function createContactActivities(deps: SyncActivityDeps) {
             sink.add({ scanKey: input.scanKey, page, items, reportedTotal: p.total, loadId: input.loadId, syncedAt: new Date(now()) }).then((stats) => {
               addStats(result, stats);
               result.pagesLoadedNow++;
+              durable.add(page);
+              advance();
             }),
           );
           if (loads.length >= MAX_PENDING_LOADS) await loads.shift();
           hb.beat();
         }
         await Promise.all(loads);
-        nextPage = input.toPage + 1;
         hb.beat();
         // Counted from the page log, so pages an earlier (crashed) attempt loaded are included.
         const logged = await writes.run((w) => scannedTotals(w, input.scanKey, input.fromPage, input.toPage));
