@@ -100,7 +100,8 @@ export async function createSchedule(
     scheduleId: opts.id,
     spec: { intervals: [{ every: opts.everyMs }] },
     action: { type: 'startWorkflow', workflowType: 'syncWorkflow', taskQueue: queues.main, workflowId: `${opts.id}-run`, args: [input] },
-    policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: opts.everyMs },
+    // A missed run (worker down) is caught up only within one interval (at least a minute): no backlog of runs.
+    policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: Math.max(opts.everyMs, 60_000) },
   });
 }
 
