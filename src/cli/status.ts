@@ -6,7 +6,7 @@ import { buildStatusReport, formatAge, type StatusReport } from '../sync/status-
 import { STREAM_NAMES } from '../sync/streams.js';
 import { readEmbeddedServerRecord } from '../temporal/embedded-server-file.js';
 import { taskQueues } from '../temporal/task-queues.js';
-import { withWarehouse } from '../warehouse/index.js';
+import { WarehouseLockedError, WarehouseNotFoundError, withWarehouse } from '../warehouse/index.js';
 import type { StreamProgress } from '../../workflows/sync-types.js';
 import { formatProgressLine } from './progress.js';
 
@@ -24,11 +24,18 @@ export function registerStatusCommand(program: Command): void {
 
 export async function statusCommand(config: Config): Promise<StatusReport> {
   let source = 'warehouse file';
-  const report = await withWarehouse(
-    { dbPath: config.dbPath, lakePath: config.lakePath, write: false, onSource: (s) => (source = s.kind === 'duckdb' ? `DuckDB file ${s.path}` : `Parquet lake ${s.path} (published ${s.publishedAt ?? 'never'}; a sync holds the file)`) },
-    (w) => buildStatusReport(w, source),
-  );
-  report.source = source;
+  let report: StatusReport;
+  try {
+    report = await withWarehouse(
+      { dbPath: config.dbPath, lakePath: config.lakePath, write: false, onSource: (s) => (source = s.kind === 'duckdb' ? `DuckDB file ${s.path}` : `Parquet lake ${s.path} (published ${s.publishedAt ?? 'never'}; a sync holds the file)`) },
+      (w) => buildStatusReport(w, source),
+    );
+    report.source = source;
+  } catch (err) {
+    // During the first sync there is no lake to fall back to: still show the live progress.
+    if (!(err instanceof WarehouseLockedError || err instanceof WarehouseNotFoundError)) throw err;
+    report = { source: `unavailable (${err.message})`, contacts: null, streams: STREAM_NAMES.map((stream) => ({ stream, rows: null, tombstoned: null, lastRun: null, lastSuccessAt: null, lastError: null })) };
+  }
   for (const p of await liveProgress(config)) {
     const s = report.streams.find((x) => x.stream === p.stream);
     if (s && (p.phase !== 'done' && p.phase !== 'failed' && p.phase !== 'cancelled')) s.live = p;

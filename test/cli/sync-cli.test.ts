@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { withSyncEnv } from '../sync/helpers/sync-env.js';
+import { SMALL_TUNING, withSyncEnv } from '../sync/helpers/sync-env.js';
 import { runCli } from './run-cli.js';
 
 describe('crmsync sync, status and verify', () => {
@@ -55,6 +55,23 @@ describe('crmsync sync, status and verify', () => {
 
       expect(temporal.code).toBe(1);
       expect(temporal.stderr).toMatch(/Cannot reach Temporal at 127\.0\.0\.1:9: .*TEMPORAL_ADDRESS.*\[TEMPORAL_UNREACHABLE\]/);
+    });
+  });
+
+  it('status shows the live progress of a running sync', { timeout: 120_000 }, async () => {
+    await withSyncEnv({ sim: { contacts: 1500, seed: 6, faults: { latencyMs: { min: 150, max: 200 } } } }, async (env) => {
+      const running = env.sync({ streams: ['contacts'], tuning: { ...SMALL_TUNING, parallelism: 2 } });
+      try {
+        while ((env.sim.stats().byRoute['GET /subscribers'] ?? 0) < 3) await new Promise((r) => setTimeout(r, 50));
+        const status = await runCli(['status', '--json'], env.env);
+        expect(status.code, status.stderr).toBe(0);
+        const report = JSON.parse(status.stdout) as { streams: { stream: string; live?: { phase: string; pagesTotal: number; pagesDone: number } }[] };
+        const live = report.streams.find((s) => s.stream === 'contacts')?.live;
+        expect(live).toMatchObject({ phase: 'backfill', pagesTotal: 30 });
+        expect(live!.pagesDone).toBeLessThan(30);
+      } finally {
+        await running;
+      }
     });
   });
 });
