@@ -1,5 +1,6 @@
 import { createContactActivities } from './sync-contacts.js';
 import type { SyncActivityDeps } from './sync-deps.js';
+import { createNewContactActivities } from './sync-new-contacts.js';
 import { createEntityActivities } from './sync-entities.js';
 import { createFunnelActivities } from './sync-funnels.js';
 import { createReportActivities } from './sync-reports.js';
@@ -13,6 +14,7 @@ import { withFailureClassification } from './to-application-failure.js';
 export function createSyncActivities(deps: SyncActivityDeps) {
   return withFailureClassification({
     ...createContactActivities(deps),
+    ...createNewContactActivities(deps),
     ...createEntityActivities(deps),
     ...createFunnelActivities(deps),
     ...createReportActivities(deps),

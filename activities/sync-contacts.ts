@@ -35,14 +35,6 @@ export interface PagesResult extends LoadStats {
   drift: boolean;
 }
 
-export interface NewContactsResult extends LoadStats {
-  pages: number;
-  rows: number;
-  requests: number;
-  crmTotal: number;
-  liveCount: number;
-  maxId: number;
-}
 
 export interface FinishScanResult {
   deleted: number;
@@ -54,7 +46,6 @@ export interface FinishScanResult {
 }
 
 const NO_STATS: LoadStats = { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
-const MAX_NEW_PAGES = 100_000;
 /** Loads waiting behind a range's fetches: enough to overlap fetch and load, small enough to bound memory. */
 const MAX_PENDING_LOADS = 8;
 
@@ -247,44 +238,6 @@ export function createContactActivities(deps: SyncActivityDeps) {
         const liveCount = await liveContactCount(w);
         if (drift) logger.info({ scanKey: scan.scanKey, restored: found.length, deleted }, 'contacts changed during the scan');
         return { deleted, restored: found.length, requests, drift, crmTotal: tail.total, liveCount };
-      });
-    },
-
-    /**
-     * Incremental: reads the newest contacts first and stops at the highest id already held, so a
-     * run with nothing new costs one request. The page's total, against the live count, reveals deletes.
-     */
-    async fetchNewContacts(input: { perPage: number; loadId: string }): Promise<NewContactsResult> {
-      const sinceMaxId = (await writes.run(readContactsState)).maxId;
-      const result: NewContactsResult = { ...NO_STATS, pages: 0, rows: 0, requests: 0, crmTotal: 0, liveCount: 0, maxId: sinceMaxId };
-      const hb = startHeartbeats(() => ({ pages: result.pages }));
-      try {
-        for (let page = 1; page <= MAX_NEW_PAGES; page++) {
-          hb.throwIfCancelled();
-          const p = await client.contacts.listPage({ page, perPage: input.perPage, order: 'desc', orderBy: 'id' });
-          result.requests++;
-          if (page === 1) result.crmTotal = p.total ?? p.items.length;
-          const fresh = p.items.filter((c) => c.id > sinceMaxId);
-          if (fresh.length > 0) {
-            const ctx = ctxFor(input.loadId);
-            const stats = await writes.run((w) => w.loadContacts(fresh, ctx));
-            addStats(result, stats);
-            result.rows += fresh.length;
-            result.maxId = Math.max(result.maxId, ...fresh.map((c) => c.id));
-          }
-          result.pages++;
-          hb.beat();
-          const reachedKnown = fresh.length < p.items.length;
-          const lastPage = p.lastPage !== undefined ? page >= p.lastPage : p.items.length < input.perPage;
-          if (reachedKnown || lastPage || p.items.length === 0) break;
-        }
-      } finally {
-        hb.stop();
-      }
-      return await writes.run(async (w) => {
-        const state = await readContactsState(w);
-        await writeContactsState(w, { ...state, maxId: Math.max(state.maxId, result.maxId), lastRunAtMs: now() });
-        return { ...result, liveCount: await liveContactCount(w) };
       });
     },
   };
