@@ -34,15 +34,20 @@ describe('crmsync sync, status and verify', () => {
     });
   });
 
-  it('names the fix for wrong credentials, an unreachable CRM, an unknown stream and Temporal unreachable', { timeout: 120_000 }, async () => {
-    await withSyncEnv({ worker: false, sim: { contacts: 5 } }, async (env) => {
+  it('names the fix for wrong credentials, a missing capability, an unreachable CRM, an unknown stream and Temporal unreachable', { timeout: 120_000 }, async () => {
+    const noCaps = { username: 'no-caps', password: 'no-caps-password-1', capabilities: [] };
+    await withSyncEnv({ worker: false, sim: { contacts: 5, users: [noCaps] } }, async (env) => {
       // Independent failures: run them side by side to keep the test short.
-      const [wrong, unreachable, stream, temporal] = await Promise.all([
+      const [wrong, unreachable, stream, temporal, forbidden] = await Promise.all([
         runCli(['sync'], { ...env.env, CRM_PASSWORD: 'not-the-password' }),
         runCli(['sync'], { ...env.env, CRM_BASE_URL: 'http://127.0.0.1:9/v2' }),
         runCli(['sync', '--stream', 'contact'], env.env),
         runCli(['sync', '--stream', 'tags'], { ...env.env, TEMPORAL_ADDRESS: '127.0.0.1:9' }),
+        runCli(['sync'], { ...env.env, CRM_USERNAME: noCaps.username, CRM_PASSWORD: noCaps.password }),
       ]);
+      // Authenticated but without the capability: the message says which permissions to grant.
+      expect(forbidden.code).toBe(1);
+      expect(forbidden.stderr).toMatch(/grant that user .*\[CRM_FORBIDDEN\]/);
       expect(wrong.code).toBe(1);
       expect(wrong.stderr).toMatch(/\[CRM_UNAUTHORIZED\]/);
       expect(wrong.stderr).not.toContain('not-the-password');
