@@ -86,7 +86,6 @@ async function resolveServer(config: TemporalConfig): Promise<{ address: string;
   });
 }
 
-/** The address of a live embedded server another crmsync process runs on this data dir. */
 /** Polls the process that runs the joined server; aborts `lost` once it is gone. */
 function watchSibling(pid: number, dataDir: string, lost: AbortController): NodeJS.Timeout {
   const timer = setInterval(() => {
@@ -107,6 +106,7 @@ function watchSibling(pid: number, dataDir: string, lost: AbortController): Node
 
 const SIBLING_WATCH_MS = 2_000;
 
+/** The address and pid of a live embedded server another crmsync process runs on this data dir. */
 async function joinSibling(config: TemporalConfig): Promise<{ address: string; pid: number } | undefined> {
   const sibling = await readEmbeddedServerRecord(config.dataDir);
   if (!sibling) return undefined;
