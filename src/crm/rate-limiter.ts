@@ -12,7 +12,11 @@ import { CrmError } from './errors.js';
  *   everyone for Retry-After; later 429s from requests sent before that drop are not counted again;
  * - afterwards it climbs quickly back to 95% of the learned limit, then probes above it slowly
  *   (about 1% of the limit per 20 s) so it stays just under the limit instead of oscillating;
- * - a sustained rise in latency (4x the best seen, and 500 ms over it) stops the climb and backs off 10%.
+ * - a sustained rise in latency (4x the best seen, and 500 ms over it) stops the climb and backs off 10%;
+ * - a limit learned during a burst of 429s far below a rate the server had accepted is taken as a
+ *   transient storm: after `stormRecoveryMs` without a 429 the limiter returns to 90% of that
+ *   known-good rate (climbing, not jumping). If a 429 follows promptly, the old rate is forgotten,
+ *   so a server that really lowered its limit costs one extra 429, not an oscillation.
  */
 export interface RateLimiterOptions {
   /** Hard ceiling in requests/s (CRM_MAX_RPS). When set, the limiter starts there. */
@@ -25,6 +29,8 @@ export interface RateLimiterOptions {
   maxConcurrency?: number;
   /** false: a fixed budget, no adaptation (429s still pause). Default true. */
   adaptive?: boolean;
+  /** Quiet time after a 429 storm before returning towards the known-good rate (default 5000 ms). */
+  stormRecoveryMs?: number;
   /** Injected clock for tests. */
   now?: () => number;
 }
@@ -83,6 +89,10 @@ export function createRateLimiter(opts: RateLimiterOptions = {}): RateLimiter {
   let rps = Math.min(ceiling, opts.maxRps ?? opts.initialRps ?? 10);
   let phase: 'slow_start' | 'steady' = opts.maxRps !== undefined || !adaptive ? 'steady' : 'slow_start';
   let learned: number | undefined;
+  const stormRecoveryMs = opts.stormRecoveryMs ?? 5_000;
+  /** Highest send rate (per second) the server accepted with no 429 around it. */
+  let bestOkRps = 0;
+  let restoredAt = -Infinity;
   let lastDecreaseAt = -Infinity;
   let lastLatencyCutAt = -Infinity;
   let pausedUntil = -Infinity;
@@ -146,6 +156,8 @@ export function createRateLimiter(opts: RateLimiterOptions = {}): RateLimiter {
       rateLimited++;
       pause(o.retryAfterMs ?? DEFAULT_PAUSE_MS);
       if (!adaptive || dispatchedAt < lastDecreaseAt) return; // same episode: already reacted
+      // Refused soon after returning to the old rate: the server's limit really is lower now.
+      if (t - restoredAt < stormRecoveryMs) bestOkRps = 0;
       if (phase === 'steady' && learned !== undefined && rps > learned * 0.95) {
         // Refused while probing above the known-good rate: the limit is where it was; step back under it.
         learned = Math.min(learned, rps);
@@ -174,6 +186,11 @@ export function createRateLimiter(opts: RateLimiterOptions = {}): RateLimiter {
         lastLatencyCutAt = t;
       }
       return;
+    }
+    if (t - lastDecreaseAt > 2000) bestOkRps = Math.max(bestOkRps, sendRate(t));
+    if (phase === 'steady' && learned !== undefined && t - lastDecreaseAt > stormRecoveryMs && bestOkRps * 0.9 > learned) {
+      learned = bestOkRps * 0.9; // a storm, not a new limit: the climb below heads back there
+      restoredAt = t;
     }
     // Grow only while the budget is what holds requests back, so an idle period does not bank rate.
     if (t - saturatedAt > 1000) return;
