@@ -23,7 +23,6 @@ export function createActivities(deps: ActivityDeps) {
 
 /** Activities for the warehouse task queue (one worker: one DuckDB writer). Same pattern. */
 export function createWarehouseActivities(deps: ActivityDeps) {
-  void deps;
   return {
     ...createPushActivitiesFromConfig(deps),
   };
