@@ -189,7 +189,8 @@ export async function* paginate<T>(fetchPage: (page: number, perPage: number) =>
       ahead.delete(page);
       const current = await pending;
       let checked = check(current, page);
-      if (opts.verifyBoundaries && page > start && current.items.length > 0) checked = await recover(checked, page);
+      // Also after an empty last page: that is when every row it held slid back onto the page before.
+      if (opts.verifyBoundaries && page > start) checked = await recover(checked, page);
       const isShort = current.items.length < perPage;
       if (current.lastPage !== undefined && (knownLast === undefined || current.lastPage > knownLast)) knownLast = current.lastPage;
       const hasMore =

@@ -113,6 +113,25 @@ describe('paginate', () => {
     await expect(collect(paginate(l.fetchPage, { perPage: 10, concurrency: 2, verifyBoundaries: true }))).rejects.toThrow(/verifyBoundaries/);
   });
 
+  it('verifyBoundaries recovers the rows of a last page that came back empty because they all slid back', async () => {
+    const rows = ids(22);
+    let deleted = false;
+    const l = listing(rows, {
+      onFetch: (page) => {
+        // Page 1 said there are 3 pages; before page 3 is read, two rows of page 1 go away, so
+        // rows 21 and 22 move onto page 2 (already read) and page 3 comes back empty.
+        if (page === 3 && !deleted) {
+          rows.splice(0, 2);
+          deleted = true;
+        }
+      },
+    });
+    const pages = await collect(paginate(l.fetchPage, { perPage: 10, order: 'asc', verifyBoundaries: true }));
+    const seen = new Set(pages.flatMap((p) => p.items.map((r) => r.id)));
+    expect([...seen].filter((id) => id > 2).sort((a, b) => a - b)).toEqual(ids(20, 3).map((r) => r.id));
+    expect(pages.at(-1)?.drift).toContainEqual(expect.objectContaining({ kind: 'recovered', page: 3, ids: [21, 22] }));
+  });
+
   it('flags ids out of the requested order at a boundary', async () => {
     const pagesData: Row[][] = [[{ id: 1 }, { id: 5 }], [{ id: 3 }, { id: 9 }]];
     const fetchPage = async (page: number, perPage: number): Promise<Page<Row>> => ({ items: pagesData[page - 1] ?? [], total: 4, perPage, currentPage: page, lastPage: 2 });
