@@ -1,0 +1,27 @@
+/** The named benchmarks `npm run bench` knows; each script records its own bench/results/<name>.json. */
+export interface BenchmarkEntry {
+  name: string;
+  file: string;
+  args: string[];
+  what: string;
+}
+
+export const BENCHMARKS: readonly BenchmarkEntry[] = [
+  { name: 'simulator', file: 'simulator.ts', args: [], what: 'simulator contact pages/s at per_page 100 and 1000 over 1M contacts, memory' },
+  { name: 'client', file: 'client.ts', args: [], what: 'client pages/s as a ratio to a bare undici loop' },
+  { name: 'client-rate', file: 'client-rate.ts', args: [], what: 'adaptive rate control against an undisclosed 20 req/s limit' },
+  { name: 'warehouse', file: 'warehouse.ts', args: [], what: 'load and 1%-changed merge of 1M contacts, ratio to DuckDB read_json, peak memory' },
+  { name: 'webhooks', file: 'webhooks.ts', args: [], what: 'durable accepted events/s, p50/p99, ratio to an HMAC-only node:http server' },
+  { name: 'webhooks-apply', file: 'webhooks-apply.ts', args: [], what: 'webhook events applied to the warehouse per second' },
+  { name: 'push', file: 'push.ts', args: [], what: 'push requests/s and 429 share at allowed rates of 10, 50 and 200 req/s' },
+  { name: 'backfill', file: 'backfill.ts', args: ['100000', '1000000'], what: 'backfill rows/s, requests, memory, ratio to a raw fetch floor, dlt comparison' },
+];
+
+export function findBenchmarks(names: readonly string[]): BenchmarkEntry[] {
+  if (names.length === 0) return [...BENCHMARKS];
+  const unknown = names.filter((n) => !BENCHMARKS.some((b) => b.name === n));
+  if (unknown.length > 0) {
+    throw new Error(`Unknown benchmark ${unknown.join(', ')}; choose from ${BENCHMARKS.map((b) => b.name).join(', ')}.`);
+  }
+  return BENCHMARKS.filter((b) => names.includes(b.name));
+}

@@ -1,0 +1,42 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { BENCHMARKS, findBenchmarks } from '../../bench/runner/registry.js';
+import { flattenFigures, summarizeResults } from '../../bench/runner/summarize-results.js';
+
+describe('bench runner', () => {
+  it('names only benchmarks whose scripts exist, and refuses an unknown name with the choices', () => {
+    for (const b of BENCHMARKS) expect(existsSync(join('bench', b.file)), b.file).toBe(true);
+    expect(findBenchmarks(['push', 'client']).map((b) => b.name)).toEqual(['client', 'push']);
+    expect(findBenchmarks([]).length).toBe(BENCHMARKS.length);
+    expect(() => findBenchmarks(['nope'])).toThrow(/Unknown benchmark nope; choose from simulator/);
+  });
+
+  it('summarizes every recorded result file as a markdown table of its figures', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crmsync-bench-'));
+    try {
+      await writeFile(join(dir, 'b.json'), JSON.stringify({ rowsPerSec: 1234, nested: { p99Ms: 4.5, note: 'a|b' }, samples: [1, 2, 3] }));
+      await writeFile(join(dir, 'a.json'), JSON.stringify({ runs: [{ rate: 10 }, { rate: 50 }] }));
+      await writeFile(join(dir, 'broken.json'), '{');
+      const md = await summarizeResults(dir);
+      expect(md.indexOf('## a')).toBeLessThan(md.indexOf('## b'));
+      expect(md).toContain('| rowsPerSec | 1234 |');
+      expect(md).toContain('| nested.p99Ms | 4.5 |');
+      expect(md).toContain('| nested.note | a\\|b |');
+      expect(md).toContain('| samples | 3 values |');
+      expect(md).toContain('| runs[1].rate | 50 |');
+      expect(md).toMatch(/## broken\.json\n\n\(unreadable: /);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('flattens nested figures to dotted keys', () => {
+    expect(flattenFigures({ a: { b: 1, c: null }, d: 'x' })).toEqual([
+      ['a.b', '1'],
+      ['d', 'x'],
+    ]);
+  });
+});
