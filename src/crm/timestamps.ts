@@ -2,6 +2,8 @@
  * Timestamp normalization. The CRM sends `YYYY-MM-DD HH:MM:SS` without a zone (site time) for most
  * resources and ISO 8601 UTC for funnels and webhooks; consumers get ISO 8601 UTC with `Z`.
  */
+import { wallClockFormatter } from './site-time.js';
+
 export type TimestampNormalizer = (value: unknown) => string | null;
 
 const ZONELESS = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?)?$/;
@@ -43,16 +45,7 @@ export function createTimestampNormalizer(timeZone: string = 'UTC'): TimestampNo
 
 /** Offset (ms, wall minus UTC) of `timeZone` at a UTC instant, cached per hour. */
 function createOffsetLookup(timeZone: string): (utcMs: number) => number {
-  const fmt = new Intl.DateTimeFormat('en-US', {
-    timeZone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-  });
+  const fmt = wallClockFormatter(timeZone);
   const cache = new Map<number, number>();
   return (utcMs) => {
     const bucket = Math.floor(utcMs / 900_000); // 15-minute buckets: some zones have 15/30/45-minute offsets

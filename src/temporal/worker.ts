@@ -49,6 +49,9 @@ export async function runWorkers(options: RunWorkersOptions): Promise<void> {
       taskQueue: options.taskQueues.main,
       workflowBundle,
       activities: options.activities,
+      // A crashed worker's sticky queue holds workflow tasks until this passes (default 10 s):
+      // a restarted worker picks its workflows up sooner.
+      stickyQueueScheduleToStartTimeout: '3s',
     }),
   ];
   if (Object.keys(options.warehouseActivities).length > 0) {
