@@ -9,6 +9,7 @@ import { withEmbeddedServerLock } from './embedded-server-lock.js';
 import { TemporalDevServerError, TemporalUnreachableError } from './errors.js';
 import { locateTemporalCliFromConfig } from './locate-cli.js';
 import { waitForTemporal } from './wait-for-temporal.js';
+import { isProcessAlive } from '../process-alive.js';
 
 export interface TemporalHandle {
   client: Client;
@@ -133,12 +134,7 @@ async function joinSibling(config: TemporalConfig): Promise<{ address: string; p
 }
 
 async function runsDevServer(pid: number): Promise<boolean> {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    // EPERM: alive but not ours to signal. ESRCH: gone.
-    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
-  }
+  if (!isProcessAlive(pid)) return false;
   const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => undefined);
   // Without /proc (not Linux) we cannot tell: assume it is the server.
   return cmdline === undefined || cmdline.includes('start-dev');

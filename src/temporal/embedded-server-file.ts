@@ -1,6 +1,7 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { isProcessAlive } from '../process-alive.js';
 
 /**
  * A small file under the data directory recording the embedded dev server a crmsync process is
@@ -19,7 +20,7 @@ export async function readEmbeddedServerRecord(dataDir: string): Promise<Embedde
     const text = await readFile(embeddedServerFile(dataDir), 'utf8');
     if (text.length > 4096) return undefined;
     const parsed = EmbeddedServerRecord.safeParse(JSON.parse(text));
-    return parsed.success && isAlive(parsed.data.pid) ? parsed.data : undefined;
+    return parsed.success && isProcessAlive(parsed.data.pid) ? parsed.data : undefined;
   } catch {
     return undefined;
   }
@@ -34,13 +35,4 @@ export async function removeEmbeddedServerRecord(dataDir: string, pid: number): 
   const current = await readEmbeddedServerRecord(dataDir).catch(() => undefined);
   if (current && current.pid !== pid) return;
   await rm(embeddedServerFile(dataDir), { force: true });
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -1,6 +1,7 @@
 import { open, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TemporalDevServerError } from './errors.js';
+import { isProcessAlive } from '../process-alive.js';
 
 /**
  * Serializes starting the embedded dev server between crmsync processes sharing a data
@@ -28,7 +29,7 @@ export async function withEmbeddedServerLock<T>(dataDir: string, fn: () => Promi
       }
     }
     const holder = Number((await readFile(lockFile, 'utf8').catch(() => '')).trim());
-    if (Number.isInteger(holder) && holder > 0 && !isAlive(holder)) {
+    if (Number.isInteger(holder) && holder > 0 && !isProcessAlive(holder)) {
       await rm(lockFile, { force: true });
       continue;
     }
@@ -39,15 +40,5 @@ export async function withEmbeddedServerLock<T>(dataDir: string, fn: () => Promi
       );
     }
     await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: alive but someone else's.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

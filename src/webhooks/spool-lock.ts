@@ -1,6 +1,7 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SpoolUnavailableError } from './errors.js';
+import { isProcessAlive } from '../process-alive.js';
 
 /**
  * One receiver per spool directory: two appenders would interleave frames. The lock holds the
@@ -17,20 +18,11 @@ export function acquireSpoolLock(dir: string): () => void {
         throw new SpoolUnavailableError(`Cannot create the spool lock in ${dir}; check that the directory is writable.`, { cause: err });
       }
       const pid = Number(readFileSync(path, 'utf8').trim());
-      if (Number.isInteger(pid) && pid > 0 && isAlive(pid)) {
+      if (Number.isInteger(pid) && pid > 0 && isProcessAlive(pid)) {
         throw new SpoolUnavailableError(`Another webhook receiver (pid ${pid}) is using the spool ${dir}; stop it or set a different CRMSYNC_DATA_DIR.`);
       }
       rmSync(path, { force: true });
     }
   }
   throw new SpoolUnavailableError(`Cannot take the spool lock in ${dir}; remove ${path} if no receiver is running.`);
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

@@ -9,20 +9,12 @@ import { withTemporal } from '../../src/temporal/connect.js';
 import { embeddedServerFile, writeEmbeddedServerRecord } from '../../src/temporal/embedded-server-file.js';
 import { freePort } from '../../src/temporal/free-port.js';
 import { testTemporalAddress } from '../helpers/temporal.js';
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { isProcessAlive } from '../../src/process-alive.js';
 
 async function waitUntilDead(pid: number, timeoutMs = 15_000): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
-  while (isAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  return !isAlive(pid);
+  while (isProcessAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  return !isProcessAlive(pid);
 }
 
 describe('withTemporal', () => {
