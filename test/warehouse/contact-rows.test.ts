@@ -1,27 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Contact } from '../../src/crm/types.js';
 import type { WarehouseHandle } from '../../src/warehouse/index.js';
-import { openWarehouse } from '../../src/warehouse/index.js';
 import { CONTACT_COLUMNS } from '../../src/warehouse/contact-columns.js';
 import { quoteIdent, quoteLiteral } from '../../src/warehouse/quote.js';
 import { fingerprintExpr, timestampExpr } from '../../src/warehouse/sql-expr.js';
 import { stageDocs, stagedDocsSql } from '../../src/warehouse/stage.js';
 import { listRef, makeContact, tagRef } from './contact-factory.js';
-import { ctx, tempPaths } from './temp-warehouse.js';
+import { closeTempWarehouse, ctx, openTempWarehouse, type tempPaths } from './temp-warehouse.js';
 
 const TZ = 'America/New_York';
 let p: ReturnType<typeof tempPaths>;
 let w: WarehouseHandle;
 
 beforeAll(async () => {
-  p = tempPaths();
-  w = await openWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, siteTimeZone: TZ });
-  await w.migrate();
+  ({ p, w } = await openTempWarehouse({ siteTimeZone: TZ }));
 });
-afterAll(async () => {
-  await w?.close();
-  p?.cleanup();
-});
+afterAll(() => closeTempWarehouse({ p, w }));
 
 // Values that collide with the row encoding's separators and null marker, or are otherwise odd.
 const SEPARATORS = ['\x1c', '\x1d', '\x1e', '\x1f'];

@@ -1,19 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Campaign, FunnelSubscriber, Tag } from '../../src/crm/types.js';
-import { openWarehouse, reportTableFor, type WarehouseHandle } from '../../src/warehouse/index.js';
-import { ctx, tempPaths } from './temp-warehouse.js';
+import { reportTableFor, type WarehouseHandle } from '../../src/warehouse/index.js';
+import { closeTempWarehouse, ctx, openTempWarehouse, type tempPaths } from './temp-warehouse.js';
 
 let p: ReturnType<typeof tempPaths>;
 let w: WarehouseHandle;
 beforeAll(async () => {
-  p = tempPaths();
-  w = await openWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath });
-  await w.migrate();
+  ({ p, w } = await openTempWarehouse());
 });
-afterAll(async () => {
-  await w?.close();
-  p?.cleanup();
-});
+afterAll(() => closeTempWarehouse({ p, w }));
 
 const tag = (id: number, extra: Partial<Tag> = {}): Tag => ({
   id, title: `Tag ${id}`, slug: `tag-${id}`, description: null, total_count: id * 10, subscribers_count: id * 9,

@@ -1,22 +1,17 @@
 import { readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LAKE_TABLES, openLakeReader, openWarehouse, type WarehouseHandle } from '../../src/warehouse/index.js';
+import { LAKE_TABLES, openLakeReader, type WarehouseHandle } from '../../src/warehouse/index.js';
 import { MAX_APPEND_FILES } from '../../src/warehouse/lake-layout.js';
 import { makeContact } from './contact-factory.js';
-import { ctx, tempPaths } from './temp-warehouse.js';
+import { closeTempWarehouse, ctx, openTempWarehouse, type tempPaths } from './temp-warehouse.js';
 
 let p: ReturnType<typeof tempPaths>;
 let w: WarehouseHandle;
 beforeAll(async () => {
-  p = tempPaths();
-  w = await openWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath });
-  await w.migrate();
+  ({ p, w } = await openTempWarehouse());
 });
-afterAll(async () => {
-  await w?.close();
-  p?.cleanup();
-});
+afterAll(() => closeTempWarehouse({ p, w }));
 
 // Three id ranges (lake partitions) of contacts.
 const ids = [...Array.from({ length: 200 }, (_, i) => i + 1), ...Array.from({ length: 50 }, (_, i) => 50_001 + i), ...Array.from({ length: 50 }, (_, i) => 120_001 + i)];

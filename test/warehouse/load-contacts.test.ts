@@ -1,22 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WarehouseHandle } from '../../src/warehouse/index.js';
-import { openWarehouse } from '../../src/warehouse/index.js';
 import { listRef, makeContact, tagRef } from './contact-factory.js';
-import { ctx, tempPaths } from './temp-warehouse.js';
+import { closeTempWarehouse, ctx, openTempWarehouse, type tempPaths } from './temp-warehouse.js';
 
 const N = 500;
 let p: ReturnType<typeof tempPaths>;
 let w: WarehouseHandle;
 
 beforeAll(async () => {
-  p = tempPaths();
-  w = await openWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, siteTimeZone: 'America/New_York' });
-  await w.migrate();
+  ({ p, w } = await openTempWarehouse({ siteTimeZone: 'America/New_York' }));
 });
-afterAll(async () => {
-  await w?.close();
-  p?.cleanup();
-});
+afterAll(() => closeTempWarehouse({ p, w }));
 
 const page = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => makeContact(from + i));
 const one = async (sql: string, params: unknown[] = []) => (await w.query(sql, params))[0] ?? {};
