@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createPushActivitiesFromConfig } from '../../activities/push-activities-from-config.js';
 import { dryRunCommand, parsePushOptions, pushCommand } from '../../src/cli/push.js';
 import { loadConfig } from '../../src/config.js';
@@ -10,7 +10,8 @@ import { silentLogger } from '../../src/logger.js';
 import { formatDryRun, formatPushResult } from '../../src/push/format-push.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import { withWarehouse } from '../../src/warehouse/index.js';
-import { testTemporalAddress, withTestWorker } from '../helpers/temporal.js';
+import { withTestWorker } from '../helpers/temporal.js';
+import { testEnv } from '../helpers/test-env.js';
 
 describe('crmsync push options', () => {
   it('names the fix for bad options', () => {
@@ -28,17 +29,7 @@ describe('crmsync push against the simulator and a real warehouse file', () => {
     const sim = await startSimulator({ contacts: 5, seed: 4, mode: 'real' });
     try {
       const taskQueue = `push-cli-${randomUUID()}`;
-      const config = loadConfig({
-        CRM_BASE_URL: sim.baseUrl,
-        CRM_USERNAME: sim.credentials.username,
-        CRM_PASSWORD: sim.credentials.password,
-        CRMSYNC_DB: join(dir, 'crm.duckdb'),
-        CRMSYNC_LAKE: join(dir, 'lake'),
-        CRMSYNC_DATA_DIR: dir,
-        TEMPORAL_ADDRESS: testTemporalAddress(),
-        TEMPORAL_NAMESPACE: inject('temporalNamespace'),
-        CRMSYNC_TASK_QUEUE: taskQueue,
-      });
+      const config = loadConfig(testEnv(sim, dir, { CRMSYNC_TASK_QUEUE: taskQueue }));
       await withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write: true }, (w) =>
         w.query(`CREATE TABLE promo AS SELECT *, 'analyst note' AS frist_name FROM (VALUES
           ('cli1@example.test', 'subscribed', 'Ada', 'VIP, Spring Promo'),

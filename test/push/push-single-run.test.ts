@@ -2,12 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { pushCommand, pushWorkflowId } from '../../src/cli/push.js';
 import { loadConfig } from '../../src/config.js';
 import { silentLogger } from '../../src/logger.js';
 import { startSimulator } from '../../src/simulator/index.js';
-import { testTemporalAddress, withTestWorker } from '../helpers/temporal.js';
+import { withTestWorker } from '../helpers/temporal.js';
+import { testEnv } from '../helpers/test-env.js';
 
 describe('one push per source at a time', () => {
   it('derives a stable workflow id from the source, different for different sources', () => {
@@ -22,17 +23,7 @@ describe('one push per source at a time', () => {
     try {
       // The blocking run sits on a queue no worker serves, so it stays open for the whole test.
       await withTestWorker({}, async ({ client }) => {
-        const config = loadConfig({
-          CRM_BASE_URL: sim.baseUrl,
-          CRM_USERNAME: sim.credentials.username,
-          CRM_PASSWORD: sim.credentials.password,
-          CRMSYNC_DB: join(dir, 'crm.duckdb'),
-          CRMSYNC_LAKE: join(dir, 'lake'),
-          CRMSYNC_DATA_DIR: dir,
-          TEMPORAL_ADDRESS: testTemporalAddress(),
-          TEMPORAL_NAMESPACE: inject('temporalNamespace'),
-          CRMSYNC_TASK_QUEUE: `push-once-${randomUUID()}`,
-        });
+        const config = loadConfig(testEnv(sim, dir, { CRMSYNC_TASK_QUEUE: `push-once-${randomUUID()}` }));
         const from = `promo_${randomUUID().slice(0, 8)}`;
         const workflowId = pushWorkflowId(from);
         const blocking = await client.workflow.start('pushWorkflow', { taskQueue: `idle-${randomUUID()}`, workflowId, args: [{ from }] });

@@ -14,8 +14,8 @@ import { createSyncRuntime, warehouseOpener, type SyncRuntime } from '../../../s
 import type { WarehouseSession } from '../../../src/sync/warehouse-port.js';
 import { taskQueues, type TaskQueues } from '../../../src/temporal/task-queues.js';
 import type { SyncResult, SyncWorkflowInput } from '../../../workflows/sync-types.js';
-import { testTemporalAddress, testWorkflowBundlePath } from '../../helpers/temporal.js';
-import { inject } from 'vitest';
+import { testWorkflowBundlePath } from '../../helpers/temporal.js';
+import { testEnv } from '../../helpers/test-env.js';
 
 export interface SyncEnv {
   sim: RunningSimulator;
@@ -49,19 +49,7 @@ export async function withSyncEnv<T>(
   }
   const sim = await startSimulator({ seed: 7, contacts: 300, ...opts.sim });
   const dir = await mkdtemp(join(tmpdir(), 'crmsync-sync-'));
-  const env: Record<string, string> = {
-    CRM_BASE_URL: sim.baseUrl,
-    CRM_USERNAME: sim.credentials.username,
-    CRM_PASSWORD: sim.credentials.password,
-    CRM_ALLOW_INSECURE_HTTP: '1',
-    CRMSYNC_DB: join(dir, 'crm.duckdb'),
-    CRMSYNC_LAKE: join(dir, 'lake'),
-    CRMSYNC_DATA_DIR: dir,
-    CRMSYNC_TASK_QUEUE: `t-${randomUUID().slice(0, 12)}`,
-    TEMPORAL_ADDRESS: testTemporalAddress(),
-    TEMPORAL_NAMESPACE: inject('temporalNamespace'),
-    CRMSYNC_LOG_LEVEL: 'warn',
-  };
+  const env = testEnv(sim, dir, { CRM_ALLOW_INSECURE_HTTP: '1', CRMSYNC_TASK_QUEUE: `t-${randomUUID().slice(0, 12)}`, CRMSYNC_LOG_LEVEL: 'warn' });
   const config = loadConfig(env);
   const queues = taskQueues(config);
   const runtime = createSyncRuntime(config);
