@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openWarehouse } from '../src/warehouse/index.js';
 import { encodeContactRow } from '../src/warehouse/contact-rows.js';
+import { timeStatements } from './time-statements.js';
 import { benchContact } from './warehouse-contacts.js';
 
 const N = Number(process.argv[2] ?? 100_000);
@@ -12,21 +13,9 @@ const dir = mkdtempSync(join(tmpdir(), 'crmsync-prof-'));
 try {
   const w = await openWarehouse({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake') });
   await w.migrate();
-  const c = w.connection as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
-  for (const m of ['run', 'runAndReadAll', 'createAppender']) {
-    const orig = c[m]!.bind(w.connection);
-    c[m] = async (...a: unknown[]) => {
-      const t = performance.now();
-      const cpu = process.cpuUsage();
-      try {
-        return await orig(...a);
-      } finally {
-        const ms = performance.now() - t;
-        const u = process.cpuUsage(cpu);
-        if (ms > 50) console.log(`${Math.round(ms)} ms (cpu ${Math.round((u.user + u.system) / 1000)} ms)  ${String(a[0]).replace(/\s+/g, ' ').slice(0, 90)}`);
-      }
-    };
-  }
+  timeStatements(w, (sql, ms, cpuMs) => {
+    if (ms > 50) console.log(`${Math.round(ms)} ms (cpu ${Math.round(cpuMs)} ms)  ${sql.slice(0, 90)}`);
+  });
   const cs = Array.from({ length: N }, (_, i) => benchContact(i + 1));
   let t = performance.now();
   const docs = cs.map((x) => JSON.stringify(x));

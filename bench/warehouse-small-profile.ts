@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openWarehouse } from '../src/warehouse/index.js';
+import { timeStatements } from './time-statements.js';
 import { benchContact } from './warehouse-contacts.js';
 
 const N = Number(process.argv[2] ?? 100_000);
@@ -15,25 +16,14 @@ try {
   const w = await openWarehouse({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake') });
   await w.migrate();
   if (process.argv[4]) await w.connection.run(`SET checkpoint_threshold = '${process.argv[4]}'`);
-  const c = w.connection as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
-  for (const m of ['run', 'runAndReadAll', 'createAppender']) {
-    const orig = c[m]!.bind(w.connection);
-    c[m] = async (...a: unknown[]) => {
-      const t = performance.now();
-      const cpu = process.cpuUsage();
-      try {
-        return await orig(...a);
-      } finally {
-        const u = process.cpuUsage(cpu);
-        const key = String(a[0]).replace(/\s+/g, ' ').replace(/'[^']*'/g, "'?'").slice(0, 80);
-        const e = totals.get(key) ?? { ms: 0, cpu: 0, n: 0 };
-        e.ms += performance.now() - t;
-        e.cpu += (u.user + u.system) / 1000;
-        e.n++;
-        totals.set(key, e);
-      }
-    };
-  }
+  timeStatements(w, (sql, ms, cpuMs) => {
+    const key = sql.replace(/'[^']*'/g, "'?'").slice(0, 80);
+    const e = totals.get(key) ?? { ms: 0, cpu: 0, n: 0 };
+    e.ms += ms;
+    e.cpu += cpuMs;
+    e.n++;
+    totals.set(key, e);
+  });
   const t = performance.now();
   const cpu = process.cpuUsage();
   for (let from = 1; from <= N; from += BATCH) {
