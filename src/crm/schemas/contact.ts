@@ -1,5 +1,5 @@
 import type { TimestampNormalizer } from '../timestamps.js';
-import { arrayOf, int, intOrNull, type Issue, numberOrNull, objectOrEmpty, type Reader, readerSchema, text, textOrNull } from './primitives.js';
+import { arrayOf, at, int, intOrNull, type Issue, numberOrNull, objectOrEmpty, type Reader, readAt, readerSchema, text, textOrNull } from './primitives.js';
 
 export interface TaxonomyRefOut {
   id: number;
@@ -34,10 +34,10 @@ export function contactSchema(ts: TimestampNormalizer) {
     const o = v as Record<string, unknown>;
     const dob = s(o.date_of_birth, 'date_of_birth', issue);
     return {
-      id: typeof o.id === 'number' && Number.isInteger(o.id) ? o.id : int(o.id, under(issue, 'id')),
+      id: typeof o.id === 'number' && Number.isInteger(o.id) ? o.id : int(o.id, at(issue, 'id')),
       user_id: n(o.user_id, 'user_id', issue),
       hash: s(o.hash, 'hash', issue),
-      email: typeof o.email === 'string' ? o.email : text(o.email, under(issue, 'email')),
+      email: typeof o.email === 'string' ? o.email : text(o.email, at(issue, 'email')),
       first_name: s(o.first_name, 'first_name', issue),
       last_name: s(o.last_name, 'last_name', issue),
       full_name: s(o.full_name, 'full_name', issue),
@@ -55,8 +55,8 @@ export function contactSchema(ts: TimestampNormalizer) {
       company_id: n(o.company_id, 'company_id', issue),
       total_points: d(o.total_points, 'total_points', issue),
       life_time_value: d(o.life_time_value, 'life_time_value', issue),
-      tags: refs(o.tags, under(issue, 'tags')),
-      lists: refs(o.lists, under(issue, 'lists')),
+      tags: readAt(refs, o.tags, issue, 'tags'),
+      lists: readAt(refs, o.lists, issue, 'lists'),
       custom_values: pickCustomValues(o.custom_values, o.custom_fields),
       created_at: ts(o.created_at),
       updated_at: ts(o.updated_at),
@@ -67,24 +67,20 @@ export function contactSchema(ts: TimestampNormalizer) {
 
 // Fast paths for the common type of each field; the general reader (and its issue) only otherwise.
 // Direct property reads (o.email) rather than o[key] keep the loads monomorphic.
-const under =
-  (issue: Issue, k: string): Issue =>
-  (m, p = []) =>
-    issue(m, [k, ...p]);
 function s(v: unknown, k: string, issue: Issue): string | null {
   if (typeof v === 'string') return v;
   if (v === null || v === undefined) return null;
-  return textOrNull(v, under(issue, k));
+  return textOrNull(v, at(issue, k));
 }
 function n(v: unknown, k: string, issue: Issue): number | null {
   if (typeof v === 'number' && Number.isInteger(v)) return v;
   if (v === null || v === undefined) return null;
-  return intOrNull(v, under(issue, k));
+  return intOrNull(v, at(issue, k));
 }
 function d(v: unknown, k: string, issue: Issue): number | null {
   if (typeof v === 'number' && Number.isFinite(v)) return v;
   if (v === null || v === undefined) return null;
-  return numberOrNull(v, under(issue, k));
+  return numberOrNull(v, at(issue, k));
 }
 
 const ignore = () => undefined;

@@ -90,15 +90,36 @@ export const arrayOrEmpty: Reader<unknown[]> = (v, issue) => {
   return [];
 };
 
+/** Counts issues raised while reading without a path (see `readAt`). */
+let unplacedIssues = 0;
+const countIssue: Issue = () => {
+  unplacedIssues++;
+};
+
+/**
+ * `read(v)` with issues placed under `key`. The value is read with a shared counting callback, and
+ * only one that raised an issue is read again with a callback that adds `key` to the path: no
+ * closure per element or field on the hot path (readers are pure, so the second read raises the
+ * same issues).
+ */
+export function readAt<T>(read: Reader<T>, v: unknown, issue: Issue, key: string | number): T {
+  const before = unplacedIssues;
+  const out = read(v, countIssue);
+  return unplacedIssues === before ? out : read(v, at(issue, key));
+}
+
 export function arrayOf<T>(item: Reader<T>): Reader<T[]> {
   return (v, issue) => {
     const arr = arrayOrEmpty(v, issue);
     const out = new Array<T>(arr.length);
-    let i = 0;
-    const onIssue: Issue = (m, p = []) => issue(m, [i, ...p]); // one callback per array, not per element
-    for (; i < arr.length; i++) out[i] = item(arr[i], onIssue);
+    for (let i = 0; i < arr.length; i++) out[i] = readAt(item, arr[i], issue, i);
     return out;
   };
+}
+
+/** An issue callback that prefixes `key` to the path (made only when there is an issue to place). */
+export function at(issue: Issue, key: string | number): Issue {
+  return (m, p = []) => issue(m, [key, ...p]);
 }
 
 /** A timestamp in either shape, to ISO 8601 UTC (null when missing or unreadable; `raw` keeps it). */
@@ -116,7 +137,7 @@ export function obj<F extends Record<string, Reader<unknown>>>(fields: F): Reade
       return out as Output<F>;
     }
     const input = v as Record<string, unknown>;
-    for (const k of keys) out[k] = fields[k]!(input[k], (m, p = []) => issue(m, [k, ...p]));
+    for (const k of keys) out[k] = readAt(fields[k]!, input[k], issue, k);
     return out as Output<F>;
   };
 }

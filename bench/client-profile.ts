@@ -1,0 +1,84 @@
+/**
+ * Profiling aid for bench/client.ts: runs only one side (the bare undici loop or the client) so a
+ * `--cpu-prof` profile shows that side's CPU alone, and prints CPU per page. No results are recorded.
+ *
+ *   node --cpu-prof --import tsx bench/client-profile.ts client|bare [contacts=30000] [perPage=100] [concurrency=4] [runs=5]
+ */
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { join } from 'node:path';
+import { Pool } from 'undici';
+import { createCrmClient, createRateLimiter } from '../src/crm/index.js';
+
+const mode = process.argv[2] === 'bare' ? 'bare' : 'client';
+const [contacts = 30000, perPage = 100, concurrency = 4, runs = 5] = process.argv.slice(3).map(Number);
+const pages = Math.ceil(contacts / perPage);
+
+const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'client-sim-server.ts'), String(contacts), '0', '0'], {
+  stdio: ['pipe', 'pipe', 'inherit'],
+});
+const info = JSON.parse(await new Promise<string>((resolve) => createInterface({ input: child.stdout }).once('line', resolve))) as {
+  baseUrl: string;
+  credentials: { username: string; password: string };
+};
+const url = new URL(info.baseUrl);
+const auth = `Basic ${Buffer.from(`${info.credentials.username}:${info.credentials.password}`).toString('base64')}`;
+
+async function bare(): Promise<number> {
+  const pool = new Pool(url.origin, { connections: concurrency, pipelining: 1 });
+  try {
+    let next = 1;
+    let rows = 0;
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next <= pages) {
+          const page = next++;
+          const res = await pool.request({
+            path: `${url.pathname}/subscribers?page=${page}&per_page=${perPage}&order_by=id&order_type=ASC&sort_by=id&sort_type=ASC`,
+            method: 'GET',
+            headers: { authorization: auth, accept: 'application/json' },
+          });
+          const body = (await res.body.json()) as { subscribers: { data: unknown[] } };
+          rows += body.subscribers.data.length;
+        }
+      }),
+    );
+    return rows;
+  } finally {
+    await pool.close();
+  }
+}
+
+async function viaClient(): Promise<number> {
+  const client = createCrmClient({
+    baseUrl: info.baseUrl,
+    username: info.credentials.username,
+    password: info.credentials.password,
+    maxConcurrency: concurrency,
+    limiter: createRateLimiter({ maxRps: 1_000_000, maxConcurrency: concurrency }),
+  });
+  try {
+    let rows = 0;
+    for await (const page of client.paginate((p, pp) => client.contacts.listPage({ page: p, perPage: pp, order: 'asc', orderBy: 'id' }), { perPage, concurrency, order: 'asc' })) {
+      rows += page.items.length;
+    }
+    return rows;
+  } finally {
+    await client.close();
+  }
+}
+
+try {
+  const fn = mode === 'bare' ? bare : viaClient;
+  await fn(); // warm-up
+  for (let r = 0; r < runs; r++) {
+    const c = process.cpuUsage();
+    const t = performance.now();
+    const rows = await fn();
+    const used = process.cpuUsage(c);
+    const s = (performance.now() - t) / 1000;
+    console.log(`${mode}: ${rows} rows, ${Math.round(pages / s)} pages/s, CPU ${Math.round((used.user + used.system) / pages)} us/page`);
+  }
+} finally {
+  child.stdin.end();
+}
