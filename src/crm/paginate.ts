@@ -61,13 +61,18 @@ export async function* paginate<T>(fetchPage: (page: number, perPage: number) =>
   function check(p: Page<T>, pageNo: number): Page<T> {
     const events: DriftEvent[] = [];
     const ids: Array<number | string> = [];
+    // Ids read before (on any page, or earlier on this one): the only possible repeats of the previous page.
+    let seenBefore: Array<number | string> | undefined;
     for (const item of p.items) {
       const id = idOf(item);
       if (id === undefined) rowsWithoutId++;
       else {
         ids.push(id);
-        if (seen.size < MAX_TRACKED_IDS) seen.add(id);
-        else seenOverflow = true;
+        if (seen.size < MAX_TRACKED_IDS) {
+          const size = seen.size;
+          seen.add(id);
+          if (seen.size === size) (seenBefore ??= []).push(id);
+        } else seenOverflow = true;
       }
     }
     if (prev) {
@@ -80,8 +85,11 @@ export async function* paginate<T>(fetchPage: (page: number, perPage: number) =>
           total: p.total,
         });
       }
-      const before = new Set(prev.ids);
-      const dup = ids.filter((id) => before.has(id));
+      // Every id of the previous page is in `seen` unless it overflowed, so only `seenBefore` needs the
+      // set of the previous page's ids (no set per page in a scan without repeats).
+      const candidates = seenOverflow ? ids : seenBefore;
+      const before = candidates ? new Set(prev.ids) : undefined;
+      const dup = candidates && before ? candidates.filter((id) => before.has(id)) : [];
       repeated = ids.length > 0 && dup.length === ids.length;
       if (dup.length > 0) {
         events.push({
