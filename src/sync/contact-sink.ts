@@ -1,6 +1,6 @@
 import type { Contact } from '../crm/types.js';
 import type { LoadStats } from '../warehouse/types.js';
-import { recordScannedPage } from './scan-tables.js';
+import { recordScannedPages } from './scan-tables.js';
 import type { WriteQueue } from './write-queue.js';
 
 export interface ScannedPage {
@@ -52,9 +52,10 @@ export function createContactSink(writes: WriteQueue, options: { maxRowsPerLoad?
           for (const { page } of batch) for (const c of page.items) byId.set(c.id, c);
           const first = batch[0]!.page;
           const stats = byId.size > 0 ? await w.loadContacts([...byId.values()], { loadId: first.loadId, syncedAt: first.syncedAt }) : ZERO;
-          for (const { page } of batch) {
-            await recordScannedPage(w, page.scanKey, page.page, page.items.map((c) => c.id), page.reportedTotal, page.syncedAt);
-          }
+          await recordScannedPages(
+            w,
+            batch.map(({ page }) => ({ scanKey: page.scanKey, page: page.page, ids: page.items.map((c) => c.id), reportedTotal: page.reportedTotal, at: page.syncedAt })),
+          );
           batch.forEach((b, i) => b.resolve(i === 0 ? stats : ZERO));
         } catch (err) {
           for (const b of batch) b.reject(err);

@@ -7,6 +7,21 @@ export interface WriteQueue {
   readonly pending: number;
 }
 
+export interface WriteQueueOptions {
+  /**
+   * How long an open scope waits for the next job once the queue is empty before it checkpoints
+   * and releases the file (default 250 ms). A backfill's pages arrive closer together than this,
+   * so one scope serves many of them; an idle worker gives the file back almost at once.
+   */
+  lingerMs?: number;
+  /**
+   * The longest one scope holds the file while jobs keep coming (default 10 s). Then it
+   * checkpoints and closes, so another writer (the webhook receiver) or an analyst's query gets a
+   * turn at the file; readers meanwhile fall back to the Parquet lake.
+   */
+  maxHoldMs?: number;
+}
+
 interface QueuedJob {
   job: (w: WarehouseSession) => Promise<unknown>;
   resolve: (value: unknown) => void;
@@ -14,35 +29,64 @@ interface QueuedJob {
 }
 
 /**
- * Serializes every write of this process through one DuckDB writer. Jobs that queue up while a
- * scope is open share the next scope, so under load many pages are loaded per open of the file,
- * and when idle a single page is loaded at once. Readers elsewhere only wait for one batch.
+ * Serializes every write of this process through one DuckDB writer. A scope, once open, serves
+ * every job that arrives while it runs or within `lingerMs` of the last one, up to `maxHoldMs`:
+ * opening, migrating, checkpointing and closing the file cost far more than a page's load
+ * (measured in a 100k-contact backfill: 34 scopes spent 7.7 s there against 6 s loading), and
+ * each job's writes are committed (in DuckDB's WAL) when the job resolves, not at the checkpoint.
  */
-export function createWriteQueue(open: OpenWarehouse, options: { maxJobsPerScope?: number } = {}): WriteQueue {
-  const maxJobs = options.maxJobsPerScope ?? 64;
+export function createWriteQueue(open: OpenWarehouse, options: WriteQueueOptions = {}): WriteQueue {
+  const lingerMs = options.lingerMs ?? 250;
+  const maxHoldMs = options.maxHoldMs ?? 10_000;
   const queue: QueuedJob[] = [];
   let draining = false;
+  let wake: (() => void) | undefined;
+
+  /** Resolves when a job is queued or `ms` passed, whichever is first. */
+  function nextJob(ms: number): Promise<void> {
+    if (queue.length > 0 || ms <= 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        wake = undefined;
+        resolve();
+      }, ms);
+      wake = () => {
+        clearTimeout(timer);
+        wake = undefined;
+        resolve();
+      };
+    });
+  }
 
   async function drain(): Promise<void> {
     draining = true;
     try {
       while (queue.length > 0) {
-        const batch = queue.splice(0, maxJobs);
-        let settled = 0;
+        let opened = false;
         try {
           await open(true, async (w) => {
-            for (const item of batch) {
+            opened = true;
+            const openedAt = Date.now();
+            for (;;) {
+              const item = queue.shift();
+              if (!item) {
+                await nextJob(Math.min(lingerMs, openedAt + maxHoldMs - Date.now()));
+                if (queue.length === 0 || Date.now() - openedAt >= maxHoldMs) return;
+                continue;
+              }
               try {
                 item.resolve(await item.job(w));
               } catch (err) {
                 item.reject(err);
               }
-              settled++;
+              if (Date.now() - openedAt >= maxHoldMs) return;
             }
           });
         } catch (err) {
-          // Opening or closing the scope failed: every job not yet settled fails with it.
-          for (const item of batch.slice(settled)) item.reject(err);
+          // The open failed: fail what is waiting rather than retry an open that may never work
+          // (callers, activities, retry). A failed checkpoint or close after the jobs ran changes
+          // nothing they were told (their writes were committed); later jobs get a fresh scope.
+          if (!opened) for (const item of queue.splice(0)) item.reject(err);
         }
       }
     } finally {
@@ -54,7 +98,8 @@ export function createWriteQueue(open: OpenWarehouse, options: { maxJobsPerScope
     run<T>(job: (w: WarehouseSession) => Promise<T>): Promise<T> {
       return new Promise<T>((resolve, reject) => {
         queue.push({ job, resolve: resolve as (v: unknown) => void, reject });
-        if (!draining) void drain();
+        if (wake) wake();
+        else if (!draining) void drain();
       });
     },
     get pending() {
