@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { Worker, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
 import type { Logger } from '../logger.js';
-import { bundleWorkflows } from './bundle-workflows.js';
+import { bundleWorkflowsInChild } from './bundle-workflows.js';
 import type { TaskQueues } from './task-queues.js';
 
 export interface RunWorkersOptions {
@@ -41,7 +41,7 @@ export function resolveWorkflowsPath(): string {
  */
 export async function runWorkers(options: RunWorkersOptions): Promise<void> {
   if (options.signal?.aborted) return;
-  const workflowBundle = options.workflowBundle ?? { code: (await bundleWorkflows(options.workflowsPath ?? resolveWorkflowsPath())).code };
+  const workflowBundle = options.workflowBundle ?? (await bundleWorkflowsInChild(options.workflowsPath ?? resolveWorkflowsPath()));
   const workers = [
     await Worker.create({
       connection: options.nativeConnection,
