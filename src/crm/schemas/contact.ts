@@ -1,5 +1,5 @@
 import type { TimestampNormalizer } from '../timestamps.js';
-import { arrayOf, at, int, intOrNull, type Issue, numberOrNull, objectOrEmpty, type Reader, readAt, readerSchema, text, textOrNull } from './primitives.js';
+import { arrayOf, int, intOrNull, type Issue, numberOrNull, objectOrEmpty, type Reader, readAt, readerSchema, text, textOrNull } from './primitives.js';
 
 export interface TaxonomyRefOut {
   id: number;
@@ -34,10 +34,10 @@ export function contactSchema(ts: TimestampNormalizer) {
     const o = v as Record<string, unknown>;
     const dob = s(o.date_of_birth, 'date_of_birth', issue);
     return {
-      id: typeof o.id === 'number' && Number.isInteger(o.id) ? o.id : int(o.id, at(issue, 'id')),
+      id: typeof o.id === 'number' && Number.isInteger(o.id) ? o.id : readAt(int, o.id, issue, 'id'),
       user_id: n(o.user_id, 'user_id', issue),
       hash: s(o.hash, 'hash', issue),
-      email: typeof o.email === 'string' ? o.email : text(o.email, at(issue, 'email')),
+      email: typeof o.email === 'string' ? o.email : readAt(text, o.email, issue, 'email'),
       first_name: s(o.first_name, 'first_name', issue),
       last_name: s(o.last_name, 'last_name', issue),
       full_name: s(o.full_name, 'full_name', issue),
@@ -70,17 +70,17 @@ export function contactSchema(ts: TimestampNormalizer) {
 function s(v: unknown, k: string, issue: Issue): string | null {
   if (typeof v === 'string') return v;
   if (v === null || v === undefined) return null;
-  return textOrNull(v, at(issue, k));
+  return readAt(textOrNull, v, issue, k);
 }
 function n(v: unknown, k: string, issue: Issue): number | null {
   if (typeof v === 'number' && Number.isInteger(v)) return v;
   if (v === null || v === undefined) return null;
-  return intOrNull(v, at(issue, k));
+  return readAt(intOrNull, v, issue, k);
 }
 function d(v: unknown, k: string, issue: Issue): number | null {
   if (typeof v === 'number' && Number.isFinite(v)) return v;
   if (v === null || v === undefined) return null;
-  return numberOrNull(v, at(issue, k));
+  return readAt(numberOrNull, v, issue, k);
 }
 
 const ignore = () => undefined;
