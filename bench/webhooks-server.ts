@@ -9,6 +9,12 @@ import { createSecretResolver } from '../src/webhooks/secret-resolver.js';
 import { startWebhookService } from '../src/webhooks/webhook-service.js';
 
 const [mode, secret, spoolDir] = process.argv.slice(2) as [string, string, string];
+/** User + system CPU of the whole process (every thread) since it listened, in ms: startup excluded. */
+let cpuAtListen = 0;
+const cpuMs = (): number => {
+  const u = process.cpuUsage();
+  return Math.round((u.user + u.system) / 1000 - cpuAtListen);
+};
 
 if (mode === 'baseline') {
   const server = createServer((req, res) => {
@@ -23,19 +29,21 @@ if (mode === 'baseline') {
     });
   });
   server.listen(0, '127.0.0.1', () => {
+    cpuAtListen = cpuMs();
     process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/crm` })}\n`);
   });
   process.on('SIGTERM', () => {
-    process.stdout.write(`${JSON.stringify({ stats: {} })}\n`);
+    process.stdout.write(`${JSON.stringify({ stats: { cpuMs: cpuMs() } })}\n`);
     server.close(() => process.exit(0));
     server.closeAllConnections();
   });
 } else {
   const service = await startWebhookService({ spoolDir, host: '127.0.0.1', port: 0, secrets: createSecretResolver({ secret: new Secret(secret) }) });
+  cpuAtListen = cpuMs();
   process.stdout.write(`${JSON.stringify({ url: service.url })}\n`);
   process.on('SIGTERM', () => {
     const s = service.spool.stats();
-    process.stdout.write(`${JSON.stringify({ stats: { committed: s.committedSeq, fsyncBatches: s.batches, avgBatch: Math.round(s.committedSeq / Math.max(1, s.batches)), avgSyncMs: Number((s.syncMsTotal / Math.max(1, s.batches)).toFixed(2)), maxSyncMs: s.syncMsMax, received: service.metrics.snapshot().received } })}\n`);
+    process.stdout.write(`${JSON.stringify({ stats: { committed: s.committedSeq, fsyncBatches: s.batches, avgBatch: Math.round(s.committedSeq / Math.max(1, s.batches)), avgSyncMs: Number((s.syncMsTotal / Math.max(1, s.batches)).toFixed(2)), maxSyncMs: s.syncMsMax, received: service.metrics.snapshot().received, cpuMs: cpuMs() } })}\n`);
     void service.close().then(() => process.exit(0));
   });
 }

@@ -2,6 +2,7 @@
 // group commit) against a minimal node:http server that only verifies the HMAC, with the same
 // closed-loop load generator in the same run. Figures go to bench/results/webhooks.json.
 //   node --import tsx bench/webhooks.ts [--seconds 4] [--connections 32] [--rounds 3] [--out webhooks]
+//   [--profile DIR]: each server writes V8 CPU profiles (--cpu-prof) into DIR/baseline and DIR/durable.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,7 +13,7 @@ import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { signBody } from '../src/webhooks/verify-signature.js';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '4' }, connections: { type: 'string', default: '32' }, rounds: { type: 'string', default: '3' }, out: { type: 'string', default: 'webhooks' } } });
+const { values } = parseArgs({ options: { seconds: { type: 'string', default: '4' }, connections: { type: 'string', default: '32' }, rounds: { type: 'string', default: '3' }, out: { type: 'string', default: 'webhooks' }, profile: { type: 'string' } } });
 if (!/^webhooks[\w-]*$/.test(values.out)) throw new Error('--out must be a name starting with "webhooks", e.g. webhooks-64');
 const SECONDS = Number(values.seconds);
 const CONNECTIONS = Number(values.connections);
@@ -28,6 +29,8 @@ interface Run {
   p99: number;
   errors: number;
   requests: number;
+  /** Server CPU (all threads) per answered request, warm-up included, in microseconds. */
+  serverCpuUs?: number;
 }
 
 let serial = 0;
@@ -47,7 +50,8 @@ function delivery(): { headers: Record<string, string>; body: string } {
 }
 
 async function startServer(mode: 'baseline' | 'durable', spoolDir: string): Promise<{ child: ChildProcess; url: string; stop(): Promise<Record<string, unknown>> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'webhooks-server.ts'), mode, SECRET, spoolDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const profile = values.profile ? ['--cpu-prof', '--cpu-prof-dir', join(values.profile, mode)] : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', join(import.meta.dirname, 'webhooks-server.ts'), mode, SECRET, spoolDir], { stdio: ['ignore', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout! });
   const queue: string[] = [];
   let wake: (() => void) | undefined;
@@ -73,11 +77,12 @@ async function startServer(mode: 'baseline' | 'durable', spoolDir: string): Prom
 }
 
 /** Closed loop: each connection sends its next delivery as soon as the previous one is answered. */
-async function load(url: string, seconds: number): Promise<Run> {
+async function load(url: string, seconds: number): Promise<Run & { answered: number }> {
   const u = new URL(url);
   const pool = new Pool(u.origin, { connections: CONNECTIONS, pipelining: 1 });
   const latencies: number[] = [];
   let errors = 0;
+  let answered = 0;
   const warmupEnd = performance.now() + 500;
   const end = warmupEnd + seconds * 1000;
   const worker = async () => {
@@ -92,6 +97,7 @@ async function load(url: string, seconds: number): Promise<Run> {
         errors++;
       }
       const t1 = performance.now();
+      answered++;
       if (t0 >= warmupEnd && t1 <= end) latencies.push(t1 - t0);
     }
   };
@@ -99,7 +105,7 @@ async function load(url: string, seconds: number): Promise<Run> {
   await pool.close();
   latencies.sort((a, b) => a - b);
   const q = (p: number) => Number((latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN).toFixed(2));
-  return { rps: Math.round(latencies.length / seconds), p50: q(0.5), p99: q(0.99), errors, requests: latencies.length };
+  return { rps: Math.round(latencies.length / seconds), p50: q(0.5), p99: q(0.99), errors, requests: latencies.length, answered };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -111,14 +117,15 @@ try {
   for (let round = 0; round < ROUNDS; round++) {
     for (const mode of ['baseline', 'durable'] as const) {
       const server = await startServer(mode, join(work, `spool-${round}`));
-      const run = await load(server.url, SECONDS);
+      const { answered, ...run } = await load(server.url, SECONDS);
       const stats = await server.stop();
       if (mode === 'durable') spoolStats = stats;
+      run.serverCpuUs = Math.round((1000 * Number(stats.cpuMs)) / Math.max(1, answered));
       runs[mode].push(run);
-      process.stdout.write(`round ${round + 1} ${mode.padEnd(8)} ${String(run.rps).padStart(6)} req/s  p50 ${run.p50} ms  p99 ${run.p99} ms  errors ${run.errors}\n`);
+      process.stdout.write(`round ${round + 1} ${mode.padEnd(8)} ${String(run.rps).padStart(6)} req/s  p50 ${run.p50} ms  p99 ${run.p99} ms  errors ${run.errors}  server CPU ${run.serverCpuUs} us/req\n`);
     }
   }
-  const summary = (rs: Run[]) => ({ rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)), errors: rs.reduce((a, r) => a + r.errors, 0) });
+  const summary = (rs: Run[]) => ({ rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)), errors: rs.reduce((a, r) => a + r.errors, 0), serverCpuUs: median(rs.map((r) => r.serverCpuUs ?? NaN)) });
   const baseline = summary(runs.baseline);
   const durable = summary(runs.durable);
   // Each round's two runs are adjacent in time: their ratio is the least noisy figure.
@@ -142,8 +149,8 @@ try {
   mkdirSync(join(import.meta.dirname, 'results'), { recursive: true });
   writeFileSync(join(import.meta.dirname, 'results', `${values.out}.json`), `${JSON.stringify(result, null, 2)}\n`);
   process.stdout.write(
-    `\ndurable receiver: ${durable.rps} accepted/s, p50 ${durable.p50} ms, p99 ${durable.p99} ms\n` +
-      `HMAC-only node:http: ${baseline.rps} req/s, p50 ${baseline.p50} ms, p99 ${baseline.p99} ms\n` +
+    `\ndurable receiver: ${durable.rps} accepted/s, p50 ${durable.p50} ms, p99 ${durable.p99} ms, server CPU ${durable.serverCpuUs} us/req\n` +
+      `HMAC-only node:http: ${baseline.rps} req/s, p50 ${baseline.p50} ms, p99 ${baseline.p99} ms, server CPU ${baseline.serverCpuUs} us/req\n` +
       `ratio ${ratio} (median of per-round ratios, target >= 0.5); fsync batches in the last durable run: ${JSON.stringify(spoolStats)}\n`,
   );
 } finally {

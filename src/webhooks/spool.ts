@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Logger } from '../logger.js';
 import { SpoolUnavailableError } from './errors.js';
 import { decodeFrames, encodeFrame, type SpoolEntry, type SpoolRecord } from './spool-frame.js';
-import { createSpoolWriter, type SpoolWriter } from './spool-writer.js';
+import { createSpoolWriter, type SpoolIo, type SpoolWriter } from './spool-writer.js';
 import { acquireSpoolLock } from './spool-lock.js';
 import { fsyncDir, recoverSpool, segmentPath, type SegmentInfo } from './spool-recovery.js';
 
@@ -16,6 +16,10 @@ export interface SpoolOptions {
   retentionMs?: number;
   /** More unsynced deliveries than this are refused with 503 rather than queued without bound. */
   maxQueued?: number;
+  /** Batches being fdatasynced at once. */
+  syncsInFlight?: number;
+  /** The write and sync calls (tests hold a sync back or fail it). */
+  io?: SpoolIo;
   logger?: Logger;
   now?: () => number;
 }
@@ -114,6 +118,8 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
       allocated,
       maxSegmentBytes,
       ...(logger ? { logger } : {}),
+      ...(options.syncsInFlight ? { syncsInFlight: options.syncsInFlight } : {}),
+      ...(options.io ? { io: options.io } : {}),
       onSegment: (seg) => segments.push(seg),
       onDurable: (batch, seg) => {
         for (const p of batch) {

@@ -16,6 +16,8 @@ export interface WebhookServiceOptions {
   logger?: Logger;
   maxBodyBytes?: number;
   maxSegmentBytes?: number;
+  /** fdatasyncs in flight at once (see the spool writer). */
+  syncsInFlight?: number;
   /** Without it the service only receives and spools (another process may apply later). */
   apply?: {
     refetcher: WebhookRefetcher;
@@ -49,7 +51,7 @@ export async function withWebhookService<T>(options: WebhookServiceOptions, fn: 
 export async function startWebhookService(options: WebhookServiceOptions): Promise<WebhookService> {
   const { logger } = options;
   const metrics = createWebhookMetrics();
-  const spool = await openSpool({ dir: options.spoolDir, ...(options.maxSegmentBytes ? { maxSegmentBytes: options.maxSegmentBytes } : {}), ...(logger ? { logger } : {}) });
+  const spool = await openSpool({ dir: options.spoolDir, ...(options.maxSegmentBytes ? { maxSegmentBytes: options.maxSegmentBytes } : {}), ...(options.syncsInFlight ? { syncsInFlight: options.syncsInFlight } : {}), ...(logger ? { logger } : {}) });
   let applier: WebhookApplier | undefined;
   let server: WebhookServer;
   try {

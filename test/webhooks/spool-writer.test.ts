@@ -1,0 +1,111 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { SpoolUnavailableError } from '../../src/webhooks/errors.js';
+import { withSpool } from '../../src/webhooks/spool.js';
+import type { SpoolEntry } from '../../src/webhooks/spool-frame.js';
+import { fileSpoolIo, type SpoolIo } from '../../src/webhooks/spool-writer.js';
+import { withTempDir } from './helpers.js';
+
+const entry = (id: string): SpoolEntry => ({ deliveryId: id, webhookId: 1, event: 'contact.updated', known: true, receivedAt: Date.now(), body: Buffer.from(JSON.stringify({ id })) });
+
+/** Real writes; syncs are held until the test releases them (with success or an error). */
+function heldIo(): SpoolIo & { held: ((err: Error | null) => void)[]; writes: number; release(i: number, err?: Error): void } {
+  const io = {
+    held: [] as ((err: Error | null) => void)[],
+    writes: 0,
+    write(fd: number, buf: Buffer, position: number) {
+      io.writes++;
+      fileSpoolIo.write(fd, buf, position);
+    },
+    datasync(fd: number, done: (err: Error | null) => void) {
+      io.held.push((err) => (err ? done(err) : fileSpoolIo.datasync(fd, done)));
+    },
+    release(i: number, err?: Error) {
+      io.held[i]!(err ?? null);
+    },
+  };
+  return io;
+}
+
+const settled = async (p: Promise<unknown>): Promise<boolean> => {
+  let done = false;
+  p.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+  return done;
+};
+
+const until = async (cond: () => boolean): Promise<void> => {
+  while (!cond()) await new Promise((r) => setImmediate(r));
+};
+
+describe('spool writer', () => {
+  it('answers an append only after the sync that covers it, and in log order', async () => {
+    await withTempDir(async (dir) => {
+      const io = heldIo();
+      await withSpool({ dir, io }, async (spool) => {
+        const a = spool.append(entry('a'));
+        await until(() => io.held.length === 1);
+        // Written (to the page cache) but not synced: not acknowledged, not readable, not deduplicated yet.
+        expect(io.writes).toBe(1);
+        expect(await settled(a)).toBe(false);
+        expect(spool.stats().committedSeq).toBe(0);
+        const b = spool.append(entry('b'));
+        await until(() => io.held.length === 2);
+        // The later batch's sync ends first: it still waits for the earlier one.
+        io.release(1);
+        expect(await settled(b)).toBe(false);
+        io.release(0);
+        expect(await a).toBe('accepted');
+        expect(await b).toBe('accepted');
+        expect((await spool.read(0, 10)).map((r) => r.deliveryId)).toEqual(['a', 'b']);
+      });
+    });
+  });
+
+  it('groups the appends of one event-loop turn into one write and one sync', async () => {
+    await withTempDir(async (dir) => {
+      const io = heldIo();
+      await withSpool({ dir, io }, async (spool) => {
+        const all = Array.from({ length: 20 }, (_, i) => spool.append(entry(`d-${i}`)));
+        await until(() => io.held.length === 1);
+        expect(io.writes).toBe(1);
+        io.release(0);
+        expect(new Set(await Promise.all(all))).toEqual(new Set(['accepted']));
+        expect(spool.stats().batches).toBe(1);
+      });
+    });
+  });
+
+  it('refuses a batch whose sync failed, and the later one written after it, then cuts the file back', async () => {
+    await withTempDir(async (dir) => {
+      const io = heldIo();
+      await withSpool({ dir, io }, async (spool) => {
+        const a = spool.append(entry('a'));
+        await until(() => io.held.length === 1);
+        io.release(0);
+        expect(await a).toBe('accepted');
+        const b = spool.append(entry('b'));
+        await until(() => io.held.length === 2);
+        const c = spool.append(entry('c'));
+        await until(() => io.held.length === 3);
+        io.release(2);
+        io.release(1, Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' }));
+        await expect(b).rejects.toBeInstanceOf(SpoolUnavailableError);
+        await expect(c).rejects.toBeInstanceOf(SpoolUnavailableError);
+        // Not seen: the CRM's retries are stored, after the cut-back.
+        const retry = spool.append(entry('b'));
+        await until(() => io.held.length === 4);
+        io.release(3);
+        expect(await retry).toBe('accepted');
+        expect((await spool.read(0, 10)).map((r) => r.deliveryId)).toEqual(['a', 'b']);
+      });
+      const seg = readdirSync(dir).find((n) => n.startsWith('segment-'))!;
+      // Only whole frames remain once closed (the preallocated tail is trimmed).
+      expect(readFileSync(join(dir, seg)).includes(Buffer.from('"c"'))).toBe(false);
+    });
+  });
+});
