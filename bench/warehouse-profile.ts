@@ -21,7 +21,7 @@ try {
   const docs = cs.map((x) => JSON.stringify(x));
   console.log(`${Math.round(performance.now() - t)} ms  JSON.stringify x${N} (${docs.length})`);
   t = performance.now();
-  const rows = cs.map((x) => encodeContactRow(x, true));
+  const rows = cs.map((x) => encodeContactRow(x));
   console.log(`${Math.round(performance.now() - t)} ms  encodeContactRow x${N} (${rows.length})`);
   for (const round of [0, 1]) {
     t = performance.now();

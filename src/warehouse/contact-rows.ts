@@ -6,7 +6,7 @@ import { timestampExpr } from './sql-expr.js';
 /**
  * Contacts cross from JS into DuckDB as delimited text rows, not JSON documents: the typed
  * fields joined by unit separators (chr 31), one row per appended value. Only `custom_values`
- * (and `raw`, apart) is serialized as JSON; DuckDB splits the rows and casts the fields in
+ * (and `raw`, in its own column) is serialized as JSON; DuckDB splits the rows and casts the fields in
  * parallel, with no JSON parse of the normalized fields on either side (profiled: stringifying
  * and re-parsing the whole contact was most of a load).
  */
@@ -61,29 +61,34 @@ function sortedJson(values: Record<string, unknown> | null | undefined): string 
   return JSON.stringify(v);
 }
 
-/** One contact's typed fields as a text row (see above); `raw` as the last field when asked. */
-export function encodeContactRow(c: Contact, withRaw = false): string {
+/** One contact's typed fields as a text row (see above). */
+export function encodeContactRow(c: Contact): string {
   // An array joined once builds one flat string; `+` chains build ropes that cost a second copy.
   return [
     String(c.id), num(c.user_id), text(c.hash), text(c.email), text(c.first_name), text(c.last_name), text(c.full_name),
     text(c.status), text(c.contact_type), text(c.phone), text(c.address_line_1), text(c.address_line_2), text(c.city),
     text(c.state), text(c.postal_code), text(c.country), text(c.date_of_birth), text(c.photo), num(c.company_id),
     num(c.total_points), num(c.life_time_value), ids(c.tags), ids(c.lists), sortedJson(c.custom_values),
-    text(c.created_at), text(c.updated_at), ...(withRaw ? [JSON.stringify(c.raw) ?? NULL_FIELD] : []),
+    text(c.created_at), text(c.updated_at),
   ].join(FIELD);
 }
 
 /**
- * `raw` travels apart, keyed by id, and only for new or changed contacts: it is not part of the
- * fingerprint, so an unchanged contact's raw record is never serialized (most of a reload's work).
+ * `raw` travels in a column of its own (not in the text row, so splitting the row never scans
+ * it), and only for new or changed contacts: it is not part of the fingerprint, so an unchanged
+ * contact's raw record is never serialized (most of a reload's work). Null when there is none.
  */
-export function encodeContactRaw(c: Contact): string {
-  return String(c.id) + FIELD + (JSON.stringify(c.raw) ?? NULL_FIELD);
+export function encodeContactRaw(c: Contact): string | null {
+  return JSON.stringify(c.raw) ?? null;
 }
 
-/** SELECT list of `(id, raw)` from a split `encodeContactRaw` row `f`. */
-export function contactRawSelectSql(f: string): string {
-  return `CAST(${f}[1] AS BIGINT) AS id, json(nullif(${f}[2], chr(29))) AS raw`;
+/**
+ * `raw` as JSON from its staged text column. A cast, not json(): the cast validates the text
+ * and keeps the text JSON.stringify wrote; json() re-serializes every record for the same value
+ * under JSON.parse (250k bench contacts: 0.33 s CPU against 0.23 s for the cast).
+ */
+export function contactRawSql(column: string): string {
+  return `CAST(${column} AS JSON)`;
 }
 
 /**
@@ -91,7 +96,7 @@ export function contactRawSelectSql(f: string): string {
  * JSON goes through json() so its text is normalized exactly as json_transform did before (the
  * fingerprint covers custom_values).
  */
-export function contactRowSelectSql(f: string, siteTimeZone: string, withRaw = false): string {
+export function contactRowSelectSql(f: string, siteTimeZone: string): string {
   const cols = CONTACT_COLUMNS.map(([n, t], i) => {
     const raw = `${f}[${i + 1}]`;
     const plain = `nullif(${raw}, chr(29))`;
@@ -104,6 +109,5 @@ export function contactRowSelectSql(f: string, siteTimeZone: string, withRaw = f
     if (t === 'TIMESTAMPTZ') return `${timestampExpr(`(${decoded})`, siteTimeZone)} AS ${out}`;
     return `${decoded} AS ${out}`;
   });
-  if (withRaw) cols.push(`json(nullif(${f}[${CONTACT_COLUMNS.length + 1}], chr(29))) AS raw`);
   return cols.join(',\n      ');
 }
