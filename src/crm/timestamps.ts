@@ -21,36 +21,51 @@ export function createTimestampNormalizer(timeZone: string = 'UTC'): TimestampNo
     // The common shape, without regex groups or Intl: this runs twice per contact row.
     if (PLAIN.test(value)) {
       const d = digits2(value, 8);
-      // Days 29-31 take the general path below, which rejects 2026-02-30 and the like.
-      if (d <= 28) {
+      const y = digits2(value, 0) * 100 + digits2(value, 2);
+      const mo = digits2(value, 5);
+      // Impossible days (2026-02-30) go to the general path, which rejects them.
+      if (d <= 28 || d <= daysInMonth(y, mo)) {
         if (utc) return `${value.slice(0, 10)}T${value.slice(11)}.000Z`;
-        const wall = Date.UTC(digits2(value, 0) * 100 + digits2(value, 2), digits2(value, 5) - 1, d, digits2(value, 11), digits2(value, 14), digits2(value, 17));
+        const wall = Date.UTC(y, mo - 1, d, digits2(value, 11), digits2(value, 14), digits2(value, 17));
         let at = wall - offsetOf(wall);
         const again = wall - offsetOf(at);
         if (again !== at) at = again;
         return formatIsoUtc(at);
       }
     }
-    const s = value.trim();
-    if (s === '' || s.startsWith('0000-00-00')) return null;
-    const m = ZONELESS.exec(s);
-    if (m) {
-      const [, y, mo, d, h = '0', mi = '0', sec = '0', frac = '0'] = m;
-      const wall = Date.UTC(+y!, +mo! - 1, +d!, +h, +mi, +sec, Math.round(Number(`0.${frac}`) * 1000));
-      // Date.UTC rolls 2026-02-30 over to March: such a value is not a date.
-      if (!Number.isFinite(wall) || new Date(wall).getUTCDate() !== +d! || new Date(wall).getUTCMonth() !== +mo! - 1 || +h > 23 || +mi > 59 || +sec > 59) return null;
-      // The wall time minus the zone's offset at that instant; re-check once for DST edges.
-      let utc = wall - offsetOf(wall);
-      const again = wall - offsetOf(utc);
-      if (again !== utc) utc = again;
-      return new Date(utc).toISOString();
-    }
-    if (ZONED.test(s)) {
-      const t = Date.parse(s.replace(' ', 'T'));
-      return Number.isFinite(t) ? new Date(t).toISOString() : null;
-    }
-    return null;
+    return readGeneral(value, offsetOf);
   };
+}
+
+/**
+ * Every other shape: zone-less with a T, a fraction or no time; zoned ISO 8601; days 29-31. Kept
+ * out of the closure above: one function holding both paths ran the common one ~2.5x slower.
+ */
+function readGeneral(value: string, offsetOf: (utcMs: number) => number): string | null {
+  const s = value.trim();
+  if (s === '' || s.startsWith('0000-00-00')) return null;
+  const m = ZONELESS.exec(s);
+  if (m) {
+    const [, y, mo, d, h = '0', mi = '0', sec = '0', frac = '0'] = m;
+    const wall = Date.UTC(+y!, +mo! - 1, +d!, +h, +mi, +sec, Math.round(Number(`0.${frac}`) * 1000));
+    // Date.UTC rolls 2026-02-30 over to March: such a value is not a date.
+    if (!Number.isFinite(wall) || new Date(wall).getUTCDate() !== +d! || new Date(wall).getUTCMonth() !== +mo! - 1 || +h > 23 || +mi > 59 || +sec > 59) return null;
+    // The wall time minus the zone's offset at that instant; re-check once for DST edges.
+    let at = wall - offsetOf(wall);
+    const again = wall - offsetOf(at);
+    if (again !== at) at = again;
+    return new Date(at).toISOString();
+  }
+  if (ZONED.test(s)) {
+    const t = Date.parse(s.replace(' ', 'T'));
+    return Number.isFinite(t) ? new Date(t).toISOString() : null;
+  }
+  return null;
+}
+
+function daysInMonth(y: number, mo: number): number {
+  if (mo === 2) return y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0) ? 29 : 28;
+  return mo === 4 || mo === 6 || mo === 9 || mo === 11 ? 30 : 31;
 }
 
 /** The two-digit number at `i` (the caller has checked the digits). */
