@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { BadResponseError } from './errors.js';
-import type { RecordSchema } from './schemas/primitives.js';
+import { readOrFail, type RecordSchema, UNREADABLE } from './schemas/primitives.js';
 import type { JsonObject, Page } from './types.js';
 
 /** Validates one record and attaches the record as sent (`raw`). Failures name the route and field. */
@@ -99,10 +99,14 @@ export function parsePage<S extends z.ZodType>(
   const read = (schema as unknown as Partial<RecordSchema<z.output<S>>>).read;
   const items = env.items.map((row, i) => {
     if (read) {
-      // The schema's own reader, without a zod pass per row (a page can hold thousands of rows).
-      const problems: string[] = [];
-      const out = read(row, (m, p = []) => problems.push(`data.${i}.${p.join('.')}: ${m}`));
-      if (problems.length) throw schemaError(route, problems.slice(0, 3).join('; '));
+      // The schema's own reader, without a zod pass per row (a page can hold thousands of rows), and
+      // without a callback per row: only a row that fails is read again to name its issues.
+      const out = readOrFail(read, row);
+      if (out === UNREADABLE) {
+        const problems: string[] = [];
+        read(row, (m, p = []) => problems.push(`data.${i}.${p.join('.')}: ${m}`));
+        throw schemaError(route, problems.slice(0, 3).join('; '));
+      }
       (out as { raw?: unknown }).raw = row;
       return out as z.output<S> & { raw: JsonObject };
     }

@@ -79,8 +79,26 @@ export function checkBaseUrl(baseUrl: string, allowInsecureHttp: boolean): URL {
   return url;
 }
 
+/** Characters that form encoding (URLSearchParams) leaves as they are. */
+const FORM_SAFE = /^[\w*.-]*$/;
+
 export function buildQuery(query: Record<string, QueryValue> | undefined): string {
   if (!query) return '';
+  // Joined by hand when every name and value needs no escaping (page numbers, sort keys): the same
+  // string URLSearchParams gives, without it, on every request.
+  let plain = '';
+  for (const k of Object.keys(query)) {
+    const v = query[k];
+    if (v === undefined || v === null) continue;
+    if (Array.isArray(v) || !FORM_SAFE.test(k)) return encodeQuery(query);
+    const text = String(v);
+    if (!FORM_SAFE.test(text)) return encodeQuery(query);
+    plain += `${plain ? '&' : '?'}${k}=${text}`;
+  }
+  return plain;
+}
+
+function encodeQuery(query: Record<string, QueryValue>): string {
   const params = new URLSearchParams();
   for (const [k, v] of Object.entries(query)) {
     if (v === undefined || v === null) continue;

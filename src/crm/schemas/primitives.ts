@@ -103,9 +103,17 @@ const countIssue: Issue = () => {
  * same issues).
  */
 export function readAt<T>(read: Reader<T>, v: unknown, issue: Issue, key: string | number): T {
+  const out = readOrFail(read, v);
+  return out === UNREADABLE ? read(v, at(issue, key)) : out;
+}
+
+export const UNREADABLE: unique symbol = Symbol('unreadable');
+
+/** `read(v)`, or UNREADABLE when it raised an issue (read again with a callback to learn which). */
+export function readOrFail<T>(read: Reader<T>, v: unknown): T | typeof UNREADABLE {
   const before = unplacedIssues;
   const out = read(v, countIssue);
-  return unplacedIssues === before ? out : read(v, at(issue, key));
+  return unplacedIssues === before ? out : UNREADABLE;
 }
 
 export function arrayOf<T>(item: Reader<T>): Reader<T[]> {
