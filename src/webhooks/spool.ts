@@ -141,7 +141,7 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
     throw new SpoolUnavailableError(`Cannot open a spool segment in ${dir}; check that the directory is writable.`, { cause });
   }
 
-  const inflight = new Map<string, Promise<void>>();
+  const inflight = new Map<string, Promise<AppendOutcome>>();
   let closed = false;
   let waiters: (() => void)[] = [];
   // The reader remembers where the last read stopped so the applier does not rescan a segment.
@@ -202,17 +202,24 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
     append(entry) {
       if (closed || writer.broken) return Promise.reject(writer.broken ?? new SpoolUnavailableError('The webhook spool is closed; the receiver is shutting down.'));
       const pending = inflight.get(entry.deliveryId);
-      if (pending) return pending.then(() => 'duplicate' as const);
+      if (pending) return pending.then(() => 'duplicate');
       if (index.has(entry.deliveryId)) return Promise.resolve('duplicate');
       if (writer.queued >= maxQueued) return Promise.reject(new SpoolUnavailableError('The webhook spool is saturated; the CRM will retry.'));
-      const record: SpoolRecord = { ...entry, seq: nextSeq++ };
-      const done = new Promise<void>((resolve, reject) => {
-        writer.enqueue({ record, frame: encodeFrame(record), resolve, reject });
+      const record: SpoolRecord = { deliveryId: entry.deliveryId, webhookId: entry.webhookId, event: entry.event, known: entry.known, receivedAt: entry.receivedAt, body: entry.body, seq: nextSeq++ };
+      const done = new Promise<AppendOutcome>((resolve, reject) => {
+        writer.enqueue({
+          record,
+          frame: encodeFrame(record),
+          resolve: () => resolve('accepted'),
+          // A failed append is not "seen": the CRM's retry of it must be stored, not called a duplicate.
+          reject: (err) => {
+            inflight.delete(entry.deliveryId);
+            reject(err);
+          },
+        });
       });
       inflight.set(entry.deliveryId, done);
-      // A failed append is not "seen": the CRM's retry of it must be stored, not called a duplicate.
-      done.catch(() => inflight.delete(entry.deliveryId));
-      return done.then(() => 'accepted' as const);
+      return done;
     },
 
     async read(afterSeq, max, maxBytes = Infinity) {

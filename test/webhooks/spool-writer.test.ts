@@ -66,6 +66,28 @@ describe('spool writer', () => {
     });
   });
 
+  it('answers a concurrent copy of a delivery as a duplicate once the first is durable, and fails it with the first', async () => {
+    await withTempDir(async (dir) => {
+      const io = heldIo();
+      await withSpool({ dir, io }, async (spool) => {
+        const first = spool.append(entry('x'));
+        const copy = spool.append(entry('x'));
+        await until(() => io.held.length === 1);
+        expect(await settled(copy)).toBe(false);
+        io.release(0, new Error('EIO'));
+        await expect(first).rejects.toBeInstanceOf(SpoolUnavailableError);
+        await expect(copy).rejects.toBeInstanceOf(SpoolUnavailableError);
+        const retry = spool.append(entry('x'));
+        const retryCopy = spool.append(entry('x'));
+        await until(() => io.held.length === 2);
+        io.release(1);
+        expect([await retry, await retryCopy]).toEqual(['accepted', 'duplicate']);
+        expect(await spool.append(entry('x'))).toBe('duplicate');
+        expect((await spool.read(0, 10)).map((r) => r.deliveryId)).toEqual(['x']);
+      });
+    });
+  });
+
   it('groups the appends of one event-loop turn into one write and one sync', async () => {
     await withTempDir(async (dir) => {
       const io = heldIo();
