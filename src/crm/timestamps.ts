@@ -21,12 +21,10 @@ export function createTimestampNormalizer(timeZone: string = 'UTC'): TimestampNo
     // The common shape, without regex groups or Intl: this runs twice per contact row.
     if (PLAIN.test(value)) {
       const d = digits2(value, 8);
-      const y = digits2(value, 0) * 100 + digits2(value, 2);
-      const mo = digits2(value, 5);
       // Impossible days (2026-02-30) go to the general path, which rejects them.
-      if (d <= 28 || d <= daysInMonth(y, mo)) {
+      if (d <= 28 || d <= daysInMonth(digits2(value, 0) * 100 + digits2(value, 2), digits2(value, 5))) {
         if (utc) return `${value.slice(0, 10)}T${value.slice(11)}.000Z`;
-        const wall = Date.UTC(y, mo - 1, d, digits2(value, 11), digits2(value, 14), digits2(value, 17));
+        const wall = Date.UTC(digits2(value, 0) * 100 + digits2(value, 2), digits2(value, 5) - 1, d, digits2(value, 11), digits2(value, 14), digits2(value, 17));
         let at = wall - offsetOf(wall);
         const again = wall - offsetOf(at);
         if (again !== at) at = again;

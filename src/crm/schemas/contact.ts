@@ -25,7 +25,6 @@ export const taxonomyRef: Reader<TaxonomyRefOut> = (v, issue) => {
  * path: a full sync reads every contact, and this runs once per row.
  */
 export function contactSchema(ts: TimestampNormalizer) {
-  const refs = arrayOf(taxonomyRef);
   return readerSchema((v, issue) => {
     if (!v || typeof v !== 'object' || Array.isArray(v)) {
       issue(`expected a contact object, got ${Array.isArray(v) ? 'an array' : typeof v}`);
@@ -55,8 +54,8 @@ export function contactSchema(ts: TimestampNormalizer) {
       company_id: n(o.company_id, 'company_id', issue),
       total_points: d(o.total_points, 'total_points', issue),
       life_time_value: d(o.life_time_value, 'life_time_value', issue),
-      tags: readAt(refs, o.tags, issue, 'tags'),
-      lists: readAt(refs, o.lists, issue, 'lists'),
+      tags: refList(o.tags, 'tags', issue),
+      lists: refList(o.lists, 'lists', issue),
       custom_values: pickCustomValues(o.custom_values, o.custom_fields),
       created_at: ts(o.created_at),
       updated_at: ts(o.updated_at),
@@ -81,6 +80,22 @@ function d(v: unknown, k: string, issue: Issue): number | null {
   if (typeof v === 'number' && Number.isFinite(v)) return v;
   if (v === null || v === undefined) return null;
   return readAt(numberOrNull, v, issue, k);
+}
+
+const refs = arrayOf(taxonomyRef);
+
+/** Tags or lists: objects with a numeric id and text title and slug inline, anything else through `taxonomyRef`. */
+function refList(v: unknown, k: string, issue: Issue): TaxonomyRefOut[] {
+  if (!Array.isArray(v)) return readAt(refs, v, issue, k);
+  const out = new Array<TaxonomyRefOut>(v.length);
+  for (let i = 0; i < v.length; i++) {
+    const x = v[i] as { id?: unknown; title?: unknown; slug?: unknown } | null;
+    if (x === null || typeof x !== 'object') return readAt(refs, v, issue, k);
+    const { id, title, slug } = x;
+    if (typeof id !== 'number' || !Number.isInteger(id) || typeof title !== 'string' || typeof slug !== 'string') return readAt(refs, v, issue, k);
+    out[i] = { id, title, slug };
+  }
+  return out;
 }
 
 const ignore = () => undefined;
