@@ -2,7 +2,9 @@ import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { BadResponseError } from '../../src/crm/index.js';
 import { parsePage, parseRecord } from '../../src/crm/parse.js';
+import { taxonomyRef } from '../../src/crm/schemas/contact.js';
 import { buildSchemas } from '../../src/crm/schemas/index.js';
+import { arrayOf } from '../../src/crm/schemas/primitives.js';
 import { createTimestampNormalizer } from '../../src/crm/timestamps.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import { loadFixtures } from './helpers/fixtures.js';
@@ -26,11 +28,22 @@ function viaZod(rows: unknown[], zone: string) {
   return rows.map((row) => parseRecord(schemas.Contact, row, ROUTE));
 }
 
+/** The general reader of tags and lists, which the contact reader inlines for the usual shape. */
+const refs = arrayOf(taxonomyRef);
+const noIssue = (m: string) => {
+  throw new Error(m);
+};
+
 function expectSame(rows: unknown[]) {
   for (const zone of ZONES) {
     const page = viaPage(rows, zone);
     expect(page).toEqual(viaZod(rows, zone));
-    page.forEach((c, i) => expect(c.raw).toBe(rows[i])); // the record as sent, not a copy
+    page.forEach((c, i) => {
+      expect(c.raw).toBe(rows[i]); // the record as sent, not a copy
+      const row = rows[i] as { tags?: unknown; lists?: unknown };
+      expect(c.tags).toEqual(refs(row.tags, noIssue));
+      expect(c.lists).toEqual(refs(row.lists, noIssue));
+    });
   }
 }
 
