@@ -1,5 +1,16 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import type { Secret } from '../secret.js';
+
+// A key object per secret: an HMAC keyed by it skips converting the key string on every delivery.
+const keys = new WeakMap<Secret, KeyObject>();
+function keyOf(secret: Secret): KeyObject {
+  let key = keys.get(secret);
+  if (!key) {
+    key = createSecretKey(Buffer.from(secret.reveal(), 'utf8'));
+    keys.set(secret, key);
+  }
+  return key;
+}
 
 const SIGNATURE = /^sha256=([0-9a-f]{64})$/i;
 
@@ -19,7 +30,7 @@ export function verifySignature(body: Uint8Array, header: string, secrets: reado
   const given = Buffer.from(m[1]!.toLowerCase(), 'hex');
   let ok = false;
   for (const s of secrets) {
-    const expected = createHmac('sha256', s.reveal()).update(body).digest();
+    const expected = createHmac('sha256', keyOf(s)).update(body).digest();
     if (timingSafeEqual(expected, given)) ok = true;
   }
   return ok;
