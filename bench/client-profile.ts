@@ -2,15 +2,18 @@
  * Profiling aid for bench/client.ts: runs only one side (the bare undici loop or the client) so a
  * `--cpu-prof` profile shows that side's CPU alone, and prints CPU per page. No results are recorded.
  *
- *   node --cpu-prof --import tsx bench/client-profile.ts client|bare [contacts=30000] [perPage=100] [concurrency=4] [runs=5]
+ *   node --cpu-prof --import tsx bench/client-profile.ts client|bare|both [contacts=30000] [perPage=100] [concurrency=4] [runs=5]
+ *
+ * `both` alternates the two like bench/client.ts and also prints the garbage-collection time of each run.
  */
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import { createCrmClient, createRateLimiter } from '../src/crm/index.js';
 
-const mode = process.argv[2] === 'bare' ? 'bare' : 'client';
+const mode = process.argv[2] === 'bare' || process.argv[2] === 'both' ? process.argv[2] : 'client';
 const [contacts = 30000, perPage = 100, concurrency = 4, runs = 5] = process.argv.slice(3).map(Number);
 const pages = Math.ceil(contacts / perPage);
 
@@ -68,16 +71,27 @@ async function viaClient(): Promise<number> {
   }
 }
 
+let gcMs = 0;
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) gcMs += e.duration;
+}).observe({ entryTypes: ['gc'] });
+
 try {
-  const fn = mode === 'bare' ? bare : viaClient;
-  await fn(); // warm-up
+  const fns = mode === 'both' ? [bare, viaClient] : mode === 'bare' ? [bare] : [viaClient];
+  for (const fn of fns) await fn(); // warm-up
   for (let r = 0; r < runs; r++) {
-    const c = process.cpuUsage();
-    const t = performance.now();
-    const rows = await fn();
-    const used = process.cpuUsage(c);
-    const s = (performance.now() - t) / 1000;
-    console.log(`${mode}: ${rows} rows, ${Math.round(pages / s)} pages/s, CPU ${Math.round((used.user + used.system) / pages)} us/page`);
+    for (const fn of r % 2 === 0 ? fns : [...fns].reverse()) {
+      const gc0 = gcMs;
+      const c = process.cpuUsage();
+      const t = performance.now();
+      const rows = await fn();
+      const used = process.cpuUsage(c);
+      const s = (performance.now() - t) / 1000;
+      await new Promise((resolve) => setImmediate(resolve)); // let the run's gc entries arrive
+      console.log(
+        `${fn === bare ? 'bare' : 'client'}: ${rows} rows, ${Math.round(pages / s)} pages/s, CPU ${Math.round((used.user + used.system) / pages)} us/page, GC ${Math.round(((gcMs - gc0) * 1000) / pages)} us/page`,
+      );
+    }
   }
 } finally {
   child.stdin.end();

@@ -1,4 +1,5 @@
 import { CrmArgumentError } from './errors.js';
+import { IdSet } from './id-set.js';
 import type { DriftEvent, Page } from './types.js';
 
 export interface PaginateOptions<T> {
@@ -52,7 +53,7 @@ export async function* paginate<T>(fetchPage: (page: number, perPage: number) =>
 
   let prev: { page: number; total: number | undefined; ids: Array<number | string> } | undefined;
   // Distinct ids read, for the final count check; capped so a multi-million-row scan stays small.
-  const seen = new Set<number | string>();
+  const seen = new IdSet();
   let seenOverflow = false;
   let lastTotal: number | undefined;
   let rowsWithoutId = 0;
@@ -69,9 +70,7 @@ export async function* paginate<T>(fetchPage: (page: number, perPage: number) =>
       else {
         ids.push(id);
         if (seen.size < MAX_TRACKED_IDS) {
-          const size = seen.size;
-          seen.add(id);
-          if (seen.size === size) (seenBefore ??= []).push(id);
+          if (!seen.add(id)) (seenBefore ??= []).push(id);
         } else seenOverflow = true;
       }
     }
