@@ -5,33 +5,27 @@ import { WarehouseInputError } from './errors.js';
 import { quoteIdent, quoteLiteral } from './quote.js';
 import { contactRawSql, contactRowSelectSql, encodeContactRaw, encodeContactRow } from './contact-rows.js';
 import { fingerprintExpr, timestampLiteral } from './sql-expr.js';
-import { stagePipelined, type Slice } from './stage-pipelined.js';
+import { stageColumns } from './stage-columns.js';
 import { inTransaction, readCount } from './sql-run.js';
 import type { LoadContext, LoadStats } from './types.js';
 
 export const MAX_CONTACTS_PER_LOAD = 500_000;
 export const MAX_DOC_BYTES = 1 << 20;
-/** One DuckDB row group: inserts this large are written straight to the file. */
-export const FLUSH_ROWS = 122_880;
 
 export interface LoadContactsOptions {
   siteTimeZone: string;
-  /** Contacts per pipelined slice (default SLICE_ROWS); tests set it small to cross slices. */
-  sliceRows?: number;
-  /** New contacts staged before they are written out (default FLUSH_ROWS); tests set it small. */
-  flushRows?: number;
 }
 
 /**
- * Two paths, both in one transaction. When every id is above the highest held (a backfill, or
- * new signups: the sync's usual case) every row is new, so nothing needs diffing: the contacts
- * go straight in, slice by slice, typed and fingerprinted in SQL while JS encodes the next slice
- * (`appendNew`). Otherwise the contacts are staged without raw (one delimited text row each),
- * typed and fingerprinted, diffed against `contacts`, and only new or changed ones get their raw
- * record serialized and written (new ones appended, changed ones updated in place), with their
- * `contacts_history` versions closed and opened and tag and list memberships replaced
- * (`mergeStaged`). A tombstoned contact that reappears is live again. Inserts of 122,880 rows or
- * more in one transaction (one row group) are written straight to the file, not the WAL.
+ * Stages the contacts (one delimited text row each, and raw in a column of its own, through the
+ * appender) and types and fingerprints them in SQL, in one transaction. When every id is above
+ * the highest held (a backfill, or new signups: the sync's usual case) every row is new, so
+ * nothing is diffed: the typed stage is appended to the four tables in one batch of statements.
+ * Otherwise the contacts are staged without raw, diffed against `contacts`, and only new or
+ * changed ones get their raw record serialized and written (new ones appended, changed ones
+ * updated in place), with their `contacts_history` versions closed and opened and their tag and
+ * list memberships replaced. A tombstoned contact that reappears is live again. Batches of
+ * 122,880 or more (one row group) are written straight to the file, not the WAL: much faster.
  */
 export async function loadContacts(
   connection: DuckDBConnection,
@@ -43,54 +37,41 @@ export async function loadContacts(
   if (unique.length === 0) return { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
   const maxHeld = await readCount(connection, 'SELECT coalesce(max(id), 0) FROM contacts');
   if (unique.every((c) => c.id > maxHeld)) {
-    await inTransaction(connection, () => appendNew(connection, unique, ctx, opts));
+    await stageColumns(connection, '_stage_contact_docs', ['doc', 'raw'], unique, (c) => sizeCheckedPair(c.id, encodeContactRow(c), encodeContactRaw(c)));
+    await inTransaction(connection, () => appendNew(connection, unique, ctx, opts.siteTimeZone));
     return { inserted: unique.length, updated: 0, unchanged: 0, deleted: 0 };
   }
-  await stagePipelined(connection, '_stage_contact_docs', ['doc'], unique, (c) => [sizeChecked(c.id, encodeContactRow(c))], (s) =>
-    `${s.index === 0 ? 'CREATE OR REPLACE TEMP TABLE _stage_contacts AS' : 'INSERT INTO _stage_contacts'} ${typedSelectSql(opts.siteTimeZone, false)}`,
-  opts.sliceRows);
-  await connection.run('DROP TABLE _stage_contact_docs');
-  return inTransaction(connection, () => mergeStaged(connection, unique, ctx, opts.sliceRows));
+  await stageColumns(connection, '_stage_contact_docs', ['doc'], unique, (c) => [sizeChecked(c.id, encodeContactRow(c))]);
+  await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_contacts AS ${typedSelectSql(opts.siteTimeZone, false)};
+    DROP TABLE _stage_contact_docs`);
+  return inTransaction(connection, () => mergeStaged(connection, unique, ctx));
 }
 
-// Every row new: the slices are typed into _stage_contacts while JS encodes the next, and the
-// stage is appended to the four tables (in the same statement batch, so JS keeps encoding) once it
-// holds a row group (FLUSH_ROWS) and at the end. Not an insert per slice: DuckDB writes a large
-// insert straight to row groups on disk, while small inserts were merged at COMMIT (measured:
-// 250k rows in 32k inserts 2.6x slower than in one; in inserts of >= 122,880 rows, no slower).
-async function appendNew(connection: DuckDBConnection, unique: readonly Contact[], ctx: LoadContext, opts: LoadContactsOptions): Promise<void> {
+// Every row new: type the stage and append it to the four tables, in one batch of statements.
+async function appendNew(connection: DuckDBConnection, unique: readonly Contact[], ctx: LoadContext, siteTimeZone: string): Promise<void> {
   const load = quoteLiteral(ctx.loadId);
   const at = timestampLiteral(ctx.syncedAt);
   const cols = [...CONTACT_FIELD_NAMES, 'raw', '_fingerprint'].map(quoteIdent).join(', ');
   const histCols = [...CONTACT_FIELD_NAMES, '_fingerprint'].map(quoteIdent).join(', ');
-  const flushSql = `INSERT INTO contacts (${cols}, _load_id, _synced_at, _deleted_at) SELECT ${cols}, ${load}, ${at}, NULL FROM _stage_contacts;
+  await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_contacts AS ${typedSelectSql(siteTimeZone, true)};
+    DROP TABLE _stage_contact_docs;
+    INSERT INTO contacts (${cols}, _load_id, _synced_at, _deleted_at) SELECT ${cols}, ${load}, ${at}, NULL FROM _stage_contacts;
     INSERT INTO contacts_history (${histCols}, valid_from, valid_to, _load_id, _synced_at)
       SELECT ${histCols}, coalesce(updated_at, created_at, ${at}), NULL, ${load}, ${at} FROM _stage_contacts;
     INSERT INTO contact_tags SELECT id, unnest(tag_ids), ${load}, ${at} FROM _stage_contacts;
     INSERT INTO contact_lists SELECT id, unnest(list_ids), ${load}, ${at} FROM _stage_contacts;
-    DROP TABLE _stage_contacts`;
-  let staged = 0;
-  const sliceSql = (s: Slice) => {
-    const into = staged === 0 ? 'CREATE OR REPLACE TEMP TABLE _stage_contacts AS' : 'INSERT INTO _stage_contacts';
-    staged += s.rows;
-    const flush = s.last || staged >= (opts.flushRows ?? FLUSH_ROWS);
-    if (flush) staged = 0;
-    return `${into} ${typedSelectSql(opts.siteTimeZone, true)}${flush ? `;\n${flushSql}` : ''}`;
-  };
-  const encode = (c: Contact) => sizeCheckedPair(c.id, encodeContactRow(c), encodeContactRaw(c));
-  await stagePipelined(connection, '_stage_contact_docs', ['doc', 'raw'], unique, encode, sliceSql, opts.sliceRows);
-  await connection.run('DROP TABLE _stage_contact_docs');
-  await markContactPartsDirty(connection, new Set(unique.map((c) => Math.floor(c.id / CONTACT_BUCKET_SIZE))));
+    DROP TABLE _stage_contacts;
+    ${markPartsDirtySql(new Set(unique.map((c) => Math.floor(c.id / CONTACT_BUCKET_SIZE))))}`);
 }
 
 // Diff the typed stage against `contacts` and write the new and changed rows.
-async function mergeStaged(connection: DuckDBConnection, unique: readonly Contact[], ctx: LoadContext, sliceRows?: number): Promise<LoadStats> {
+async function mergeStaged(connection: DuckDBConnection, unique: readonly Contact[], ctx: LoadContext): Promise<LoadStats> {
   await connection.run(diffKeysSql());
   const inserted = await readCount(connection, 'SELECT count(*) FROM _stage_contacts_keys WHERE _is_new');
   const changed = await readCount(connection, 'SELECT count(*) FROM _stage_contacts_keys');
   if (changed > 0) {
     const allNew = inserted === unique.length;
-    await stageRaw(connection, allNew ? unique : await changedOnly(connection, unique), sliceRows);
+    await stageRaw(connection, allNew ? unique : await changedOnly(connection, unique));
     if (allNew) {
       // Views, not copies; only the contacts insert needs raw, so only it pays for the join.
       await connection.run(`CREATE OR REPLACE TEMP VIEW _stage_contacts_all_new AS SELECT *, TRUE AS _is_new FROM _stage_contacts;
@@ -137,15 +118,14 @@ async function changedOnly(connection: DuckDBConnection, unique: readonly Contac
   return unique.filter((c) => ids.has(c.id));
 }
 
-async function stageRaw(connection: DuckDBConnection, contacts: readonly Contact[], sliceRows?: number): Promise<void> {
-  await stagePipelined(connection, '_stage_contact_raw_docs', ['id', 'raw'], contacts, (c) => sizeCheckedPair(c.id, String(c.id), encodeContactRaw(c)), (s) =>
-    `${s.index === 0 ? 'CREATE OR REPLACE TEMP TABLE _stage_contact_raw AS' : 'INSERT INTO _stage_contact_raw'}
-      SELECT CAST(id AS BIGINT) AS id, ${contactRawSql('raw')} AS raw FROM _stage_contact_raw_docs`,
-  sliceRows);
-  await connection.run('DROP TABLE _stage_contact_raw_docs');
+async function stageRaw(connection: DuckDBConnection, contacts: readonly Contact[]): Promise<void> {
+  await stageColumns(connection, '_stage_contact_raw_docs', ['id', 'raw'], contacts, (c) => sizeCheckedPair(c.id, String(c.id), encodeContactRaw(c)));
+  await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_contact_raw AS
+      SELECT CAST(id AS BIGINT) AS id, ${contactRawSql('raw')} AS raw FROM _stage_contact_raw_docs;
+    DROP TABLE _stage_contact_raw_docs`);
 }
 
-// The staged slice typed and fingerprinted (and with raw as JSON when staged with it).
+// The staged rows typed and fingerprinted (and with raw as JSON when staged with it).
 function typedSelectSql(siteTimeZone: string, withRaw: boolean): string {
   return `SELECT *, ${fingerprintExpr(CONTACT_COLUMNS)} AS _fingerprint FROM (
       SELECT ${contactRowSelectSql('f', siteTimeZone)}${withRaw ? `, ${contactRawSql('raw')} AS raw` : ''}
@@ -209,12 +189,11 @@ async function applyDiff(connection: DuckDBConnection, diff: { typed: string; wi
   await connection.run('DROP TABLE IF EXISTS _stage_contacts_prev');
 }
 
-/** Records the given lake partitions (id ranges, see CONTACT_BUCKET_SIZE) of the four contact tables as dirty. */
-async function markContactPartsDirty(connection: DuckDBConnection, parts: ReadonlySet<number>): Promise<void> {
-  if (parts.size === 0) return;
-  await connection.run(`INSERT OR IGNORE INTO _lake_dirty
+/** SQL recording the given lake partitions (id ranges, see CONTACT_BUCKET_SIZE) of the four contact tables as dirty. */
+function markPartsDirtySql(parts: ReadonlySet<number>): string {
+  return `INSERT OR IGNORE INTO _lake_dirty
     SELECT t.name, b.part FROM (VALUES ${[...parts].map((p) => `('${p}')`).join(', ')}) b(part)
-    CROSS JOIN (VALUES ('contacts'), ('contacts_history'), ('contact_tags'), ('contact_lists')) t(name)`);
+    CROSS JOIN (VALUES ('contacts'), ('contacts_history'), ('contact_tags'), ('contact_lists')) t(name)`;
 }
 
 /** Records the lake partitions (id ranges) of the four contact tables touched by `idTable`'s ids. */
