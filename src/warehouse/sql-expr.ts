@@ -2,10 +2,12 @@ import { quoteIdent, quoteLiteral } from './quote.js';
 
 /**
  * A CRM timestamp string as TIMESTAMPTZ: strings with a zone (the client's ISO UTC form) keep
- * it; zone-less strings are read in the site time zone, as the CRM writes them.
+ * it; zone-less strings are read in the site time zone, as the CRM writes them. The `Z` branch
+ * is the regex branch's commonest case, tested first because it is cheaper than the regex.
  */
 export function timestampExpr(expr: string, siteTimeZone: string): string {
   return `CASE WHEN ${expr} IS NULL OR ${expr} = '' THEN NULL
+    WHEN ends_with(${expr}, 'Z') AND length(${expr}) > 10 THEN CAST(${expr} AS TIMESTAMPTZ)
     WHEN regexp_matches(${expr}, '(Z|[+-]\\d\\d(:?\\d\\d)?)$') AND length(${expr}) > 10 THEN CAST(${expr} AS TIMESTAMPTZ)
     ELSE timezone(${quoteLiteral(siteTimeZone)}, CAST(${expr} AS TIMESTAMP)) END`;
 }
