@@ -8,6 +8,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { Pool } from 'undici';
@@ -71,6 +72,29 @@ async function viaClient(): Promise<number> {
   }
 }
 
+/** CPU time (ns) of this process's threads, main thread apart (Linux schedstat; zeros elsewhere). */
+const byName = new Map<string, number>();
+function threadCpu(): { main: number; others: number } {
+  byName.clear();
+  const out = { main: 0, others: 0 };
+  try {
+    for (const tid of readdirSync('/proc/self/task')) {
+      const ns = Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      if (tid === String(process.pid)) out.main += ns;
+      else {
+        out.others += ns;
+        if (process.env.THREADS) {
+          const name = readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim();
+          byName.set(name, (byName.get(name) ?? 0) + ns);
+        }
+      }
+    }
+  } catch {
+    // not Linux
+  }
+  return out;
+}
+
 let gcMs = 0;
 new PerformanceObserver((list) => {
   for (const e of list.getEntries()) gcMs += e.duration;
@@ -82,14 +106,18 @@ try {
   for (let r = 0; r < runs; r++) {
     for (const fn of r % 2 === 0 ? fns : [...fns].reverse()) {
       const gc0 = gcMs;
+      const th = threadCpu();
       const c = process.cpuUsage();
       const t = performance.now();
       const rows = await fn();
       const used = process.cpuUsage(c);
+      const before = new Map(byName);
+      const th1 = threadCpu();
+      if (process.env.THREADS) console.log([...byName].map(([k, v]) => `${k} ${Math.round((v - (before.get(k) ?? 0)) / 1000 / pages)}`).join(', '));
       const s = (performance.now() - t) / 1000;
       await new Promise((resolve) => setImmediate(resolve)); // let the run's gc entries arrive
       console.log(
-        `${fn === bare ? 'bare' : 'client'}: ${rows} rows, ${Math.round(pages / s)} pages/s, CPU ${Math.round((used.user + used.system) / pages)} us/page, GC ${Math.round(((gcMs - gc0) * 1000) / pages)} us/page`,
+        `${fn === bare ? 'bare' : 'client'}: ${rows} rows, ${Math.round(pages / s)} pages/s, CPU ${Math.round((used.user + used.system) / pages)} us/page, GC ${Math.round(((gcMs - gc0) * 1000) / pages)} us/page, main thread ${Math.round((th1.main - th.main) / 1000 / pages)} + other threads ${Math.round((th1.others - th.others) / 1000 / pages)} us/page`,
       );
     }
   }
