@@ -2,8 +2,9 @@
 // one process. JSON.stringify of raw (JS, one thread), a pure appender of the final typed columns
 // + raw into an empty table (no fingerprint, no merge, no history), and DuckDB copying those rows
 // table to table (its own write cost). Usage: node --import tsx bench/warehouse-ceiling.ts [N]
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+// (default 1,000,000); figures to stdout and bench/results/warehouse-ceiling.json.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   BIGINT, DATE, DOUBLE, DuckDBDataChunk, DuckDBInstance, DuckDBListType, TIMESTAMPTZ, VARCHAR, listValue, timestampTZValue, dateValue, type DuckDBType, type DuckDBValue,
@@ -11,9 +12,10 @@ import {
 import { CONTACT_COLUMNS } from '../src/warehouse/contact-columns.js';
 import { benchContact } from './warehouse-contacts.js';
 
-const N = Number(process.argv[2] ?? 250_000);
+const N = Number(process.argv[2] ?? 1_000_000);
 const dir = mkdtempSync(join(tmpdir(), 'crmsync-ceiling-'));
 const ms = (t: number) => Math.round(performance.now() - t);
+const figures: Record<string, { ms: number; cpuMs?: number }> = {};
 const cpu0 = () => process.cpuUsage();
 const cpuMs = (c: NodeJS.CpuUsage) => {
   const u = process.cpuUsage(c);
@@ -32,6 +34,7 @@ try {
 
   let t = performance.now();
   for (const x of cs) JSON.stringify(x.raw);
+  figures.jsonStringifyRaw = { ms: ms(t) };
   console.log(`${ms(t)} ms  JSON.stringify(raw) x${N}`);
 
   const types = [...CONTACT_COLUMNS.map(([, ty]) => typeOf(ty)), VARCHAR];
@@ -62,11 +65,13 @@ try {
     app.appendDataChunk(chunk);
   }
   app.closeSync();
+  figures.pureAppender = { ms: ms(t), cpuMs: cpuMs(cpu) };
   console.log(`${ms(t)} ms (cpu ${cpuMs(cpu)} ms; JS building chunks ${Math.round(jsMs)} ms)  pure appender of typed columns + raw into an empty table`);
 
   t = performance.now();
   cpu = cpu0();
   await c.run('INSERT INTO copy SELECT * FROM ceil');
+  figures.duckdbWriteAlone = { ms: ms(t), cpuMs: cpuMs(cpu) };
   console.log(`${ms(t)} ms (cpu ${cpuMs(cpu)} ms)  INSERT INTO copy SELECT * FROM ceil (DuckDB write alone)`);
   t = performance.now();
   cpu = cpu0();
@@ -74,6 +79,22 @@ try {
   console.log(`${ms(t)} ms (cpu ${cpuMs(cpu)} ms)  CREATE TEMP TABLE AS SELECT * FROM ceil`);
   c.closeSync();
   inst.closeSync();
+  const perSecond = (f: { ms: number }) => Math.round(N / (f.ms / 1000));
+  const results = {
+    benchmark: 'warehouse-ceiling',
+    at: new Date().toISOString(),
+    contacts: N,
+    figures,
+    rowsPerSecond: {
+      jsonStringifyRawOnly: perSecond(figures.jsonStringifyRaw!),
+      pureAppenderTypedPlusRaw: perSecond(figures.pureAppender!),
+      duckdbWriteAloneTableToTable: perSecond(figures.duckdbWriteAlone!),
+    },
+    loadAverage: loadavg().map((x) => Math.round(x * 10) / 10),
+  };
+  console.log(JSON.stringify(results, null, 2));
+  mkdirSync(join(import.meta.dirname, 'results'), { recursive: true });
+  writeFileSync(join(import.meta.dirname, 'results', 'warehouse-ceiling.json'), JSON.stringify(results, null, 2) + '\n');
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
