@@ -5,7 +5,9 @@
 import { startSimulator } from '../src/simulator/index.js';
 
 const contacts = Number(process.argv[2] ?? 100_000);
-const sim = await startSimulator({ contacts, seed: 8 });
+// Optional per-request latency range in ms (bench/backfill.ts's `real` scenario).
+const [latencyMin = 0, latencyMax = latencyMin] = process.argv.slice(3).map(Number);
+const sim = await startSimulator({ contacts, seed: 8, ...(latencyMax > 0 ? { faults: { latencyMs: { min: latencyMin, max: latencyMax } } } : {}) });
 process.stdout.write(`${JSON.stringify({ baseUrl: sim.baseUrl, credentials: sim.credentials })}\n`);
 setInterval(() => {
   process.stderr.write(`${JSON.stringify({ stats: sim.stats() })}\n`);

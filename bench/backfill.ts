@@ -1,6 +1,7 @@
 /**
  * Backfill benchmark: contacts from the simulator (in a child process) into a fresh warehouse
- * through the real workflow, activities and a Temporal dev server, against a raw fetch floor:
+ * through the real workflow and activities, served by a compiled `crmsync worker` in its own
+ * process, and a Temporal dev server, against a raw fetch floor:
  * the same pages fetched by a bare undici loop at the same concurrency, bodies discarded.
  *
  *   node --import tsx bench/backfill.ts [contacts...]      (default: 100000 1000000)
@@ -15,23 +16,24 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
 import { Pool } from 'undici';
-import { createSyncActivities } from '../activities/sync-activities.js';
 import { loadConfig } from '../src/config.js';
-import { silentLogger } from '../src/logger.js';
 import { quietTemporalRuntime } from '../src/sync/quiet-temporal-runtime.js';
 import { runSync } from '../src/sync/run-sync.js';
-import { runSyncWorkers } from '../src/sync/run-sync-workers.js';
-import { createSyncRuntime } from '../src/sync/sync-runtime.js';
-import { bundleWorkflows } from '../src/temporal/bundle-workflows.js';
 import { startDevServer } from '../src/temporal/dev-server.js';
 import { locateTemporalCliFromConfig } from '../src/temporal/locate-cli.js';
 import { taskQueues } from '../src/temporal/task-queues.js';
-import { resolveWorkflowsPath } from '../src/temporal/worker.js';
 
 const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
 const SIZES = sizes.length > 0 ? sizes : [100_000, 1_000_000];
+/**
+ * Server time per page. `none`: the simulator answers at once, so the floor is what one core of
+ * this machine can serve and the run is CPU-bound on 2 cores. `real`: the latency the real
+ * deployment showed for GET /subscribers (fixtures README: 47-71 ms at per_page=100, 202-311 ms
+ * at 1000, local, 4 PHP workers), interpolated linearly to this page size, which is where a
+ * real backfill spends its time. BENCH_LATENCY=none|real|both (default both).
+ */
+const LATENCY = (process.env.BENCH_LATENCY ?? 'both') as 'none' | 'real' | 'both';
 const PER_PAGE = Number(process.env.BENCH_PER_PAGE ?? 500);
 const PARALLELISM = Number(process.env.BENCH_PARALLELISM ?? 4);
 const RESULTS = 'bench/results/backfill.json';
@@ -47,8 +49,15 @@ interface Sim {
   stop(): Promise<void>;
 }
 
-async function startSim(contacts: number): Promise<Sim> {
-  const child = spawn(process.execPath, ['--max-old-space-size=6144', '--import', 'tsx', 'bench/backfill-sim-server.ts', String(contacts)], { stdio: ['pipe', 'pipe', 'pipe'] });
+function realLatencyMs(perPage: number): [number, number] {
+  const at = (a: number, b: number) => Math.round(a + ((b - a) * (perPage - 100)) / 900);
+  return [at(47, 202), at(71, 311)];
+}
+
+async function startSim(contacts: number, latency: [number, number]): Promise<Sim> {
+  const child = spawn(process.execPath, ['--max-old-space-size=6144', '--import', 'tsx', 'bench/backfill-sim-server.ts', String(contacts), ...latency.map(String)], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let requests = 0;
   createInterface({ input: child.stderr! }).on('line', (line) => {
     try {
@@ -100,50 +109,98 @@ async function rawFetchFloor(sim: Sim, pages: number): Promise<number> {
   return seconds;
 }
 
-async function backfill(sim: Sim, contacts: number, bundleCode: string, address: string): Promise<{ seconds: number; rows: number; requests: number; peakRssMb: number; rssBeforeMb: number; peakJsHeapMb: number }> {
+/** With BENCH_TIMELINE=1: every activity of the run (from the workflow histories), seconds from the start. */
+async function printTimeline(client: Client, startedPerf: number): Promise<void> {
+  const t0 = Date.now() - (performance.now() - startedPerf);
+  const ms = (t: unknown) => {
+    const ts = t as { seconds?: { toNumber(): number } | number; nanos?: number } | null | undefined;
+    const secs = typeof ts?.seconds === 'number' ? ts.seconds : (ts?.seconds?.toNumber() ?? 0);
+    return secs * 1000 + (ts?.nanos ?? 0) / 1e6 - t0;
+  };
+  for await (const wf of client.workflow.list()) {
+    const history = await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
+    const scheduled = new Map<string, { type: string; at: number; started?: number }>();
+    for (const e of history.events ?? []) {
+      const id = String(e.eventId);
+      if (e.activityTaskScheduledEventAttributes) scheduled.set(id, { type: e.activityTaskScheduledEventAttributes.activityType?.name ?? '?', at: ms(e.eventTime) });
+      if (e.workflowExecutionStartedEventAttributes || e.workflowTaskStartedEventAttributes || e.workflowTaskCompletedEventAttributes || e.startChildWorkflowExecutionInitiatedEventAttributes) {
+        const kind = e.workflowExecutionStartedEventAttributes ? 'workflow started' : e.workflowTaskStartedEventAttributes ? 'workflow task started' : e.workflowTaskCompletedEventAttributes ? 'workflow task done' : 'child initiated';
+        if (ms(e.eventTime) < 8000) process.stderr.write(`[timeline] ${wf.workflowId.slice(-24).padEnd(24)} ${kind.padEnd(22)} at ${(ms(e.eventTime) / 1000).toFixed(2)}\n`);
+      }
+      const startedAttr = e.activityTaskStartedEventAttributes;
+      if (startedAttr) {
+        const s = scheduled.get(String(startedAttr.scheduledEventId));
+        if (s) s.started = ms(e.eventTime);
+      }
+      const done = e.activityTaskCompletedEventAttributes;
+      if (done) {
+        const s = scheduled.get(String(done.scheduledEventId));
+        if (s) process.stderr.write(`[timeline] ${wf.workflowId.slice(-24).padEnd(24)} ${s.type.padEnd(22)} scheduled ${(s.at / 1000).toFixed(2)} started ${((s.started ?? 0) / 1000).toFixed(2)} done ${(ms(e.eventTime) / 1000).toFixed(2)}\n`);
+      }
+    }
+  }
+}
+
+/** Compiles the sources once (as `npm run build` would) so the worker runs as it does in production, without tsx. */
+async function buildWorker(): Promise<string> {
+  const outDir = 'bench/.tmp/dist';
+  const tsc = spawn(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json', '--outDir', outDir], { stdio: 'inherit' });
+  const code = await new Promise((r) => tsc.once('exit', r));
+  if (code !== 0) throw new Error(`tsc exited with ${String(code)}`);
+  return join(outDir, 'src/cli/entry.js');
+}
+
+/** Resident set now and at its peak (VmHWM) of a process, in MB, from /proc. */
+async function rssOf(pid: number): Promise<{ rss: number; peak: number }> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+  return { rss: Math.round(kb('VmRSS') / 1024), peak: Math.round(kb('VmHWM') / 1024) };
+}
+
+/**
+ * The backfill through the real workflow and activities, served by `crmsync worker` in its own
+ * process (as deployed), so its memory is the worker's alone: peak is the kernel's high-water
+ * mark of that process, start to end.
+ */
+async function backfill(sim: Sim, contacts: number, workerEntry: string, address: string): Promise<{ seconds: number; rows: number; requests: number; peakRssMb: number; rssBeforeMb: number }> {
   const dir = await mkdtemp(join(tmpdir(), 'crmsync-bench-'));
+  const taskQueue = `bench-${contacts}-${Date.now()}`;
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    CRM_BASE_URL: sim.baseUrl,
+    CRM_USERNAME: sim.credentials.username,
+    CRM_PASSWORD: sim.credentials.password,
+    CRMSYNC_DB: join(dir, 'crm.duckdb'),
+    CRMSYNC_LAKE: join(dir, 'lake'),
+    CRMSYNC_DATA_DIR: dir,
+    CRM_MAX_CONCURRENCY: String(PARALLELISM),
+    CRMSYNC_TASK_QUEUE: taskQueue,
+    TEMPORAL_ADDRESS: address,
+    CRMSYNC_LOG_LEVEL: 'info',
+    ...(process.env.CRMSYNC_SYNC_MEMORY_LIMIT ? { CRMSYNC_SYNC_MEMORY_LIMIT: process.env.CRMSYNC_SYNC_MEMORY_LIMIT } : {}),
+  };
+  const worker = spawn(process.execPath, [workerEntry, 'worker'], { env, stdio: ['ignore', 'inherit', 'pipe'] });
+  const exited = new Promise((r) => worker.once('exit', r));
   try {
-    const config = loadConfig({
-      CRM_BASE_URL: sim.baseUrl,
-      CRM_USERNAME: sim.credentials.username,
-      CRM_PASSWORD: sim.credentials.password,
-      CRMSYNC_DB: join(dir, 'crm.duckdb'),
-      CRMSYNC_LAKE: join(dir, 'lake'),
-      CRMSYNC_DATA_DIR: dir,
-      CRM_MAX_CONCURRENCY: String(PARALLELISM),
-      CRMSYNC_TASK_QUEUE: `bench-${contacts}-${Date.now()}`,
-      TEMPORAL_ADDRESS: address,
-      CRMSYNC_LOG_LEVEL: 'warn',
+    await new Promise<void>((resolve, reject) => {
+      // The worker logs JSON lines on stderr.
+      createInterface({ input: worker.stderr! }).on('line', (line) => {
+        // Ready once its workers poll (it bundles the workflows first).
+        if (line.includes('"workers polling"')) resolve();
+        else if (process.env.BENCH_WORKER_LOG || /"level":(40|50|60)/.test(line)) process.stderr.write(`[worker] ${line}\n`);
+      });
+      worker.once('exit', (code) => reject(new Error(`worker exited with ${String(code)}`)));
     });
-    const runtime = createSyncRuntime(config);
-    const connection = await Connection.connect({ address });
-    const native = await NativeConnection.connect({ address });
-    const abort = new AbortController();
+    const config = loadConfig({ TEMPORAL_ADDRESS: address, CRMSYNC_TASK_QUEUE: taskQueue, CRMSYNC_DATA_DIR: dir });
     const queues = taskQueues(config);
-    const workers = runSyncWorkers({
-      nativeConnection: native,
-      namespace: 'default',
-      taskQueues: queues,
-      activities: {},
-      warehouseActivities: createSyncActivities({ ...runtime, logger: silentLogger }),
-      warehouseConcurrency: PARALLELISM + 4,
-      workflowBundle: { code: bundleCode },
-      signal: abort.signal,
-    });
-    let peakRss = process.memoryUsage().rss;
-    let peakHeap = 0;
-    const sampler = setInterval(() => {
-      const m = process.memoryUsage();
-      peakRss = Math.max(peakRss, m.rss);
-      peakHeap = Math.max(peakHeap, m.heapUsed + m.external);
-    }, 100);
+    const connection = await Connection.connect({ address });
     try {
       const client = new Client({ connection, namespace: 'default' });
       // The simulator reports its request count once a second: let the floor's requests land first.
       await new Promise((r) => setTimeout(r, 1_200));
       const before = sim.requests();
-      const rssBefore = process.memoryUsage().rss;
-      peakRss = rssBefore;
+      const rssBefore = (await rssOf(worker.pid!)).rss;
       const started = performance.now();
       const result = await runSync({
         client,
@@ -151,19 +208,18 @@ async function backfill(sim: Sim, contacts: number, bundleCode: string, address:
         input: { streams: ['contacts'], tuning: { perPage: PER_PAGE, parallelism: PARALLELISM, maxPagesPerRange: 25 } },
       });
       const seconds = (performance.now() - started) / 1000;
+      const { peak } = await rssOf(worker.pid!);
+      if (process.env.BENCH_TIMELINE) await printTimeline(client, started);
       await new Promise((r) => setTimeout(r, 1_200));
       const s = result.streams[0];
       if (!s || s.rows < contacts) throw new Error(`backfill loaded ${s?.rows} of ${contacts}`);
-      return { seconds, rows: s.rows, requests: sim.requests() - before, peakRssMb: Math.round(peakRss / 2 ** 20), rssBeforeMb: Math.round(rssBefore / 2 ** 20), peakJsHeapMb: Math.round(peakHeap / 2 ** 20) };
+      return { seconds, rows: s.rows, requests: sim.requests() - before, peakRssMb: peak, rssBeforeMb: rssBefore };
     } finally {
-      clearInterval(sampler);
-      abort.abort();
-      await workers;
-      await runtime.close();
-      await native.close();
       await connection.close();
     }
   } finally {
+    worker.kill('SIGTERM');
+    await exited;
     await rm(dir, { recursive: true, force: true });
   }
 }
@@ -190,18 +246,22 @@ async function runDlt(sim: Sim): Promise<{ rows: number; seconds: number; dlt: s
 quietTemporalRuntime('warn');
 const config = loadConfig({});
 const server = await startDevServer({ cliPath: locateTemporalCliFromConfig(config).path, namespace: 'default' });
-const bundle = await bundleWorkflows(resolveWorkflowsPath());
+const workerEntry = await buildWorker();
 const out: Record<string, unknown> = await readFile(RESULTS, 'utf8').then((t) => JSON.parse(t) as Record<string, unknown>, () => ({}));
 try {
-  for (const contacts of SIZES) {
-    const sim = await startSim(contacts);
+  const scenarios: { name: 'none' | 'real'; latency: [number, number] }[] = [];
+  if (LATENCY !== 'real') scenarios.push({ name: 'none', latency: [0, 0] });
+  if (LATENCY !== 'none') scenarios.push({ name: 'real', latency: realLatencyMs(PER_PAGE) });
+  for (const contacts of SIZES) for (const scenario of scenarios) {
+    const sim = await startSim(contacts, scenario.latency);
     try {
       const pages = Math.ceil(contacts / PER_PAGE);
       const floorSeconds = await rawFetchFloor(sim, pages);
-      const run = await backfill(sim, contacts, bundle.code, server.address);
+      const run = await backfill(sim, contacts, workerEntry, server.address);
       const dlt = contacts <= DLT_MAX ? await runDlt(sim) : undefined;
       const figures = {
         contacts,
+        latency: scenario.name === 'none' ? 'none: the simulator answers at once (CPU-bound on 2 cores)' : `real deployment's, ${scenario.latency[0]}-${scenario.latency[1]} ms per page`,
         perPage: PER_PAGE,
         parallelism: PARALLELISM,
         pages,
@@ -212,7 +272,7 @@ try {
         requests: run.requests,
         peakRssMb: run.peakRssMb,
         rssBeforeBackfillMb: run.rssBeforeMb,
-        peakJsHeapMb: run.peakJsHeapMb,
+        memoryMeasured: 'the crmsync worker process (compiled, run apart from this script): kernel high-water mark (VmHWM), start to end of the backfill',
         ratioToFloor: +(run.seconds / floorSeconds).toFixed(2),
         dlt: dlt ? { ...dlt, rowsPerSec: Math.round(dlt.rows / dlt.seconds), crmsyncSpeedup: +(dlt.seconds / run.seconds).toFixed(2) } : 'skipped',
         targets: { ratioToFloor: 1.25, peakRssMbAt1M: 400, dltSpeedup: 3 },
@@ -220,7 +280,7 @@ try {
         node: process.version,
       };
       process.stdout.write(`${JSON.stringify(figures)}\n`);
-      out[`contacts_${contacts}`] = figures;
+      out[`contacts_${contacts}${scenario.name === 'real' ? '_real_latency' : ''}`] = figures;
       await mkdir('bench/results', { recursive: true });
       await writeFile(RESULTS, `${JSON.stringify(out, null, 2)}\n`);
     } finally {

@@ -72,6 +72,7 @@ export async function runWorkers(options: RunWorkersOptions): Promise<void> {
   };
   options.signal?.addEventListener('abort', stopAll, { once: true });
   try {
+    options.logger?.info({ taskQueues: workers.map((w) => w.options.taskQueue) }, 'workers polling');
     const running = workers.map((w) =>
       w.run().catch((err: unknown) => {
         stopAll();
