@@ -26,7 +26,8 @@ const PER_PAGE = 500;
 const MAX_PAGES = 1000;
 
 function createTaxonomyApi<T extends Tag>(ctx: ClientContext, kind: 'tags' | 'lists'): TaxonomyApi<T> {
-  const schema = (kind === 'tags' ? ctx.schemas.Tag : ctx.schemas.List) as typeof ctx.schemas.Tag;
+  // Looked up per call: the schemas are built on first use.
+  const schemaOf = () => (kind === 'tags' ? ctx.schemas.Tag : ctx.schemas.List) as typeof ctx.schemas.Tag;
   const one = kind === 'tags' ? 'tag' : 'list';
   const { exec } = ctx;
 
@@ -54,7 +55,7 @@ function createTaxonomyApi<T extends Tag>(ctx: ClientContext, kind: 'tags' | 'li
             per_page: PER_PAGE,
           },
         });
-        const p = parsePage(res, [kind], schema, { page, perPage: PER_PAGE }, `GET /${kind}`);
+        const p = parsePage(res, [kind], schemaOf(), { page, perPage: PER_PAGE }, `GET /${kind}`);
         let fresh = 0;
         for (const item of p.items) {
           if (seen.has(item.id)) continue; // a server that ignores `page` returns the same rows again
@@ -77,7 +78,7 @@ function createTaxonomyApi<T extends Tag>(ctx: ClientContext, kind: 'tags' | 'li
         const o = asObject(res, route);
         // Tags come wrapped ({tag}); lists come bare. Accept either for both.
         const rec = one in o ? o[one] : 'id' in o ? o : null;
-        return rec ? (parseRecord(schema, rec, route) as unknown as T) : null;
+        return rec ? (parseRecord(schemaOf(), rec, route) as unknown as T) : null;
       });
     },
 
@@ -88,7 +89,7 @@ function createTaxonomyApi<T extends Tag>(ctx: ClientContext, kind: 'tags' | 'li
       // The interface returns the created item under the plural key; the real one also under `item`
       // (and tags under `lists`).
       const rec = [res[kind], res.item, res[one], res.lists, res.tags].find((v) => v && typeof v === 'object' && !Array.isArray(v)) ?? res;
-      return parseRecord(schema, rec, route) as unknown as T;
+      return parseRecord(schemaOf(), rec, route) as unknown as T;
     },
 
     async update(id, body) {
