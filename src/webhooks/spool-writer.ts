@@ -120,7 +120,7 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
   let recovering = false;
   const recover = async (): Promise<void> => {
     // One cut-back at a time: a second truncate landing after new writes would cut them off.
-    if (!failing || recovering || writing || pipeline.length > 0) return;
+    if (!failing || recovering || writing || pipeline.length > 0 || extending) return;
     recovering = true;
     try {
       await fh.truncate(active.size);
@@ -162,13 +162,38 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
     });
   };
 
+  let zeroStep: Buffer | undefined;
   const preallocate = async (needed: number): Promise<void> => {
-    const grow = Math.max(preallocStep, needed - allocated);
-    const zeros = Buffer.alloc(grow);
+    const handle = fh;
+    const base = allocated;
+    const grow = Math.max(preallocStep, needed - base);
+    const zeros = grow === preallocStep ? (zeroStep ??= Buffer.alloc(preallocStep)) : Buffer.alloc(grow);
     let off = 0;
-    while (off < grow) off += (await fh.write(zeros, off, grow - off, allocated + off)).bytesWritten;
-    await fh.sync();
-    allocated += grow;
+    while (off < grow) off += (await handle.write(zeros, off, grow - off, base + off)).bytesWritten;
+    await handle.sync();
+    if (handle === fh && allocated === base) allocated = base + grow;
+  };
+
+  /**
+   * The next preallocation starts in the background once the current one is half used, so that
+   * appends do not wait for 4 MiB of zeros and their fsync (tens of milliseconds on a busy disk).
+   * It writes only past `allocated`, where no frame goes until it is done; a cut-back, rotation or
+   * close waits for it.
+   */
+  let extending: Promise<void> | undefined;
+  const extendAhead = (): void => {
+    if (extending || failing || broken || allocated >= maxSegmentBytes || allocated - written > preallocStep / 2) return;
+    extending = preallocate(allocated + 1)
+      .catch((err: unknown) => {
+        logger?.warn({ err: { code: (err as NodeJS.ErrnoException).code, message: (err as Error).message } }, 'spool: preallocating ahead failed; the next write that needs the space tries again');
+      })
+      .finally(() => {
+        extending = undefined;
+        if (failing) void recover();
+      });
+  };
+  const extended = async (): Promise<void> => {
+    while (extending) await extending;
   };
 
   const trim = async (): Promise<void> => {
@@ -181,6 +206,7 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
 
   // The new file is opened first: if that fails, the current segment stays usable.
   const rotate = async (): Promise<void> => {
+    await extended();
     const no = active.no + 1;
     const next: SegmentInfo = { no, path: segmentPath(dir, no), size: 0, firstSeq: 0, lastSeq: 0, newestAt: 0 };
     const nextFh = await open(next.path, 'w', 0o600);
@@ -236,10 +262,12 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
         start = written;
       }
       const buf = batch.length === 1 ? batch[0]!.frame : Buffer.concat(batch.map((p) => p.frame));
+      if (start + buf.length > allocated) await extended();
       if (start + buf.length > allocated) await preallocate(start + buf.length);
       io.write(fh.fd, buf, start);
       written = start + buf.length;
       startSync({ batch, segment: active, end: written, started, state: 'syncing' });
+      extendAhead();
     } catch (err) {
       // Nothing of this batch is acknowledged; later batches wait for the cut-back in recover().
       pipeline.push({ batch, segment: active, end: start, started, state: 'failed', error: err });
@@ -283,6 +311,7 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
     stats: () => ({ ...stats, syncMsTotal: Math.round(stats.syncMsTotal), syncMsMax: Math.round(stats.syncMsMax) }),
     async close() {
       await idle();
+      await extended();
       try {
         if (!broken) await trim().catch(() => undefined);
       } finally {

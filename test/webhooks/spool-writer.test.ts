@@ -1,4 +1,4 @@
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SpoolUnavailableError } from '../../src/webhooks/errors.js';
@@ -128,6 +128,34 @@ describe('spool writer', () => {
       const seg = readdirSync(dir).find((n) => n.startsWith('segment-'))!;
       // Only whole frames remain once closed (the preallocated tail is trimmed).
       expect(readFileSync(join(dir, seg)).includes(Buffer.from('"c"'))).toBe(false);
+    });
+  });
+
+  it('preallocates the next step in the background once half of the current one is used, and trims it on close', async () => {
+    await withTempDir(async (dir) => {
+      const body = Buffer.alloc(4000, 0x61);
+      const big = (id: string): SpoolEntry => ({ ...entry(id), body });
+      const step = 4 * 1024 * 1024;
+      await withSpool({ dir, maxSegmentBytes: 64 * 1024 * 1024 }, async (spool) => {
+        const seg = join(dir, readdirSync(dir).find((n) => n.startsWith('segment-')) ?? '');
+        // About 2.4 MiB: past half of the first 4 MiB step, so the second is prepared ahead.
+        for (let i = 0; i < 600; i += 20) await Promise.all(Array.from({ length: 20 }, (_, j) => spool.append(big(`d-${i + j}`))));
+        await until(() => statSync(seg).size >= 2 * step);
+        expect(statSync(seg).size).toBe(2 * step);
+        // Past the first step: frames go into the space prepared ahead.
+        for (let i = 600; i < 1200; i += 20) await Promise.all(Array.from({ length: 20 }, (_, j) => spool.append(big(`d-${i + j}`))));
+        const all = await spool.read(0, 2000);
+        expect(all.map((r) => r.deliveryId)).toEqual(Array.from({ length: 1200 }, (_, i) => `d-${i}`));
+        expect(all.every((r) => r.body.equals(body))).toBe(true);
+      });
+      const seg = join(dir, readdirSync(dir).find((n) => n.startsWith('segment-'))!);
+      const size = statSync(seg).size;
+      expect(size).toBeLessThan(2 * step);
+      expect(readFileSync(seg).subarray(size - 4000).equals(body)).toBe(true);
+      await withSpool({ dir }, async (spool) => {
+        expect((await spool.read(0, 2000)).length).toBe(1200);
+        expect(await spool.append(big('d-0'))).toBe('duplicate');
+      });
     });
   });
 });
