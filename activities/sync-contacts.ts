@@ -137,6 +137,8 @@ export function createContactActivities(deps: SyncActivityDeps) {
       try {
         for (let page = startPage; page <= input.toPage; page++) {
           if (done.has(page)) continue;
+          // Every range of this process shares one budget of rows held in memory.
+          await sink.room();
           hb.throwIfCancelled();
           const p = await client.contacts.listPage({ page, perPage: input.perPage, order: 'asc', orderBy: 'id' });
           result.requests++;

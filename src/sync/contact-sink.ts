@@ -19,6 +19,23 @@ export interface ContactSink {
    * totals summed over a run are exact.
    */
   add(page: ScannedPage): Promise<LoadStats>;
+  /**
+   * Resolves once the rows queued or loading are under the sink's budget: fetchers wait here
+   * before the next request, so however many ranges run, the pages held in memory stay bounded.
+   */
+  room(): Promise<void>;
+  /** Rows queued or loading now. */
+  readonly heldRows: number;
+}
+
+export interface ContactSinkOptions {
+  /** Rows per `loadContacts` call at most (default 20,000). */
+  maxRowsPerLoad?: number;
+  /**
+   * Rows held (queued plus loading) before `room()` makes fetchers wait (default 40,000, about
+   * 200 MB of contact objects): a full batch loading while the next one fills.
+   */
+  maxHeldRows?: number;
 }
 
 const ZERO: LoadStats = { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
@@ -28,10 +45,22 @@ const ZERO: LoadStats = { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
  * arrive while a load runs are merged into the next single `loadContacts` call, because the
  * warehouse's merge costs far less per row in large batches than per page.
  */
-export function createContactSink(writes: WriteQueue, options: { maxRowsPerLoad?: number } = {}): ContactSink {
-  const maxRows = options.maxRowsPerLoad ?? 25_000;
+export function createContactSink(writes: WriteQueue, options: ContactSinkOptions = {}): ContactSink {
+  const maxRows = options.maxRowsPerLoad ?? 20_000;
+  const maxHeld = Math.max(options.maxHeldRows ?? 40_000, 1);
   const pending: { page: ScannedPage; resolve: (s: LoadStats) => void; reject: (e: unknown) => void }[] = [];
   let scheduled = false;
+  let held = 0;
+  let waiters: (() => void)[] = [];
+
+  function release(rows: number): void {
+    held -= rows;
+    if (held < maxHeld && waiters.length > 0) {
+      const ready = waiters;
+      waiters = [];
+      for (const w of ready) w();
+    }
+  }
 
   function schedule(): void {
     if (scheduled || pending.length === 0) return;
@@ -59,11 +88,16 @@ export function createContactSink(writes: WriteQueue, options: { maxRowsPerLoad?
           batch.forEach((b, i) => b.resolve(i === 0 ? stats : ZERO));
         } catch (err) {
           for (const b of batch) b.reject(err);
+        } finally {
+          release(rows);
         }
       })
       .catch((err: unknown) => {
         // The scope itself failed to open: fail whatever is still waiting, callers retry.
-        for (const b of pending.splice(0)) b.reject(err);
+        for (const b of pending.splice(0)) {
+          release(b.page.items.length);
+          b.reject(err);
+        }
       })
       .finally(() => {
         scheduled = false;
@@ -74,9 +108,17 @@ export function createContactSink(writes: WriteQueue, options: { maxRowsPerLoad?
   return {
     add(page) {
       return new Promise<LoadStats>((resolve, reject) => {
+        held += page.items.length;
         pending.push({ page, resolve, reject });
         schedule();
       });
+    },
+    room() {
+      if (held < maxHeld) return Promise.resolve();
+      return new Promise<void>((resolve) => waiters.push(resolve));
+    },
+    get heldRows() {
+      return held;
     },
   };
 }

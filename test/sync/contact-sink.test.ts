@@ -52,4 +52,36 @@ describe('write queue and contact sink (real DuckDB, simulator contacts)', () =>
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it('holds fetchers at room() while its row budget is full, and lets them go as loads finish', async () => {
+    const sim = await startSimulator({ contacts: 200, seed: 23 });
+    const client = createCrmClient({ baseUrl: sim.baseUrl, username: sim.credentials.username, password: sim.credentials.password });
+    const dir = await mkdtemp(join(tmpdir(), 'crmsync-sink-'));
+    try {
+      const writes = createWriteQueue(warehouseOpener({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake') }));
+      const sink = createContactSink(writes, { maxHeldRows: 100 });
+      await sink.room(); // empty: at once
+      const p1 = (await client.contacts.listPage({ page: 1, perPage: 50, order: 'asc', orderBy: 'id' })).items;
+      const p2 = (await client.contacts.listPage({ page: 2, perPage: 50, order: 'asc', orderBy: 'id' })).items;
+      const syncedAt = new Date();
+      const adds = [p1, p2].map((items, i) => sink.add({ scanKey: 'k', page: i + 1, items, reportedTotal: 200, loadId: 'L', syncedAt }));
+      expect(sink.heldRows).toBe(100);
+      let letGo = false;
+      const waiting = sink.room().then(() => {
+        letGo = true;
+        return sink.heldRows;
+      });
+      await new Promise((r) => setImmediate(r));
+      expect(letGo).toBe(false);
+      await Promise.all(adds);
+      expect(await waiting).toBeLessThan(100);
+      expect(sink.heldRows).toBe(0);
+      const n = await writes.run((w) => w.query('SELECT count(*) AS n FROM contacts'));
+      expect(Number(n[0]?.n)).toBe(100);
+    } finally {
+      await client.close();
+      await sim.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
