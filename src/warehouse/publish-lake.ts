@@ -14,6 +14,10 @@ const KEEP_GENERATIONS = 3;
 // Rewritten files keep their name across generations, so a reader that globbed through the
 // symlink just before a swap still finds every file it listed (now with the newer content).
 const STABLE_FILE = 'data.parquet';
+// zstd, not DuckDB's default snappy: on 100k contacts (mostly the raw JSON) files came out 2.4x
+// smaller and the COPY no slower (0.44-0.74 s against 0.47-0.68 s, bench/.tmp probe); every
+// Parquet reader of note reads zstd.
+const PARQUET_OPTIONS = 'FORMAT parquet, COMPRESSION zstd';
 
 interface PublishContext {
   connection: DuckDBConnection;
@@ -118,7 +122,7 @@ async function publishBuckets(
   const tmp = join(genDir, `.copy-${randomUUID()}`);
   await connection.run(
     `COPY (SELECT *, ${bucketExpr} AS ${BUCKET_COLUMN} FROM ${quoteIdent(table)} ${where}) TO ${quoteLiteral(tmp)}
-     (FORMAT parquet, PARTITION_BY (${BUCKET_COLUMN}), FILENAME_PATTERN 'data_{i}')`,
+     (${PARQUET_OPTIONS}, PARTITION_BY (${BUCKET_COLUMN}), FILENAME_PATTERN 'data_{i}')`,
   );
   for (const part of await safeReaddir(tmp)) {
     await mkdir(join(genDir, part), { recursive: true });
@@ -133,7 +137,7 @@ async function publishBuckets(
 }
 
 async function copyTo(connection: DuckDBConnection, select: string, path: string): Promise<void> {
-  await connection.run(`COPY (${select}) TO ${quoteLiteral(path)} (FORMAT parquet)`);
+  await connection.run(`COPY (${select}) TO ${quoteLiteral(path)} (${PARQUET_OPTIONS})`);
 }
 
 async function tableHash(connection: DuckDBConnection, table: string): Promise<string> {
