@@ -22,7 +22,7 @@ export function registerQueryCommand(program: Command): void {
     .argument('<sql>', 'the SQL to run, e.g. "SELECT status, count(*) FROM contacts_current GROUP BY ALL"')
     .option('-f, --format <format>', 'table, csv, json or ndjson', 'table')
     .option('-n, --max-rows <n>', 'stop after this many rows', '10000')
-    .option('--wait-ms <ms>', 'how long to wait for a writer before reading the lake', '1500')
+    .option('--wait-ms <ms>', 'how long to wait for a writer before reading the lake', '5000')
     .option('-q, --quiet', 'do not say on stderr what was read', false)
     .action(async (sql: string, raw: Record<string, unknown>) => {
       const parsed = OptionsSchema.safeParse(raw);

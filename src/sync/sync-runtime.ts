@@ -6,7 +6,7 @@ import type { Config } from '../config.js';
 import { crmClientFromConfig } from '../crm/index.js';
 import type { Logger } from '../logger.js';
 import { taskQueues } from '../temporal/task-queues.js';
-import { withWarehouse } from '../warehouse/index.js';
+import { turnRequested, withWarehouse } from '../warehouse/index.js';
 import type { SyncCrmClient } from './crm-port.js';
 import { runSyncWorkers } from './run-sync-workers.js';
 import type { OpenWarehouse } from './warehouse-port.js';
@@ -39,7 +39,8 @@ export interface SyncRuntime {
 /** The CRM client from configuration (credentials stay in this process) and the one write queue. */
 export function createSyncRuntime(config: Config): SyncRuntime {
   const client = crmClientFromConfig(config);
-  return { client, writes: createWriteQueue(warehouseOpener(config)), close: () => client.close() };
+  const writes = createWriteQueue(warehouseOpener(config), { yieldWhen: () => turnRequested(config.dbPath) });
+  return { client, writes, close: () => client.close() };
 }
 
 /**

@@ -20,7 +20,17 @@ export interface WriteQueueOptions {
    * turn at the file; readers meanwhile fall back to the Parquet lake.
    */
   maxHoldMs?: number;
+  /**
+   * True when another process or scope waits for the file (see src/warehouse/turn-requests.ts):
+   * the open scope then ends after its current job, and the next one waits (up to 2 s) until the
+   * request is gone, so an analyst's query or the webhook applier waits about one job, not a hold.
+   */
+  yieldWhen?: () => boolean;
 }
+
+/** After giving the file to a waiting process: how long to stay away at most, and how often to look. */
+const YIELD_WAIT_MS = 2_000;
+const YIELD_POLL_MS = 50;
 
 interface QueuedJob {
   job: (w: WarehouseSession) => Promise<unknown>;
@@ -38,6 +48,7 @@ interface QueuedJob {
 export function createWriteQueue(open: OpenWarehouse, options: WriteQueueOptions = {}): WriteQueue {
   const lingerMs = options.lingerMs ?? 250;
   const maxHoldMs = options.maxHoldMs ?? 10_000;
+  const yieldWhen = options.yieldWhen ?? (() => false);
   const queue: QueuedJob[] = [];
   let draining = false;
   let wake: (() => void) | undefined;
@@ -62,6 +73,10 @@ export function createWriteQueue(open: OpenWarehouse, options: WriteQueueOptions
     draining = true;
     try {
       while (queue.length > 0) {
+        if (yieldWhen()) {
+          const until = Date.now() + YIELD_WAIT_MS;
+          while (yieldWhen() && Date.now() < until) await new Promise((r) => setTimeout(r, YIELD_POLL_MS));
+        }
         let opened = false;
         try {
           await open(true, async (w) => {
@@ -70,8 +85,12 @@ export function createWriteQueue(open: OpenWarehouse, options: WriteQueueOptions
             for (;;) {
               const item = queue.shift();
               if (!item) {
-                await nextJob(Math.min(lingerMs, openedAt + maxHoldMs - Date.now()));
-                if (queue.length === 0 || Date.now() - openedAt >= maxHoldMs) return;
+                // Idle: linger for the next job, looking for turn requests meanwhile.
+                const lingerEnd = Math.min(Date.now() + lingerMs, openedAt + maxHoldMs);
+                while (queue.length === 0 && Date.now() < lingerEnd && !yieldWhen()) {
+                  await nextJob(Math.min(lingerEnd - Date.now(), YIELD_POLL_MS));
+                }
+                if (queue.length === 0 || Date.now() - openedAt >= maxHoldMs || yieldWhen()) return;
                 continue;
               }
               try {
@@ -79,7 +98,7 @@ export function createWriteQueue(open: OpenWarehouse, options: WriteQueueOptions
               } catch (err) {
                 item.reject(err);
               }
-              if (Date.now() - openedAt >= maxHoldMs) return;
+              if (Date.now() - openedAt >= maxHoldMs || yieldWhen()) return;
             }
           });
         } catch (err) {

@@ -1,5 +1,6 @@
 export { openWarehouse, openLakeReader, type OpenWarehouseOptions } from './open-warehouse.js';
 export { withWarehouse, type WithWarehouseOptions } from './with-warehouse.js';
+export { turnRequested } from './turn-requests.js';
 export type { WarehouseHandle, WarehouseSource } from './duckdb-warehouse.js';
 export { WarehouseLockedError, WarehouseNotFoundError, WarehouseReadOnlyError, WarehouseInputError, WarehouseQueryError, MigrationError } from './errors.js';
 export { migrate, listMigrations } from './migrate.js';

@@ -5,6 +5,13 @@ import { resolve } from 'node:path';
  * forbids two instances of one file in a process, so every caller must share the same gate.
  */
 const gates = new Map<string, Promise<void>>();
+/** Scopes waiting for each file's gate. */
+const waiting = new Map<string, number>();
+
+/** True while some scope of this process waits for `dbPath`'s gate. */
+export function hasProcessLockWaiters(dbPath: string): boolean {
+  return (waiting.get(resolve(dbPath)) ?? 0) > 0;
+}
 
 export interface ProcessLock {
   release(): void;
@@ -20,7 +27,15 @@ export async function acquireProcessLock(dbPath: string, timeoutMs: number): Pro
   gates.set(key, chained);
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), timeoutMs)));
-  const outcome = await Promise.race([previous.then(() => 'ok' as const), timedOut]);
+  waiting.set(key, (waiting.get(key) ?? 0) + 1);
+  let outcome: 'ok' | 'timeout';
+  try {
+    outcome = await Promise.race([previous.then(() => 'ok' as const), timedOut]);
+  } finally {
+    const left = (waiting.get(key) ?? 1) - 1;
+    if (left > 0) waiting.set(key, left);
+    else waiting.delete(key);
+  }
   clearTimeout(timer);
   const done = () => {
     release();

@@ -6,17 +6,18 @@ import { WarehouseLockedError, WarehouseNotFoundError } from './errors.js';
 import { MANIFEST_FILE } from './lake-layout.js';
 import { openLakeReader, openWarehouse, type OpenWarehouseOptions } from './open-warehouse.js';
 import { acquireProcessLock, type ProcessLock } from './process-locks.js';
+import { requestTurn, withdrawTurnRequest } from './turn-requests.js';
 
 export interface WithWarehouseOptions extends Omit<OpenWarehouseOptions, 'readOnly'> {
   write: boolean;
-  /** Writers: how long to wait for the file (default 60 s). Readers: before falling back to the lake (default 1.5 s). */
+  /** Writers: how long to wait for the file (default 60 s). Readers: before falling back to the lake (default 5 s: a writer asked for a turn finishes its current job and checkpoints first). */
   lockTimeoutMs?: number;
   /** Readers: called once with what is being read (the file, or the lake and when it was published). */
   onSource?: (source: WarehouseSource) => void;
 }
 
 const DEFAULT_WRITE_WAIT_MS = 60_000;
-const DEFAULT_READ_WAIT_MS = 1_500;
+const DEFAULT_READ_WAIT_MS = 5_000;
 
 /**
  * Scoped access. A writer holds the DuckDB file only for this scope: it waits for other writers
@@ -94,18 +95,30 @@ function releaseOnClose(handle: WarehouseHandle, lock: ProcessLock): WarehouseHa
   });
 }
 
+/**
+ * Opens, retrying while another process holds the file. While locked out it asks the holder for
+ * a turn (`turn-requests.ts`), so a writer that keeps the file across jobs gives it back soon.
+ */
 async function openWithBackoff(opts: OpenWarehouseOptions, deadline: number): Promise<WarehouseHandle> {
   let delay = 25;
   const started = Date.now();
-  for (;;) {
-    try {
-      return await openWarehouse(opts);
-    } catch (err) {
-      if (!(err instanceof WarehouseLockedError)) throw err;
-      const left = deadline - Date.now();
-      if (left <= 0) throw new WarehouseLockedError(opts.dbPath, Date.now() - started, { cause: err.cause });
-      await sleep(Math.min(left, delay * (0.5 + Math.random())));
-      delay = Math.min(delay * 2, 1_000);
+  let asked = false;
+  try {
+    for (;;) {
+      try {
+        return await openWarehouse(opts);
+      } catch (err) {
+        if (!(err instanceof WarehouseLockedError)) throw err;
+        requestTurn(opts.dbPath);
+        asked = true;
+        const left = deadline - Date.now();
+        if (left <= 0) throw new WarehouseLockedError(opts.dbPath, Date.now() - started, { cause: err.cause });
+        await sleep(Math.min(left, delay * (0.5 + Math.random())));
+        // At most 250 ms apart: a holder that gave the file back keeps it free only briefly.
+        delay = Math.min(delay * 2, 250);
+      }
     }
+  } finally {
+    if (asked) withdrawTurnRequest(opts.dbPath);
   }
 }

@@ -5,7 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { warehouseOpener } from '../../src/sync/sync-runtime.js';
 import type { OpenWarehouse } from '../../src/sync/warehouse-port.js';
 import { createWriteQueue } from '../../src/sync/write-queue.js';
-import { withWarehouse } from '../../src/warehouse/index.js';
+import { turnRequested, withWarehouse } from '../../src/warehouse/index.js';
+import { runCli } from '../cli/run-cli.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -82,5 +83,25 @@ describe('write queue scopes (real DuckDB)', () => {
     await expect(b).rejects.toThrow('cannot open the warehouse');
     failOpen = false;
     expect(await flaky.run((w) => w.query('SELECT 3 AS three'))).toEqual([{ three: 3 }]);
+  });
+
+  it('gives the file to a query from another process that asks for a turn, then takes it back', { timeout: 60_000 }, async () => {
+    const dbPath = join(dir, 'crm.duckdb');
+    // Without the turn request this scope would hold the file for a minute, and with no lake
+    // published yet the query would fail with WAREHOUSE_LOCKED.
+    const writes = createWriteQueue(open, { lingerMs: 60_000, maxHoldMs: 60_000, yieldWhen: () => turnRequested(dbPath) });
+    await writes.run((w) => w.connection.run('CREATE TABLE t (n INTEGER); INSERT INTO t VALUES (1), (2)'));
+    expect(writes.pending).toBe(1); // the scope is open, lingering
+    const query = await runCli(['query', '--format', 'json', '--wait-ms', '20000', 'SELECT count(*) AS n FROM t'], {
+      CRMSYNC_DB: dbPath,
+      CRMSYNC_LAKE: join(dir, 'lake'),
+      CRMSYNC_DATA_DIR: dir,
+    });
+    expect(query.code, query.stderr).toBe(0);
+    expect(JSON.parse(query.stdout)).toEqual([{ n: 2 }]);
+    // The writer serves the next job in a fresh scope.
+    await writes.run((w) => w.connection.run('INSERT INTO t VALUES (3)'));
+    expect(scopes).toBe(2);
+    expect(await writes.run((w) => w.query('SELECT count(*) AS n FROM t'))).toEqual([{ n: 3 }]);
   });
 });
