@@ -36,6 +36,12 @@ const SIZES = sizes.length > 0 ? sizes : [100_000, 1_000_000];
 const LATENCY = (process.env.BENCH_LATENCY ?? 'both') as 'none' | 'real' | 'both';
 const PER_PAGE = Number(process.env.BENCH_PER_PAGE ?? 500);
 const PARALLELISM = Number(process.env.BENCH_PARALLELISM ?? 4);
+/**
+ * Range activities at once (the workflow's `parallelism`). Requests stay capped at PARALLELISM by
+ * the client (CRM_MAX_CONCURRENCY), the floor's concurrency; extra ranges keep those requests
+ * going while a range waits for its last pages to be durable.
+ */
+const RANGES = Number(process.env.BENCH_RANGES ?? PARALLELISM);
 const RESULTS = 'bench/results/backfill.json';
 const DLT_PYTHON = 'bench/.tmp/venv/bin/python';
 /** dlt is slow: above this size it is skipped unless BENCH_DLT_MAX says otherwise. */
@@ -179,6 +185,7 @@ async function backfill(sim: Sim, contacts: number, workerEntry: string, address
     TEMPORAL_ADDRESS: address,
     CRMSYNC_LOG_LEVEL: 'info',
     ...(process.env.CRMSYNC_SYNC_MEMORY_LIMIT ? { CRMSYNC_SYNC_MEMORY_LIMIT: process.env.CRMSYNC_SYNC_MEMORY_LIMIT } : {}),
+    ...(process.env.MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX } : {}),
   };
   const worker = spawn(process.execPath, [workerEntry, 'worker'], { env, stdio: ['ignore', 'inherit', 'pipe'] });
   const exited = new Promise((r) => worker.once('exit', r));
@@ -205,7 +212,7 @@ async function backfill(sim: Sim, contacts: number, workerEntry: string, address
       const result = await runSync({
         client,
         taskQueues: queues,
-        input: { streams: ['contacts'], tuning: { perPage: PER_PAGE, parallelism: PARALLELISM, maxPagesPerRange: 25 } },
+        input: { streams: ['contacts'], tuning: { perPage: PER_PAGE, parallelism: RANGES, maxPagesPerRange: 25 } },
       });
       const seconds = (performance.now() - started) / 1000;
       const { peak } = await rssOf(worker.pid!);
@@ -264,6 +271,7 @@ try {
         latency: scenario.name === 'none' ? 'none: the simulator answers at once (CPU-bound on 2 cores)' : `real deployment's, ${scenario.latency[0]}-${scenario.latency[1]} ms per page`,
         perPage: PER_PAGE,
         parallelism: PARALLELISM,
+        rangeActivities: RANGES,
         pages,
         floorSeconds: +floorSeconds.toFixed(2),
         floorRowsPerSec: Math.round(contacts / floorSeconds),
