@@ -209,6 +209,11 @@ async function backfill(sim: Sim, contacts: number, workerEntry: string, address
       const before = sim.requests();
       const rssBefore = (await rssOf(worker.pid!)).rss;
       const started = performance.now();
+      // With BENCH_TIMELINE: the worker's resident set every 250 ms (printed with the timeline).
+      const rssSamples: string[] = [];
+      const sampler = process.env.BENCH_TIMELINE
+        ? setInterval(() => void rssOf(worker.pid!).then((m) => rssSamples.push(`${((performance.now() - started) / 1000).toFixed(1)}s:${m.rss}`), () => undefined), 250)
+        : undefined;
       const result = await runSync({
         client,
         taskQueues: queues,
@@ -216,7 +221,11 @@ async function backfill(sim: Sim, contacts: number, workerEntry: string, address
       });
       const seconds = (performance.now() - started) / 1000;
       const { peak } = await rssOf(worker.pid!);
-      if (process.env.BENCH_TIMELINE) await printTimeline(client, started);
+      if (sampler) clearInterval(sampler);
+      if (process.env.BENCH_TIMELINE) {
+        await printTimeline(client, started);
+        process.stderr.write(`[rss MB] ${rssSamples.join(' ')}\n`);
+      }
       await new Promise((r) => setTimeout(r, 1_200));
       const s = result.streams[0];
       if (!s || s.rows < contacts) throw new Error(`backfill loaded ${s?.rows} of ${contacts}`);
