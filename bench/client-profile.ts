@@ -11,8 +11,8 @@ import { createInterface } from 'node:readline';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
-import { Pool } from 'undici';
 import { createCrmClient, createRateLimiter } from '../src/crm/index.js';
+import { bareFetch } from './client-bare.js';
 
 const mode = process.argv[2] === 'bare' || process.argv[2] === 'both' ? process.argv[2] : 'client';
 const [contacts = 30000, perPage = 100, concurrency = 4, runs = 5] = process.argv.slice(3).map(Number);
@@ -28,29 +28,8 @@ const info = JSON.parse(await new Promise<string>((resolve) => createInterface({
 const url = new URL(info.baseUrl);
 const auth = `Basic ${Buffer.from(`${info.credentials.username}:${info.credentials.password}`).toString('base64')}`;
 
-async function bare(): Promise<number> {
-  const pool = new Pool(url.origin, { connections: concurrency, pipelining: 1 });
-  try {
-    let next = 1;
-    let rows = 0;
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (next <= pages) {
-          const page = next++;
-          const res = await pool.request({
-            path: `${url.pathname}/subscribers?page=${page}&per_page=${perPage}&order_by=id&order_type=ASC&sort_by=id&sort_type=ASC`,
-            method: 'GET',
-            headers: { authorization: auth, accept: 'application/json' },
-          });
-          const body = (await res.body.json()) as { subscribers: { data: unknown[] } };
-          rows += body.subscribers.data.length;
-        }
-      }),
-    );
-    return rows;
-  } finally {
-    await pool.close();
-  }
+function bare(): Promise<number> {
+  return bareFetch({ url, auth }, pages, perPage, concurrency);
 }
 
 async function viaClient(): Promise<number> {

@@ -15,8 +15,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { Pool } from 'undici';
 import { createCrmClient, createRateLimiter } from '../src/crm/index.js';
+import { bareFetch } from './client-bare.js';
 
 const [contacts = 6000, perPage = 100, concurrency = 4, rounds = 9, only = -1] = process.argv.slice(2).map(Number);
 const pages = Math.ceil(contacts / perPage);
@@ -49,29 +49,8 @@ async function startServer(latency: readonly [number, number]) {
   return child;
 }
 
-async function bare(): Promise<number> {
-  const pool = new Pool(url.origin, { connections: concurrency, pipelining: 1 });
-  try {
-    let next = 1;
-    let rows = 0;
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (next <= pages) {
-          const page = next++;
-          const res = await pool.request({
-            path: `${url.pathname}/subscribers?page=${page}&per_page=${perPage}&order_by=id&order_type=ASC&sort_by=id&sort_type=ASC`,
-            method: 'GET',
-            headers: { authorization: auth, accept: 'application/json' },
-          });
-          const body = (await res.body.json()) as { subscribers: { data: unknown[] } };
-          rows += body.subscribers.data.length;
-        }
-      }),
-    );
-    return rows;
-  } finally {
-    await pool.close();
-  }
+function bare(): Promise<number> {
+  return bareFetch({ url, auth }, pages, perPage, concurrency);
 }
 
 async function viaClient(): Promise<number> {

@@ -2,18 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { isPlainEnvelopeFor } from '../../src/webhooks/handle-webhook-request.js';
 import { WebhookEnvelope } from '../../src/webhooks/webhook-envelope.js';
 import { makeDelivery } from './helpers.js';
+import { createRng } from '../../src/simulator/rng.js';
 
-/** Deterministic PRNG (mulberry32) so a failure can be replayed from its seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Deterministic PRNG (the simulator's mulberry32) so a failure can be replayed from its seed. */
+const rng = createRng;
 
 /** What the receiver decided before the fast path: zod, then the header match. */
 const zodAccepts = (json: unknown, event: string, webhookId: number): boolean => {

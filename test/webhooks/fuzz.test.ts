@@ -8,22 +8,14 @@ import { handleWebhookRequest } from '../../src/webhooks/handle-webhook-request.
 import { createSecretResolver } from '../../src/webhooks/secret-resolver.js';
 import { withWebhookService } from '../../src/webhooks/webhook-service.js';
 import { makeDelivery, withTempDir } from './helpers.js';
+import { createRng } from '../../src/simulator/rng.js';
 
 const SECRET = 'fuzz-secret-0123456789abcdef';
 const REQUESTS = 3_000;
 const TIME_BUDGET_MS = 25_000;
 
-/** Deterministic PRNG (mulberry32) so a failure can be replayed from its seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Deterministic PRNG (the simulator's mulberry32) so a failure can be replayed from its seed. */
+const rng = createRng;
 
 const sign = (body: Buffer, secret = SECRET) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
