@@ -3,6 +3,7 @@
 // closed-loop load generator in the same run. Figures go to bench/results/webhooks.json.
 //   node --import tsx bench/webhooks.ts [--seconds 4] [--connections 32] [--rounds 3] [--out webhooks]
 //   [--profile DIR]: each server writes V8 CPU profiles (--cpu-prof) into DIR/baseline and DIR/durable.
+//   [--tsx]: run both servers from source through tsx instead of compiled (the default, as deployed).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { signBody } from '../src/webhooks/verify-signature.js';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '4' }, connections: { type: 'string', default: '32' }, rounds: { type: 'string', default: '3' }, out: { type: 'string', default: 'webhooks' }, profile: { type: 'string' } } });
+const { values } = parseArgs({ options: { seconds: { type: 'string', default: '4' }, connections: { type: 'string', default: '32' }, rounds: { type: 'string', default: '3' }, out: { type: 'string', default: 'webhooks' }, profile: { type: 'string' }, tsx: { type: 'boolean', default: false } } });
 if (!/^webhooks[\w-]*$/.test(values.out)) throw new Error('--out must be a name starting with "webhooks", e.g. webhooks-64');
 const SECONDS = Number(values.seconds);
 const CONNECTIONS = Number(values.connections);
@@ -49,9 +50,25 @@ function delivery(): { headers: Record<string, string>; body: string } {
   };
 }
 
+/**
+ * Both servers run compiled (tsc, as `crmsync listen` runs from dist/), not through tsx, whose
+ * per-function helpers would tax the receiver's many small functions more than the baseline's
+ * one handler. `--tsx` runs them from source instead.
+ */
+async function compileServers(): Promise<string | undefined> {
+  if (values.tsx) return undefined;
+  const outDir = join(import.meta.dirname, '.tmp', 'webhooks-dist');
+  const tsc = spawn(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json', '--outDir', outDir], { stdio: 'inherit' });
+  const code = await new Promise((r) => tsc.once('exit', r));
+  if (code !== 0) throw new Error(`tsc exited with ${String(code)}`);
+  return join(outDir, 'bench', 'webhooks-server.js');
+}
+const serverEntry = await compileServers();
+
 async function startServer(mode: 'baseline' | 'durable', spoolDir: string): Promise<{ child: ChildProcess; url: string; stop(): Promise<Record<string, unknown>> }> {
   const profile = values.profile ? ['--cpu-prof', '--cpu-prof-dir', join(values.profile, mode)] : [];
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', join(import.meta.dirname, 'webhooks-server.ts'), mode, SECRET, spoolDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const entry = serverEntry ? [serverEntry] : ['--import', 'tsx', join(import.meta.dirname, 'webhooks-server.ts')];
+  const child = spawn(process.execPath, [...profile, ...entry, mode, SECRET, spoolDir], { stdio: ['ignore', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout! });
   const queue: string[] = [];
   let wake: (() => void) | undefined;
@@ -136,6 +153,7 @@ try {
     node: process.version,
     cpus: cpus().length,
     connections: CONNECTIONS,
+    servers: serverEntry ? "compiled (tsc), as deployed" : "from source through tsx",
     secondsPerRun: SECONDS,
     rounds: ROUNDS,
     baseline,
