@@ -43,10 +43,10 @@ const until = async (cond: () => boolean): Promise<void> => {
 };
 
 describe('spool writer', () => {
-  it('answers an append only after the sync that covers it, and in log order', async () => {
+  it('answers an append only after the sync that covers it, and in log order (syncs pipelined)', async () => {
     await withTempDir(async (dir) => {
       const io = heldIo();
-      await withSpool({ dir, io }, async (spool) => {
+      await withSpool({ dir, io, syncsInFlight: 4 }, async (spool) => {
         const a = spool.append(entry('a'));
         await until(() => io.held.length === 1);
         // Written (to the page cache) but not synced: not acknowledged, not readable, not deduplicated yet.
@@ -62,6 +62,31 @@ describe('spool writer', () => {
         expect(await a).toBe('accepted');
         expect(await b).toBe('accepted');
         expect((await spool.read(0, 10)).map((r) => r.deliveryId)).toEqual(['a', 'b']);
+      });
+    });
+  });
+
+  it('by default runs one sync at a time: what arrives meanwhile waits and goes into the next group commit together', async () => {
+    await withTempDir(async (dir) => {
+      const io = heldIo();
+      await withSpool({ dir, io }, async (spool) => {
+        const a = spool.append(entry('a'));
+        await until(() => io.held.length === 1);
+        const b = spool.append(entry('b'));
+        await new Promise((r) => setImmediate(r));
+        const c = spool.append(entry('c'));
+        // b and c are neither synced nor answered while a's sync runs.
+        expect(await settled(b)).toBe(false);
+        expect(io.held.length).toBe(1);
+        io.release(0);
+        expect(await a).toBe('accepted');
+        await until(() => io.held.length === 2);
+        expect(io.writes).toBe(2); // one write and one sync for b and c together
+        expect(await settled(c)).toBe(false);
+        io.release(1);
+        expect(await b).toBe('accepted');
+        expect(await c).toBe('accepted');
+        expect((await spool.read(0, 10)).map((r) => r.deliveryId)).toEqual(['a', 'b', 'c']);
       });
     });
   });
@@ -102,10 +127,10 @@ describe('spool writer', () => {
     });
   });
 
-  it('refuses a batch whose sync failed, and the later one written after it, then cuts the file back', async () => {
+  it('refuses a batch whose sync failed, and the later one written after it, then cuts the file back (syncs pipelined)', async () => {
     await withTempDir(async (dir) => {
       const io = heldIo();
-      await withSpool({ dir, io }, async (spool) => {
+      await withSpool({ dir, io, syncsInFlight: 4 }, async (spool) => {
         const a = spool.append(entry('a'));
         await until(() => io.held.length === 1);
         io.release(0);
