@@ -124,9 +124,9 @@ export class DuckDbWarehouse implements WarehouseHandle {
     return queryRows(this.connection, sql, params);
   }
 
-  async publishLake(tables?: readonly string[]): Promise<void> {
+  async publishLake(tables?: readonly string[], options?: { buckets?: readonly number[] }): Promise<void> {
     this.#requireWrite('publishLake');
-    await publishLake({ connection: this.connection, lakePath: this.#deps.lakePath, ...(this.#deps.logger ? { logger: this.#deps.logger } : {}) }, tables);
+    await publishLake({ connection: this.connection, lakePath: this.#deps.lakePath, ...(this.#deps.logger ? { logger: this.#deps.logger } : {}) }, tables, options);
   }
 
   async checkpoint(): Promise<void> {

@@ -75,6 +75,9 @@ export interface Warehouse {
   /** Run SQL and return rows as plain objects (BIGINT as number when safe, else string). */
   query(sql: string, params?: readonly unknown[]): Promise<Record<string, unknown>[]>;
 
-  /** Write the tables changed since the last publish to the Parquet lake (atomic, incremental). */
-  publishLake(tables?: readonly string[]): Promise<void>;
+  /**
+   * Write the tables changed since the last publish to the Parquet lake (atomic, incremental).
+   * `buckets`: only these id buckets of the contact tables; their other changes stay pending.
+   */
+  publishLake(tables?: readonly string[], options?: { buckets?: readonly number[] }): Promise<void>;
 }

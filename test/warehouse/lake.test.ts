@@ -87,6 +87,18 @@ describe('publishLake', () => {
     expect(realpathSync(join(p.lakePath, 'contacts'))).toBe(gen);
   });
 
+  it('publishes only the chosen buckets and leaves the other changes for the next publish', async () => {
+    await w.loadContacts([makeContact(20, { city: 'Bucket zero' }), makeContact(120_010, { city: 'Bucket two' })], ctx());
+    const inLake = async (id: number) => (await w.query(`SELECT city FROM (${lakeSelect('contacts')}) WHERE id = ${id}`))[0]?.city;
+    await w.publishLake(['contacts'], { buckets: [0] });
+    expect(await inLake(20)).toBe('Bucket zero');
+    expect(await inLake(120_010)).not.toBe('Bucket two');
+    expect(await differences('contacts')).toBe(2); // the old and the new row of 120,010
+    await w.publishLake();
+    expect(await inLake(120_010)).toBe('Bucket two');
+    await expectLakeEqualsDuckDb();
+  });
+
   it('adds a file per publish for snapshots and compacts so file counts stay bounded', async () => {
     for (let i = 0; i < MAX_APPEND_FILES + 4; i++) {
       await w.insertReportSnapshot({ report: 'overview', params: { i }, data: { total: i } }, ctx());
