@@ -64,7 +64,9 @@ export function createContactActivities(deps: SyncActivityDeps) {
   const { client, writes, logger } = deps;
   const now = deps.now ?? Date.now;
   const ctxFor = (loadId: string) => ({ loadId, syncedAt: new Date(now()) });
-  const sink = createContactSink(writes);
+  const sink = createContactSink(writes, {
+    onPublishError: (err) => logger.warn({ err }, 'publishing finished lake buckets during the scan failed; the run\'s final publish will write them'),
+  });
 
   async function probe(): Promise<{ total: number; maxId: number }> {
     const p = await client.contacts.listPage({ page: 1, perPage: 1, order: 'desc', orderBy: 'id' });

@@ -1,4 +1,5 @@
 import type { Contact } from '../crm/types.js';
+import { BUCKETED_LAKE_TABLES, CONTACT_BUCKET_SIZE } from '../warehouse/lake-layout.js';
 import type { LoadStats } from '../warehouse/types.js';
 import { recordScannedPages } from './scan-tables.js';
 import type { WriteQueue } from './write-queue.js';
@@ -36,7 +37,22 @@ export interface ContactSinkOptions {
    * 200 MB of contact objects): a full batch loading while the next one fills.
    */
   maxHeldRows?: number;
+  /**
+   * Publish the lake's contact buckets (id ranges, see CONTACT_BUCKET_SIZE) that no load has
+   * touched for this long, while the scan goes on, whenever no page waits for a load (default
+   * 2,000 ms; `false`: never, the run's final publish does it all). A backfill moves through the
+   * id ranges in order, so by its end only the last buckets are left to publish: at 1M contacts
+   * the final publish had taken 12.5 s after the last page was loaded.
+   */
+  publishColdBucketsAfterMs?: number | false;
+  /** Told when a background publish fails (the buckets stay dirty for the run's final publish). */
+  onPublishError?: (err: unknown) => void;
+  /** Clock for the cold-bucket test (default `Date.now`). */
+  now?: () => number;
 }
+
+/** Buckets per background publish job, so a load never waits long behind one. */
+const BUCKETS_PER_PUBLISH = 2;
 
 const ZERO: LoadStats = { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
 
@@ -48,6 +64,11 @@ const ZERO: LoadStats = { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
 export function createContactSink(writes: WriteQueue, options: ContactSinkOptions = {}): ContactSink {
   const maxRows = options.maxRowsPerLoad ?? 20_000;
   const maxHeld = Math.max(options.maxHeldRows ?? 40_000, 1);
+  const coldMs = options.publishColdBucketsAfterMs ?? 2_000;
+  const now = options.now ?? Date.now;
+  /** Lake buckets this sink loaded into and has not published since: bucket -> last load time. */
+  const touched = new Map<number, number>();
+  let publishing = false;
   const pending: { page: ScannedPage; resolve: (s: LoadStats) => void; reject: (e: unknown) => void }[] = [];
   let scheduled = false;
   let held = 0;
@@ -81,6 +102,10 @@ export function createContactSink(writes: WriteQueue, options: ContactSinkOption
           for (const { page } of batch) for (const c of page.items) byId.set(c.id, c);
           const first = batch[0]!.page;
           const stats = byId.size > 0 ? await w.loadContacts([...byId.values()], { loadId: first.loadId, syncedAt: first.syncedAt }) : ZERO;
+          if (coldMs !== false) {
+            const at = now();
+            for (const id of byId.keys()) touched.set(Math.floor(id / CONTACT_BUCKET_SIZE), at);
+          }
           await recordScannedPages(
             w,
             batch.map(({ page }) => ({ scanKey: page.scanKey, page: page.page, ids: page.items.map((c) => c.id), reportedTotal: page.reportedTotal, at: page.syncedAt })),
@@ -102,6 +127,23 @@ export function createContactSink(writes: WriteQueue, options: ContactSinkOption
       .finally(() => {
         scheduled = false;
         schedule();
+        publishCold();
+      });
+  }
+
+  /** Queues a publish of up to BUCKETS_PER_PUBLISH cold buckets when no page waits for a load. */
+  function publishCold(): void {
+    if (coldMs === false || publishing || scheduled || pending.length > 0 || touched.size === 0) return;
+    const before = now() - coldMs;
+    const cold = [...touched].filter(([, at]) => at <= before).map(([b]) => b).sort((a, b) => a - b).slice(0, BUCKETS_PER_PUBLISH);
+    if (cold.length === 0) return;
+    for (const b of cold) touched.delete(b);
+    publishing = true;
+    writes
+      .run((w) => w.publishLake(BUCKETED_LAKE_TABLES, { buckets: cold }))
+      .catch((err: unknown) => options.onPublishError?.(err))
+      .finally(() => {
+        publishing = false;
       });
   }
 

@@ -1,4 +1,6 @@
 import { CONTACT_BUCKET_SIZE } from './contact-columns.js';
+
+export { CONTACT_BUCKET_SIZE };
 import { REPORT_TABLES } from './report-snapshots.js';
 
 /**
@@ -44,3 +46,6 @@ export const LAKE_TABLES: Record<string, LakeLayout> = {
 /** Where generations of each table live; `<lake>/<table>` is a symlink to the current one. */
 export const GENERATIONS_DIR = '_generations';
 export const MANIFEST_FILE = '_manifest.json';
+
+/** The contact tables, laid out by id bucket. */
+export const BUCKETED_LAKE_TABLES: readonly string[] = Object.keys(LAKE_TABLES).filter((t) => LAKE_TABLES[t]!.kind === 'bucket');

@@ -9,6 +9,7 @@ import { createContactSink } from '../../src/sync/contact-sink.js';
 import { scannedPages } from '../../src/sync/scan-tables.js';
 import { warehouseOpener } from '../../src/sync/sync-runtime.js';
 import { createWriteQueue } from '../../src/sync/write-queue.js';
+import { makeContact } from '../warehouse/contact-factory.js';
 
 describe('write queue and contact sink (real DuckDB, simulator contacts)', () => {
   it('merges concurrent pages into few loads, records every page, credits stats once, and isolates a failing job', async () => {
@@ -81,6 +82,35 @@ describe('write queue and contact sink (real DuckDB, simulator contacts)', () =>
     } finally {
       await client.close();
       await sim.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('publishes the lake buckets no load has touched for a while, during the scan, and leaves the rest to the final publish', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crmsync-sink-'));
+    try {
+      const lake = join(dir, 'lake');
+      const writes = createWriteQueue(warehouseOpener({ dbPath: join(dir, 'crm.duckdb'), lakePath: lake }));
+      let clock = 0;
+      const errors: unknown[] = [];
+      const sink = createContactSink(writes, { publishColdBucketsAfterMs: 1_000, now: () => clock, onPublishError: (e) => errors.push(e) });
+      const range = (from: number, n: number) => Array.from({ length: n }, (_, i) => makeContact(from + i));
+      const page = (page: number, items: Contact[]) => sink.add({ scanKey: 'k', page, items, reportedTotal: 100, loadId: 'L', syncedAt: new Date() });
+      await writes.run((w) => w.publishLake()); // an earlier run's lake (empty)
+      await page(1, range(1, 50)); // bucket 0
+      clock = 5_000;
+      await page(2, range(50_001, 50)); // bucket 1; bucket 0 is now cold
+      for (let i = 0; i < 200 && writes.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
+      const inLake = async () =>
+        (await writes.run((w) => w.query(`SELECT id_bucket AS b, count(*) AS n FROM read_parquet('${lake}/contacts/**/*.parquet', hive_partitioning = true) GROUP BY b ORDER BY b`))).map((r) => [Number(r.b), Number(r.n)]);
+      expect(await inLake()).toEqual([[0, 50]]);
+      const dirty = await writes.run((w) => w.query(`SELECT table_name AS t, part FROM _lake_dirty ORDER BY t`));
+      expect(dirty).toEqual(['contact_lists', 'contact_tags', 'contacts', 'contacts_history'].map((t) => ({ t, part: '1' })));
+      // The run's final publish writes what was still hot.
+      await writes.run((w) => w.publishLake());
+      expect(await inLake()).toEqual([[0, 50], [1, 50]]);
+      expect(errors).toEqual([]);
+    } finally {
       await rm(dir, { recursive: true, force: true });
     }
   });
