@@ -48,6 +48,13 @@ export interface FinishScanResult {
 const NO_STATS: LoadStats = { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
 /** Loads waiting behind a range's fetches: enough to overlap fetch and load, small enough to bound memory. */
 const MAX_PENDING_LOADS = 8;
+/**
+ * Requests a range keeps in flight. Two, so that while one range waits for its last pages to be
+ * durable the other ranges keep every request slot of the client busy (the client's limiter caps
+ * the real number of requests at once): with one, each range's tail left a slot idle, and a
+ * 100k backfill with real latency took 1.58x the raw fetch floor instead of 1.3x.
+ */
+const FETCHES_PER_RANGE = 2;
 
 function addStats(into: LoadStats, add: LoadStats): void {
   into.inserted += add.inserted;
@@ -135,38 +142,59 @@ export function createContactActivities(deps: SyncActivityDeps) {
       };
       advance();
       const hb = startHeartbeats(() => ({ loadedThrough, pages: result.pagesLoadedNow }));
+      const todo: number[] = [];
+      for (let page = startPage; page <= input.toPage; page++) if (!done.has(page)) todo.push(page);
+      let next = 0;
+      let failed = false;
+      /** Every load started, for the end; and those not yet awaited, to bound them. */
       const loads: Promise<void>[] = [];
-      try {
-        for (let page = startPage; page <= input.toPage; page++) {
-          if (done.has(page)) continue;
-          // Every range of this process shares one budget of rows held in memory.
-          await sink.room();
-          hb.throwIfCancelled();
-          const p = await client.contacts.listPage({ page, perPage: input.perPage, order: 'asc', orderBy: 'id' });
-          result.requests++;
-          if ((p.total !== undefined && p.total !== input.expectedTotal) || (p.items.length < input.perPage && page * input.perPage < input.expectedTotal)) {
-            result.drift = true;
-          }
-          const items: Contact[] = p.items;
-          loads.push(
-            sink.add({ scanKey: input.scanKey, page, items, reportedTotal: p.total, loadId: input.loadId, syncedAt: new Date(now()) }).then((stats) => {
+      const unawaited: Promise<void>[] = [];
+      const lane = async (): Promise<void> => {
+        try {
+          while (!failed && next < todo.length) {
+            const page = todo[next++]!;
+            // Every range of this process shares one budget of rows held in memory.
+            await sink.room();
+            hb.throwIfCancelled();
+            if (failed) return;
+            const p = await client.contacts.listPage({ page, perPage: input.perPage, order: 'asc', orderBy: 'id' });
+            result.requests++;
+            if ((p.total !== undefined && p.total !== input.expectedTotal) || (p.items.length < input.perPage && page * input.perPage < input.expectedTotal)) {
+              result.drift = true;
+            }
+            const items: Contact[] = p.items;
+            const load = sink.add({ scanKey: input.scanKey, page, items, reportedTotal: p.total, loadId: input.loadId, syncedAt: new Date(now()) }).then((stats) => {
               addStats(result, stats);
               result.pagesLoadedNow++;
               durable.add(page);
               advance();
-            }),
-          );
-          if (loads.length >= MAX_PENDING_LOADS) await loads.shift();
-          hb.beat();
+            });
+            // Observed at once (a failed load must not be an unhandled rejection while the lanes
+            // wait on requests); still awaited below, where its error fails the range.
+            load.catch(() => undefined);
+            loads.push(load);
+            unawaited.push(load);
+            while (unawaited.length >= MAX_PENDING_LOADS) await unawaited.shift();
+            hb.beat();
+          }
+        } catch (err) {
+          failed = true;
+          throw err;
         }
+      };
+      const lanes = Array.from({ length: Math.min(FETCHES_PER_RANGE, todo.length) }, lane);
+      try {
+        await Promise.all(lanes);
         await Promise.all(loads);
         hb.beat();
         // Counted from the page log, so pages an earlier (crashed) attempt loaded are included.
         const logged = await writes.run((w) => scannedTotals(w, input.scanKey, input.fromPage, input.toPage));
         return { ...result, ...logged };
       } finally {
+        failed = true;
         hb.stop();
-        // A failed fetch must not leave loads unobserved (unhandled rejections kill the worker).
+        // Nothing of this attempt may go on after it ends: the other lane and every load settle first.
+        await Promise.allSettled(lanes);
         await Promise.allSettled(loads);
       }
     },

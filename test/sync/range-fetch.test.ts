@@ -1,0 +1,87 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createContactActivities } from '../../activities/sync-contacts.js';
+import { createCrmClient } from '../../src/crm/index.js';
+import { silentLogger } from '../../src/logger.js';
+import { startSimulator } from '../../src/simulator/index.js';
+import type { SyncCrmClient } from '../../src/sync/crm-port.js';
+import { warehouseOpener } from '../../src/sync/sync-runtime.js';
+import { createWriteQueue } from '../../src/sync/write-queue.js';
+
+/**
+ * One range activity, called directly (no worker): it keeps two page requests in flight, so the
+ * client's request slots stay busy while other ranges wait for their last loads; and when a
+ * request fails, nothing of the attempt goes on after it has failed.
+ */
+describe('syncContactPages (one range, simulator, real DuckDB)', () => {
+  it('keeps two requests in flight, loads every page exactly, and stops both lanes on a failure', async () => {
+    const sim = await startSimulator({ contacts: 300, seed: 5 });
+    const real = createCrmClient({ baseUrl: sim.baseUrl, username: sim.credentials.username, password: sim.credentials.password });
+    const dir = await mkdtemp(join(tmpdir(), 'crmsync-range-'));
+    let inFlight = 0;
+    let maxInFlight = 0;
+    let failPage = 0;
+    const started: { page: number; at: number }[] = [];
+    const client = {
+      ...real,
+      contacts: {
+        ...real.contacts,
+        async listPage(opts: Parameters<SyncCrmClient['contacts']['listPage']>[0]) {
+          started.push({ page: opts.page, at: performance.now() });
+          inFlight++;
+          maxInFlight = Math.max(maxInFlight, inFlight);
+          try {
+            await new Promise((r) => setTimeout(r, 15));
+            if (opts.page === failPage) throw new Error(`page ${opts.page} failed`);
+            return await real.contacts.listPage(opts);
+          } finally {
+            inFlight--;
+          }
+        },
+      },
+    } as unknown as SyncCrmClient;
+    try {
+      const writes = createWriteQueue(warehouseOpener({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake') }));
+      const acts = createContactActivities({ client, writes, logger: silentLogger });
+      const scan = await acts.startContactsScan({ mode: 'backfill', perPage: 20, loadId: 'L1' });
+      expect(scan.lastPage).toBe(15);
+      started.length = 0; // the scan's probe
+      const range = { scanKey: scan.scanKey, perPage: 20, expectedTotal: 300, loadId: 'L1' };
+
+      const r = await acts.syncContactPages({ ...range, fromPage: 1, toPage: 10 });
+      expect(maxInFlight).toBe(2);
+      expect(r).toMatchObject({ pages: 10, rows: 200, pagesLoadedNow: 10, requests: 10, inserted: 200, drift: false });
+      expect(started.map((s) => s.page).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+      const loaded = await writes.run((w) => w.query('SELECT count(*) AS n, min(id) AS lo, max(id) AS hi FROM contacts'));
+      expect(loaded).toEqual([{ n: 200, lo: 1, hi: 200 }]);
+
+      // A failing request fails the range; the other lane's request is the last one of the attempt.
+      started.length = 0;
+      failPage = 12;
+      const failed = acts.syncContactPages({ ...range, fromPage: 11, toPage: 15 });
+      await expect(failed).rejects.toThrow('page 12 failed');
+      const failedAt = performance.now();
+      expect(inFlight).toBe(0);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(started.filter((s) => s.at > failedAt)).toEqual([]);
+      expect(started.length).toBeLessThanOrEqual(3);
+
+      // The retry loads what is left, and pages already durable are not fetched again.
+      failPage = 0;
+      const durable = await writes.run((w) => w.query(`SELECT list(page ORDER BY page) AS p FROM _sync_scan_pages WHERE scan_key = $1 AND page > 10`, [scan.scanKey]));
+      started.length = 0;
+      const retry = await acts.syncContactPages({ ...range, fromPage: 11, toPage: 15 });
+      expect(retry).toMatchObject({ pages: 5, rows: 100 });
+      const before = ((durable[0]?.p as number[] | null) ?? []).map(Number);
+      expect(started.map((s) => s.page).filter((p) => before.includes(p))).toEqual([]);
+      const all = await writes.run((w) => w.query('SELECT count(*) AS n, count(DISTINCT id) AS d FROM contacts'));
+      expect(all).toEqual([{ n: 300, d: 300 }]);
+    } finally {
+      await real.close();
+      await sim.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
