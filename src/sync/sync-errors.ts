@@ -30,3 +30,19 @@ export class SyncCancelledError extends CrmsyncError {
     super('SYNC_CANCELLED', `The sync ${workflowId} was cancelled; run \`crmsync sync\` again to resume where it stopped.`, options);
   }
 }
+
+/**
+ * DuckDB ran out of the memory limit the sync's write scopes run under. Retryable: another
+ * attempt may find less held (after a checkpoint); when it keeps failing, the message names the
+ * setting to raise.
+ */
+export class SyncMemoryLimitError extends CrmsyncError {
+  constructor(limit: string, options: { cause?: unknown } = {}) {
+    const detail = options.cause instanceof Error ? ` (${options.cause.message.split('\n')[0]})` : '';
+    super(
+      'SYNC_MEMORY_LIMIT',
+      `DuckDB ran out of the sync's memory limit, CRMSYNC_SYNC_MEMORY_LIMIT=${limit}${detail}; raise CRMSYNC_SYNC_MEMORY_LIMIT (default 256MB) and run again: the run resumes where it stopped.`,
+      { retryable: true, ...options },
+    );
+  }
+}

@@ -9,6 +9,7 @@ import { taskQueues } from '../temporal/task-queues.js';
 import { turnRequested, withWarehouse } from '../warehouse/index.js';
 import type { SyncCrmClient } from './crm-port.js';
 import { runSyncWorkers } from './run-sync-workers.js';
+import { SyncMemoryLimitError } from './sync-errors.js';
 import type { OpenWarehouse } from './warehouse-port.js';
 import { createWriteQueue, type WriteQueue } from './write-queue.js';
 
@@ -24,8 +25,15 @@ export function warehouseOpener(config: Pick<Config, 'dbPath' | 'lakePath'> & { 
   const limit = config.syncMemoryLimit;
   return (write, fn) =>
     withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write }, async (w) => {
-      if (write && limit) await w.connection.run(`SET memory_limit = '${limit.replace(/[^0-9A-Za-z. ]/g, '')}'`);
-      return await fn(w);
+      if (!write || !limit) return await fn(w);
+      await w.connection.run(`SET memory_limit = '${limit.replace(/[^0-9A-Za-z. ]/g, '')}'`);
+      try {
+        return await fn(w);
+      } catch (err) {
+        // DuckDB's own advice names SQL settings; a user sets the environment variable.
+        if (err instanceof Error && err.message.startsWith('Out of Memory Error')) throw new SyncMemoryLimitError(limit, { cause: err });
+        throw err;
+      }
     });
 }
 
