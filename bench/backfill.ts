@@ -184,8 +184,8 @@ async function backfill(sim: Sim, contacts: number, workerEntry: string, address
     CRMSYNC_TASK_QUEUE: taskQueue,
     TEMPORAL_ADDRESS: address,
     CRMSYNC_LOG_LEVEL: 'info',
-    ...(process.env.CRMSYNC_SYNC_MEMORY_LIMIT ? { CRMSYNC_SYNC_MEMORY_LIMIT: process.env.CRMSYNC_SYNC_MEMORY_LIMIT } : {}),
-    ...(process.env.MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX } : {}),
+    // Memory settings under test pass through: CRMSYNC_SYNC_*, MALLOC_ARENA_MAX, NODE_OPTIONS, LD_PRELOAD (another allocator).
+    ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('CRMSYNC_SYNC_') || k === 'MALLOC_ARENA_MAX' || k === 'NODE_OPTIONS' || k === 'LD_PRELOAD')),
   };
   const worker = spawn(process.execPath, [workerEntry, 'worker'], { env, stdio: ['ignore', 'inherit', 'pipe'] });
   const exited = new Promise((r) => worker.once('exit', r));
