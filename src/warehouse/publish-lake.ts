@@ -28,12 +28,6 @@ interface PublishContext {
   logger?: Logger;
 }
 
-/**
- * Publishes changed tables to `<lake>/<table>/`. Each publish of a table builds a new
- * generation directory (unchanged files hard-linked from the previous one, changed ones written
- * fresh) and then atomically swaps the `<lake>/<table>` symlink to it: a reader sees the old
- * generation or the new one, never a half-written file or a mix.
- */
 export interface PublishOptions {
   /**
    * Publish only these id buckets of the bucketed tables (the other dirty buckets stay dirty for
@@ -43,6 +37,12 @@ export interface PublishOptions {
   buckets?: readonly number[];
 }
 
+/**
+ * Publishes changed tables to `<lake>/<table>/`. Each publish of a table builds a new
+ * generation directory (unchanged files hard-linked from the previous one, changed ones written
+ * fresh) and then atomically swaps the `<lake>/<table>` symlink to it: a reader sees the old
+ * generation or the new one, never a half-written file or a mix.
+ */
 export async function publishLake(ctx: PublishContext, tables?: readonly string[], options: PublishOptions = {}): Promise<string[]> {
   const existing = new Set(
     (await ctx.connection.runAndReadAll(`SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main'`))
