@@ -1,6 +1,4 @@
 import { CONTACT_BUCKET_SIZE } from './contact-columns.js';
-
-export { CONTACT_BUCKET_SIZE };
 import { REPORT_TABLES } from './report-snapshots.js';
 
 /**
