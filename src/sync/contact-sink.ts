@@ -31,11 +31,16 @@ export interface ContactSink {
 }
 
 export interface ContactSinkOptions {
-  /** Rows per `loadContacts` call at most (default 20,000). */
+  /**
+   * Rows per `loadContacts` call at most (default 5,000). Larger loads cost less CPU per row, but
+   * DuckDB's working set and the contacts held in the V8 heap grow with them: at 1M contacts,
+   * 20,000 (and 40,000 held) peaked at 985-1,130 MB of worker RSS, 5,000 at 716-861 MB, for about
+   * the same wall time (`bench/backfill.ts`, CPU-bound, 62-76 s either way).
+   */
   maxRowsPerLoad?: number;
   /**
-   * Rows held (queued plus loading) before `room()` makes fetchers wait (default 40,000, about
-   * 200 MB of contact objects): a full batch loading while the next one fills.
+   * Rows held (queued plus loading) before `room()` makes fetchers wait (default 10,000, about
+   * 50 MB of contact objects): a full batch loading while the next one fills.
    */
   maxHeldRows?: number;
   /**
@@ -46,6 +51,12 @@ export interface ContactSinkOptions {
    * the final publish had taken 12.5 s after the last page was loaded.
    */
   publishColdBucketsAfterMs?: number | false;
+  /**
+   * Also publish cold buckets after this many loads when pages never stop waiting (default 4, so
+   * every 20,000 rows at most): when the warehouse, not the CRM, is the bottleneck, the queue is
+   * never empty, and the whole lake was left to the final publish (9 s at 1M contacts).
+   */
+  publishEveryLoads?: number;
   /** Told when a background publish fails (the buckets stay dirty for the run's final publish). */
   onPublishError?: (err: unknown) => void;
   /** Clock for the cold-bucket test (default `Date.now`). */
@@ -63,10 +74,12 @@ const ZERO: LoadStats = { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
  * warehouse's merge costs far less per row in large batches than per page.
  */
 export function createContactSink(writes: WriteQueue, options: ContactSinkOptions = {}): ContactSink {
-  const maxRows = options.maxRowsPerLoad ?? 20_000;
-  const maxHeld = Math.max(options.maxHeldRows ?? 40_000, 1);
+  const maxRows = options.maxRowsPerLoad ?? 5_000;
+  const maxHeld = Math.max(options.maxHeldRows ?? 10_000, 1);
   const coldMs = options.publishColdBucketsAfterMs ?? 2_000;
   const now = options.now ?? Date.now;
+  const publishEvery = Math.max(options.publishEveryLoads ?? 4, 1);
+  let loadsSincePublish = 0;
   /** Lake buckets this sink loaded into and has not published since: bucket -> last load time. */
   const touched = new Map<number, number>();
   let publishing = false;
@@ -103,6 +116,7 @@ export function createContactSink(writes: WriteQueue, options: ContactSinkOption
           for (const { page } of batch) for (const c of page.items) byId.set(c.id, c);
           const first = batch[0]!.page;
           const stats = byId.size > 0 ? await w.loadContacts([...byId.values()], { loadId: first.loadId, syncedAt: first.syncedAt }) : ZERO;
+          loadsSincePublish += 1;
           if (coldMs !== false) {
             const at = now();
             for (const id of byId.keys()) touched.set(Math.floor(id / CONTACT_BUCKET_SIZE), at);
@@ -132,14 +146,19 @@ export function createContactSink(writes: WriteQueue, options: ContactSinkOption
       });
   }
 
-  /** Queues a publish of up to BUCKETS_PER_PUBLISH cold buckets when no page waits for a load. */
+  /**
+   * Queues a publish of up to BUCKETS_PER_PUBLISH cold buckets when no page waits for a load, or
+   * every `publishEvery` loads when pages always wait.
+   */
   function publishCold(): void {
-    if (coldMs === false || publishing || scheduled || pending.length > 0 || touched.size === 0) return;
+    if (coldMs === false || publishing || touched.size === 0) return;
+    if ((scheduled || pending.length > 0) && loadsSincePublish < publishEvery) return;
     const before = now() - coldMs;
     const cold = [...touched].filter(([, at]) => at <= before).map(([b]) => b).sort((a, b) => a - b).slice(0, BUCKETS_PER_PUBLISH);
     if (cold.length === 0) return;
     for (const b of cold) touched.delete(b);
     publishing = true;
+    loadsSincePublish = 0;
     writes
       .run((w) => w.publishLake(BUCKETED_LAKE_TABLES, { buckets: cold }))
       .catch((err: unknown) => options.onPublishError?.(err))

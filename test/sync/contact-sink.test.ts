@@ -8,7 +8,7 @@ import { startSimulator } from '../../src/simulator/index.js';
 import { createContactSink } from '../../src/sync/contact-sink.js';
 import { scannedPages } from '../../src/sync/scan-tables.js';
 import { warehouseOpener } from '../../src/sync/sync-runtime.js';
-import { createWriteQueue } from '../../src/sync/write-queue.js';
+import { createWriteQueue, type WriteQueue } from '../../src/sync/write-queue.js';
 import { makeContact } from '../warehouse/contact-factory.js';
 
 describe('write queue and contact sink (real DuckDB, simulator contacts)', () => {
@@ -110,6 +110,51 @@ describe('write queue and contact sink (real DuckDB, simulator contacts)', () =>
       await writes.run((w) => w.publishLake());
       expect(await inLake()).toEqual([[0, 50], [1, 50]]);
       expect(errors).toEqual([]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('publishes cold buckets between loads when pages never stop waiting (every publishEveryLoads loads)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crmsync-sink-'));
+    try {
+      const inner = createWriteQueue(warehouseOpener({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake') }));
+      // What the sink asks of the warehouse, in order.
+      const calls: string[] = [];
+      const writes: WriteQueue = {
+        run: (job) =>
+          inner.run((w) =>
+            job(
+              new Proxy(w, {
+                get(target, prop) {
+                  const value = Reflect.get(target, prop) as unknown;
+                  if (typeof value !== 'function') return value;
+                  const fn = (value as (...a: unknown[]) => unknown).bind(target);
+                  if (prop !== 'loadContacts' && prop !== 'publishLake') return fn;
+                  return (...args: unknown[]) => {
+                    calls.push(prop === 'loadContacts' ? `load ${(args[0] as Contact[])[0]!.id}` : `publish ${JSON.stringify(args[1])}`);
+                    return fn(...args);
+                  };
+                },
+              }),
+            ),
+          ),
+        get pending() {
+          return inner.pending;
+        },
+      };
+      let clock = 0;
+      const sink = createContactSink(writes, { maxRowsPerLoad: 50, publishColdBucketsAfterMs: 1_000, publishEveryLoads: 2, now: () => clock });
+      const range = (from: number) => Array.from({ length: 50 }, (_, i) => makeContact(from + i));
+      const page = (page: number, from: number) => sink.add({ scanKey: 'k', page, items: range(from), reportedTotal: 200, loadId: 'L', syncedAt: new Date() });
+      await inner.run((w) => w.publishLake());
+      await page(1, 1); // bucket 0
+      clock = 5_000; // bucket 0 is cold from now on
+      // Three pages of bucket 1 at once, one load each: after the second load the third still
+      // waits, yet two loads have passed since the last publish, so bucket 0 goes out first.
+      await Promise.all([page(2, 50_001), page(3, 50_051), page(4, 50_101)]);
+      for (let i = 0; i < 200 && inner.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
+      expect(calls).toEqual(['load 1', 'load 50001', 'load 50051', 'publish {"buckets":[0]}', 'load 50101']);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
