@@ -6,6 +6,7 @@
  *
  *   node --import tsx bench/backfill.ts [contacts...]      (default: 100000 1000000)
  *   BENCH_PER_PAGE=500 BENCH_PARALLELISM=4 ...
+ *   BENCH_WORKER_NODE_OPTIONS=--max-old-space-size=256 ...   (Node flags for the worker only)
  *
  * Prints the figures and writes bench/results/backfill.json (merged per size).
  */
@@ -43,6 +44,8 @@ const PARALLELISM = Number(process.env.BENCH_PARALLELISM ?? 4);
  */
 const RANGES = Number(process.env.BENCH_RANGES ?? PARALLELISM);
 const RESULTS = 'bench/results/backfill.json';
+/** NODE_OPTIONS for the worker process only, e.g. `--max-old-space-size=256` (recorded with the figures). */
+const WORKER_NODE_OPTIONS = process.env.BENCH_WORKER_NODE_OPTIONS ?? '';
 const DLT_PYTHON = 'bench/.tmp/venv/bin/python';
 /** dlt is slow: above this size it is skipped unless BENCH_DLT_MAX says otherwise. */
 const DLT_MAX = Number(process.env.BENCH_DLT_MAX ?? 100_000);
@@ -186,6 +189,8 @@ async function backfill(sim: Sim, contacts: number, workerEntry: string, address
     CRMSYNC_LOG_LEVEL: 'info',
     // Memory settings under test pass through: CRMSYNC_SYNC_*, MALLOC_ARENA_MAX, NODE_OPTIONS, LD_PRELOAD (another allocator).
     ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('CRMSYNC_SYNC_') || k === 'MALLOC_ARENA_MAX' || k === 'NODE_OPTIONS' || k === 'LD_PRELOAD')),
+    // Node flags for the worker alone (a heap cap would also starve this script's own compile).
+    ...(WORKER_NODE_OPTIONS ? { NODE_OPTIONS: WORKER_NODE_OPTIONS } : {}),
   };
   const worker = spawn(process.execPath, [workerEntry, 'worker'], { env, stdio: ['ignore', 'inherit', 'pipe'] });
   const exited = new Promise((r) => worker.once('exit', r));
@@ -289,6 +294,7 @@ try {
         requests: run.requests,
         peakRssMb: run.peakRssMb,
         rssBeforeBackfillMb: run.rssBeforeMb,
+        ...(WORKER_NODE_OPTIONS ? { workerNodeOptions: WORKER_NODE_OPTIONS } : {}),
         memoryMeasured: 'the crmsync worker process (compiled, run apart from this script): kernel high-water mark (VmHWM), start to end of the backfill',
         ratioToFloor: +(run.seconds / floorSeconds).toFixed(2),
         dlt: dlt ? { ...dlt, rowsPerSec: Math.round(dlt.rows / dlt.seconds), crmsyncSpeedup: +(dlt.seconds / run.seconds).toFixed(2) } : 'skipped',
