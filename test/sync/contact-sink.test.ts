@@ -115,48 +115,54 @@ describe('write queue and contact sink (real DuckDB, simulator contacts)', () =>
     }
   });
 
-  it('publishes cold buckets between loads when pages never stop waiting (every publishEveryLoads loads)', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'crmsync-sink-'));
-    try {
-      const inner = createWriteQueue(warehouseOpener({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake') }));
-      // What the sink asks of the warehouse, in order.
-      const calls: string[] = [];
-      const writes: WriteQueue = {
-        run: (job) =>
-          inner.run((w) =>
-            job(
-              new Proxy(w, {
-                get(target, prop) {
-                  const value = Reflect.get(target, prop) as unknown;
-                  if (typeof value !== 'function') return value;
-                  const fn = (value as (...a: unknown[]) => unknown).bind(target);
-                  if (prop !== 'loadContacts' && prop !== 'publishLake') return fn;
-                  return (...args: unknown[]) => {
-                    calls.push(prop === 'loadContacts' ? `load ${(args[0] as Contact[])[0]!.id}` : `publish ${JSON.stringify(args[1])}`);
-                    return fn(...args);
-                  };
-                },
-              }),
+  it('publishes cold buckets between loads (every publishEveryLoads) while fetchers wait for room, not while the CRM is the bottleneck', async () => {
+    for (const [maxHeldRows, expected] of [
+      // Three pages of bucket 1 at once, one load each. After the second load the third still
+      // waits: with the budget full, two loads since the last publish send cold bucket 0 first.
+      [100, ['load 1', 'load 50001', 'load 50051', 'publish {"buckets":[0]}', 'load 50101']],
+      // With room to spare the fetchers are not held up by the warehouse: publish once pages stop.
+      [1_000, ['load 1', 'load 50001', 'load 50051', 'load 50101', 'publish {"buckets":[0]}']],
+    ] as const) {
+      const dir = await mkdtemp(join(tmpdir(), 'crmsync-sink-'));
+      try {
+        const inner = createWriteQueue(warehouseOpener({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake') }));
+        // What the sink asks of the warehouse, in order.
+        const calls: string[] = [];
+        const writes: WriteQueue = {
+          run: (job) =>
+            inner.run((w) =>
+              job(
+                new Proxy(w, {
+                  get(target, prop) {
+                    const value = Reflect.get(target, prop) as unknown;
+                    if (typeof value !== 'function') return value;
+                    const fn = (value as (...a: unknown[]) => unknown).bind(target);
+                    if (prop !== 'loadContacts' && prop !== 'publishLake') return fn;
+                    return (...args: unknown[]) => {
+                      calls.push(prop === 'loadContacts' ? `load ${(args[0] as Contact[])[0]!.id}` : `publish ${JSON.stringify(args[1])}`);
+                      return fn(...args);
+                    };
+                  },
+                }),
+              ),
             ),
-          ),
-        get pending() {
-          return inner.pending;
-        },
-      };
-      let clock = 0;
-      const sink = createContactSink(writes, { maxRowsPerLoad: 50, publishColdBucketsAfterMs: 1_000, publishEveryLoads: 2, now: () => clock });
-      const range = (from: number) => Array.from({ length: 50 }, (_, i) => makeContact(from + i));
-      const page = (page: number, from: number) => sink.add({ scanKey: 'k', page, items: range(from), reportedTotal: 200, loadId: 'L', syncedAt: new Date() });
-      await inner.run((w) => w.publishLake());
-      await page(1, 1); // bucket 0
-      clock = 5_000; // bucket 0 is cold from now on
-      // Three pages of bucket 1 at once, one load each: after the second load the third still
-      // waits, yet two loads have passed since the last publish, so bucket 0 goes out first.
-      await Promise.all([page(2, 50_001), page(3, 50_051), page(4, 50_101)]);
-      for (let i = 0; i < 200 && inner.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
-      expect(calls).toEqual(['load 1', 'load 50001', 'load 50051', 'publish {"buckets":[0]}', 'load 50101']);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
+          get pending() {
+            return inner.pending;
+          },
+        };
+        let clock = 0;
+        const sink = createContactSink(writes, { maxRowsPerLoad: 50, maxHeldRows, publishColdBucketsAfterMs: 1_000, publishEveryLoads: 2, now: () => clock });
+        const range = (from: number) => Array.from({ length: 50 }, (_, i) => makeContact(from + i));
+        const page = (page: number, from: number) => sink.add({ scanKey: 'k', page, items: range(from), reportedTotal: 200, loadId: 'L', syncedAt: new Date() });
+        await inner.run((w) => w.publishLake());
+        await page(1, 1); // bucket 0
+        clock = 5_000; // bucket 0 is cold from now on
+        await Promise.all([page(2, 50_001), page(3, 50_051), page(4, 50_101)]);
+        for (let i = 0; i < 200 && inner.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
+        expect(calls).toEqual(expected);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
     }
   });
 });
