@@ -17,6 +17,8 @@ export interface OpenWarehouseOptions {
   siteTimeZone?: string;
   /** Folder of numbered migrations (default: the project's sql/). */
   sqlDir?: string;
+  /** Writers: rows per row group in what they write (default WRITER_ROW_GROUP_SIZE). */
+  rowGroupSize?: number;
 }
 
 // DuckDB checkpoints whenever the write-ahead log passes 16 MB, i.e. after nearly every
@@ -29,13 +31,14 @@ const WRITER_CHECKPOINT_THRESHOLD = '256MB';
 /**
  * Rows per row group in what the writer writes (DuckDB's default is 122,880). A contact row
  * carries its raw record (about 1.6 KB of JSON), so one default row group of `contacts` is about
- * 200 MB of text that a checkpoint compresses, and a lake publish reads, as a unit: under the
- * sync's 128MB memory limit the publish ran out of memory with the default, and the writer's
- * resident set grew far past the limit (measured in bench/.tmp probes and `bench/backfill.ts`:
- * 400k contacts in 5,000-row loads peaked at 508 MB with the default, 407 MB with 30,720, and took
- * 24.1 s against 20.2 s). Readers of the file are not affected: it stays a plain DuckDB file.
+ * 200 MB of text that a checkpoint compresses, and a lake publish reads, as a unit; the writer's
+ * resident set grows far past its memory limit with it. `bench/writer-row-groups.ts` (400k
+ * contacts in 5,000-row loads under a 256MB limit, one process per size): peak RSS 654 MB at
+ * 122,880, 624 MB at 61,440, 582 MB at 30,720, loaded in 19.1, 15.3 and 16.1 s. Half the default, not a quarter: with 30,720 a
+ * 100k-contact backfill with real latency was 0.3-0.5 s slower (noisy; 2-5 runs each), with
+ * 61,440 not. Readers are not affected: the file stays a plain DuckDB file.
  */
-export const WRITER_ROW_GROUP_SIZE = 30_720;
+export const WRITER_ROW_GROUP_SIZE = 61_440;
 
 /**
  * Opens the DuckDB file (created if needed unless read-only). Does not migrate and does not wait
@@ -65,7 +68,7 @@ export async function openWarehouse(opts: OpenWarehouseOptions): Promise<Warehou
   if (attach) {
     const name = quoteIdent(catalogName(opts.dbPath));
     try {
-      await connection.run(`ATTACH ${quoteLiteral(opts.dbPath)} AS ${name} (ROW_GROUP_SIZE ${WRITER_ROW_GROUP_SIZE}); USE ${name}`);
+      await connection.run(`ATTACH ${quoteLiteral(opts.dbPath)} AS ${name} (ROW_GROUP_SIZE ${rowGroupSize(opts.rowGroupSize)}); USE ${name}`);
     } catch (err) {
       connection.closeSync();
       instance.closeSync();
@@ -82,6 +85,12 @@ export async function openWarehouse(opts: OpenWarehouseOptions): Promise<Warehou
     siteTimeZone: opts.siteTimeZone ?? 'UTC',
     ...(opts.logger ? { logger: opts.logger } : {}),
   });
+}
+
+function rowGroupSize(n = WRITER_ROW_GROUP_SIZE): number {
+  // DuckDB wants a multiple of its vector size (2,048).
+  if (!Number.isSafeInteger(n) || n < 2048 || n % 2048 !== 0) throw new RangeError(`rowGroupSize must be a multiple of 2048, got ${n}`);
+  return n;
 }
 
 /** DuckDB's name for a file opened directly (its stem), unless that is taken by a built-in catalog. */

@@ -10,17 +10,26 @@ let p: ReturnType<typeof tempPaths> | undefined;
 afterEach(() => p?.cleanup());
 
 describe('the writer', () => {
-  it('writes row groups of WRITER_ROW_GROUP_SIZE rows, and readers read them', async () => {
-    p = tempPaths();
-    const n = WRITER_ROW_GROUP_SIZE * 2 + 100;
-    await writeScope(p, async (w) => {
-      const batch = Array.from({ length: n }, (_, i) => makeContact(i + 1));
-      await w.loadContacts(batch, ctx());
+  const rowGroups = async (path: ReturnType<typeof tempPaths>) =>
+    withWarehouse({ dbPath: path.dbPath, lakePath: path.lakePath, write: false }, async (r) => {
+      const rows = await r.connection.runAndReadAll(
+        `SELECT row_group_id, sum(count) AS n FROM pragma_storage_info('contacts') WHERE column_name = 'id' AND segment_type <> 'VALIDITY' GROUP BY ALL ORDER BY 1`,
+      );
+      return rows.getRowObjects().map((x) => Number(x.n));
     });
-    await withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: false }, async (r) => {
-      const rows = (await r.connection.runAndReadAll(`SELECT row_group_id, sum(count) AS n FROM pragma_storage_info('contacts') WHERE column_name = 'id' AND segment_type <> 'VALIDITY' GROUP BY ALL ORDER BY 1`)).getRowObjects();
-      expect(rows.map((x) => Number(x.n))).toEqual([WRITER_ROW_GROUP_SIZE, WRITER_ROW_GROUP_SIZE, 100]);
-      expect(Number((await r.connection.runAndReadAll('SELECT count(*) FROM contacts')).getColumns()[0]![0])).toBe(n);
+
+  it('writes row groups of WRITER_ROW_GROUP_SIZE rows by default, or rowGroupSize, and readers read them', async () => {
+    p = tempPaths();
+    const path = p;
+    await writeScope(path, (w) => w.loadContacts(Array.from({ length: WRITER_ROW_GROUP_SIZE + 100 }, (_, i) => makeContact(i + 1)), ctx()));
+    expect(await rowGroups(path)).toEqual([WRITER_ROW_GROUP_SIZE, 100]);
+    await withWarehouse({ dbPath: path.dbPath, lakePath: path.lakePath, write: true, rowGroupSize: 4096 }, (w) =>
+      w.loadContacts(Array.from({ length: 2 * 4096 }, (_, i) => makeContact(WRITER_ROW_GROUP_SIZE + 101 + i)), ctx()),
+    );
+    // A later scope appends row groups of its own size after the checkpointed ones.
+    expect(await rowGroups(path)).toEqual([WRITER_ROW_GROUP_SIZE, 100, 4096, 4096]);
+    await withWarehouse({ dbPath: path.dbPath, lakePath: path.lakePath, write: false }, async (r) => {
+      expect(Number((await r.connection.runAndReadAll('SELECT count(DISTINCT id) FROM contacts')).getColumns()[0]![0])).toBe(WRITER_ROW_GROUP_SIZE + 100 + 2 * 4096);
     });
   });
 
