@@ -83,6 +83,8 @@ export function createContactSink(writes: WriteQueue, options: ContactSinkOption
   const now = options.now ?? Date.now;
   const publishEvery = Math.max(options.publishEveryLoads ?? 4, 1);
   let loadsSincePublish = 0;
+  /** A fetcher waited at room() since the last publish: the warehouse is the bottleneck. */
+  let fetchersWaited = false;
   /** Lake buckets this sink loaded into and has not published since: bucket -> last load time. */
   const touched = new Map<number, number>();
   let publishing = false;
@@ -151,17 +153,18 @@ export function createContactSink(writes: WriteQueue, options: ContactSinkOption
 
   /**
    * Queues a publish of up to BUCKETS_PER_PUBLISH cold buckets when no page waits for a load, or
-   * every `publishEvery` loads while the fetchers wait for room.
+   * every `publishEvery` loads once a fetcher has had to wait for room since the last publish.
    */
   function publishCold(): void {
     if (coldMs === false || publishing || touched.size === 0) return;
-    if ((scheduled || pending.length > 0) && (held < maxHeld || loadsSincePublish < publishEvery)) return;
+    if ((scheduled || pending.length > 0) && (!fetchersWaited || loadsSincePublish < publishEvery)) return;
     const before = now() - coldMs;
     const cold = [...touched].filter(([, at]) => at <= before).map(([b]) => b).sort((a, b) => a - b).slice(0, BUCKETS_PER_PUBLISH);
     if (cold.length === 0) return;
     for (const b of cold) touched.delete(b);
     publishing = true;
     loadsSincePublish = 0;
+    fetchersWaited = false;
     writes
       .run((w) => w.publishLake(BUCKETED_LAKE_TABLES, { buckets: cold }))
       .catch((err: unknown) => options.onPublishError?.(err))
@@ -180,6 +183,7 @@ export function createContactSink(writes: WriteQueue, options: ContactSinkOption
     },
     room() {
       if (held < maxHeld) return Promise.resolve();
+      fetchersWaited = true;
       return new Promise<void>((resolve) => waiters.push(resolve));
     },
     get heldRows() {

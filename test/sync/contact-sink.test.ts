@@ -118,9 +118,10 @@ describe('write queue and contact sink (real DuckDB, simulator contacts)', () =>
   it('publishes cold buckets between loads (every publishEveryLoads) while fetchers wait for room, not while the CRM is the bottleneck', async () => {
     for (const [maxHeldRows, expected] of [
       // Three pages of bucket 1 at once, one load each. After the second load the third still
-      // waits: with the budget full, two loads since the last publish send cold bucket 0 first.
+      // waits: a fetcher has waited for room, so two loads since the last publish send cold
+      // bucket 0 out first.
       [100, ['load 1', 'load 50001', 'load 50051', 'publish {"buckets":[0]}', 'load 50101']],
-      // With room to spare the fetchers are not held up by the warehouse: publish once pages stop.
+      // With room to spare no fetcher waits on the warehouse: publish once pages stop.
       [1_000, ['load 1', 'load 50001', 'load 50051', 'load 50101', 'publish {"buckets":[0]}']],
     ] as const) {
       const dir = await mkdtemp(join(tmpdir(), 'crmsync-sink-'));
@@ -157,7 +158,10 @@ describe('write queue and contact sink (real DuckDB, simulator contacts)', () =>
         await inner.run((w) => w.publishLake());
         await page(1, 1); // bucket 0
         clock = 5_000; // bucket 0 is cold from now on
-        await Promise.all([page(2, 50_001), page(3, 50_051), page(4, 50_101)]);
+        const pages = [page(2, 50_001), page(3, 50_051), page(4, 50_101)];
+        // A fetcher asks for room: with 150 rows held it waits when the budget is 100.
+        const room = sink.room();
+        await Promise.all([...pages, room]);
         for (let i = 0; i < 200 && inner.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
         expect(calls).toEqual(expected);
       } finally {
