@@ -33,9 +33,10 @@ export interface ContactSink {
 export interface ContactSinkOptions {
   /**
    * Rows per `loadContacts` call at most (default 5,000). Larger loads cost less CPU per row, but
-   * DuckDB's working set and the contacts held in the V8 heap grow with them: at 1M contacts,
-   * 20,000 (and 40,000 held) peaked at 985-1,130 MB of worker RSS, 5,000 at 716-861 MB, for about
-   * the same wall time (`bench/backfill.ts`, CPU-bound, 62-76 s either way).
+   * DuckDB's working set and the contacts held in the V8 heap grow with them. At 1M contacts
+   * CPU-bound (`bench/backfill.ts`) the wall time was the same either way (60-71 s with 5,000,
+   * 62-73 s with 20,000), and so was the peak within its noise; with real latency the writer
+   * is idle between pages and smaller loads finish a range's last pages sooner.
    */
   maxRowsPerLoad?: number;
   /**
