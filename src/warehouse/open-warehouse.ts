@@ -34,9 +34,10 @@ const WRITER_CHECKPOINT_THRESHOLD = '256MB';
  * 200 MB of text that a checkpoint compresses, and a lake publish reads, as a unit; the writer's
  * resident set grows far past its memory limit with it. `bench/writer-row-groups.ts` (400k
  * contacts in 5,000-row loads under a 256MB limit, one process per size): peak RSS 654 MB at
- * 122,880, 624 MB at 61,440, 582 MB at 30,720, loaded in 19.1, 15.3 and 16.1 s. Half the default, not a quarter: with 30,720 a
- * 100k-contact backfill with real latency was 0.3-0.5 s slower (noisy; 2-5 runs each), with
- * 61,440 not. Readers are not affected: the file stays a plain DuckDB file.
+ * 122,880, 624 MB at 61,440, 582 MB at 30,720, loaded in 19.1, 15.3 and 16.1 s. Half the
+ * default, not a quarter: with 30,720 a 100k-contact backfill with real latency was 0.3-0.5 s
+ * slower (noisy; 2-5 runs each), with 61,440 not. Readers are not affected: the file stays a
+ * plain DuckDB file.
  */
 export const WRITER_ROW_GROUP_SIZE = 61_440;
 
