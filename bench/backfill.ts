@@ -24,6 +24,7 @@ import { runSync } from '../src/sync/run-sync.js';
 import { startDevServer } from '../src/temporal/dev-server.js';
 import { locateTemporalCliFromConfig } from '../src/temporal/locate-cli.js';
 import { taskQueues } from '../src/temporal/task-queues.js';
+import { processMemoryMb } from './runner/process-memory.js';
 
 const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
 const SIZES = sizes.length > 0 ? sizes : [100_000, 1_000_000];
@@ -159,13 +160,6 @@ async function buildWorker(): Promise<string> {
   return join(outDir, 'src/cli/entry.js');
 }
 
-/** Resident set now and at its peak (VmHWM) of a process, in MB, from /proc. */
-async function rssOf(pid: number): Promise<{ rss: number; peak: number }> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-  return { rss: Math.round(kb('VmRSS') / 1024), peak: Math.round(kb('VmHWM') / 1024) };
-}
-
 /**
  * The backfill through the real workflow and activities, served by `crmsync worker` in its own
  * process (as deployed), so its memory is the worker's alone: peak is the kernel's high-water
@@ -212,12 +206,18 @@ async function backfill(sim: Sim, contacts: number, workerEntry: string, address
       // The simulator reports its request count once a second: let the floor's requests land first.
       await new Promise((r) => setTimeout(r, 1_200));
       const before = sim.requests();
-      const rssBefore = (await rssOf(worker.pid!)).rss;
+      const rssBefore = processMemoryMb(worker.pid!).rss;
       const started = performance.now();
       // With BENCH_TIMELINE: the worker's resident set every 250 ms (printed with the timeline).
       const rssSamples: string[] = [];
       const sampler = process.env.BENCH_TIMELINE
-        ? setInterval(() => void rssOf(worker.pid!).then((m) => rssSamples.push(`${((performance.now() - started) / 1000).toFixed(1)}s:${m.rss}`), () => undefined), 250)
+        ? setInterval(() => {
+            try {
+              rssSamples.push(`${((performance.now() - started) / 1000).toFixed(1)}s:${processMemoryMb(worker.pid!).rss}`);
+            } catch {
+              // the worker just exited
+            }
+          }, 250)
         : undefined;
       const result = await runSync({
         client,
@@ -225,7 +225,7 @@ async function backfill(sim: Sim, contacts: number, workerEntry: string, address
         input: { streams: ['contacts'], tuning: { perPage: PER_PAGE, parallelism: RANGES, maxPagesPerRange: 25 } },
       });
       const seconds = (performance.now() - started) / 1000;
-      const { peak } = await rssOf(worker.pid!);
+      const { peak } = processMemoryMb(worker.pid!);
       if (sampler) clearInterval(sampler);
       if (process.env.BENCH_TIMELINE) {
         await printTimeline(client, started);

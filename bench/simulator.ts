@@ -8,21 +8,16 @@
  *   node --import tsx bench/simulator.ts [--contacts N]
  */
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { writeFileSync, mkdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { createInterface } from 'node:readline';
+import { processMemoryMb } from './runner/process-memory.js';
 
 const contacts = Number(process.argv[process.argv.indexOf('--contacts') + 1] || 1_000_000) || 1_000_000;
 const username = 'bench-admin';
 const password = 'bench-password-not-secret';
 const auth = `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
 const CONCURRENCY = 4;
-
-function rssMb(pid: number): { rss: number; peak: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const get = (k: string): number => Number(new RegExp(`${k}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) / 1024;
-  return { rss: Math.round(get('VmRSS')), peak: Math.round(get('VmHWM')) };
-}
 
 async function run(baseUrl: string, paths: string[]): Promise<{ seconds: number; bytes: number; latencies: number[] }> {
   let next = 0;
@@ -70,7 +65,7 @@ try {
   const startupMs = Math.round(performance.now() - t0);
   if (!baseUrl.endsWith('/v2')) throw new Error(`unexpected base URL ${baseUrl}`);
   const pid = child.pid as number;
-  const memStart = rssMb(pid);
+  const memStart = processMemoryMb(pid);
   await run(baseUrl, pagePaths(100, 20)); // warm-up
   const tCounts = performance.now();
   await run(baseUrl, ['/tags']);
@@ -92,7 +87,7 @@ try {
       pagesPerSecOverBaselineRps: Math.round((pagesPerSec / baselineRps) * 1000) / 1000,
     };
   }
-  const memEnd = rssMb(pid);
+  const memEnd = processMemoryMb(pid);
   const out = {
     benchmark: 'simulator',
     date: new Date().toISOString(),

@@ -10,12 +10,13 @@
  * Prints the figures and writes bench/results/writer-row-groups.json.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { withWarehouse } from '../src/warehouse/index.js';
 import { WRITER_ROW_GROUP_SIZE } from '../src/warehouse/open-warehouse.js';
+import { processMemoryMb } from './runner/process-memory.js';
 import { benchContact } from './warehouse-contacts.js';
 
 const LOAD_ROWS = 5_000;
@@ -40,8 +41,7 @@ async function child(contacts: number, rowGroupSize: number): Promise<void> {
       });
     }
     const seconds = (performance.now() - started) / 1000;
-    const status = await readFile('/proc/self/status', 'utf8');
-    const peakRssMb = Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? NaN) / 1024);
+    const peakRssMb = processMemoryMb().peak;
     process.stdout.write(`${JSON.stringify({ rowGroupSize, seconds: +seconds.toFixed(2), peakRssMb })}\n`);
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -62,8 +62,7 @@ export async function openWarehouse(opts: OpenWarehouseOptions): Promise<Warehou
       readOnly ? { access_mode: 'READ_ONLY' } : { checkpoint_threshold: WRITER_CHECKPOINT_THRESHOLD, ...(attach ? { temp_directory: `${opts.dbPath}.tmp` } : {}) },
     );
   } catch (err) {
-    if (isDuckDbLockError(err)) throw new WarehouseLockedError(opts.dbPath, 0, { cause: err });
-    throw err;
+    throw lockedOr(opts.dbPath, err);
   }
   const connection = await connectUtc(instance);
   if (attach) {
@@ -73,8 +72,7 @@ export async function openWarehouse(opts: OpenWarehouseOptions): Promise<Warehou
     } catch (err) {
       connection.closeSync();
       instance.closeSync();
-      if (isDuckDbLockError(err)) throw new WarehouseLockedError(opts.dbPath, 0, { cause: err });
-      throw err;
+      throw lockedOr(opts.dbPath, err);
     }
   }
   return new DuckDbWarehouse({
@@ -86,6 +84,11 @@ export async function openWarehouse(opts: OpenWarehouseOptions): Promise<Warehou
     siteTimeZone: opts.siteTimeZone ?? 'UTC',
     ...(opts.logger ? { logger: opts.logger } : {}),
   });
+}
+
+/** A held file lock as WarehouseLockedError (retryable); anything else as it is. */
+function lockedOr(dbPath: string, err: unknown): unknown {
+  return isDuckDbLockError(err) ? new WarehouseLockedError(dbPath, 0, { cause: err }) : err;
 }
 
 function rowGroupSize(n = WRITER_ROW_GROUP_SIZE): number {
