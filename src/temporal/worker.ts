@@ -62,6 +62,9 @@ export async function runWorkers(options: RunWorkersOptions): Promise<void> {
         taskQueue: options.taskQueues.warehouse,
         activities: options.warehouseActivities,
         maxConcurrentActivityTaskExecutions: options.warehouseConcurrency ?? 1,
+        // Heartbeats carry cancellation back: sent at most this far apart (the default is 80% of
+        // the heartbeat timeout, 16 s), a cancelled sync stops within a second or two.
+        maxHeartbeatThrottleInterval: '1s',
       }),
     );
   } else {

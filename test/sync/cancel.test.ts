@@ -22,6 +22,12 @@ describe('cancelling a sync', () => {
       expect(state.activeScan?.mode).toBe('backfill');
       const loadedBefore = await env.read((w) => w.query(`SELECT count(*) AS n FROM _sync_scan_pages`));
       expect(Number(loadedBefore[0]?.n)).toBeGreaterThan(0);
+      // Stopped means stopped: once the run reports cancelled, no activity fetches or loads more.
+      const requestsAtCancel = env.sim.stats().byRoute['GET /subscribers'];
+      await new Promise((r) => setTimeout(r, 1_500));
+      expect(env.sim.stats().byRoute['GET /subscribers']).toBe(requestsAtCancel);
+      const loadedLater = await env.read((w) => w.query(`SELECT count(*) AS n FROM _sync_scan_pages`));
+      expect(Number(loadedLater[0]?.n)).toBe(Number(loadedBefore[0]?.n));
 
       const second = await env.sync({ streams: ['contacts'] });
       const contacts = second.streams[0]!;
