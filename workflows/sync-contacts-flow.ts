@@ -1,4 +1,4 @@
-import { continueAsNew, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, continueAsNew, workflowInfo } from '@temporalio/workflow';
 import { planPageRanges, rangeSizeFor } from './page-ranges.js';
 import { syncActivities } from './sync-activity-proxies.js';
 import { addTotals, type ContactsMode, type StreamProgress, type StreamTotals, type StreamWorkflowInput } from './sync-types.js';
@@ -66,7 +66,7 @@ export async function runContactsFlow(
         if (info.continueAsNewSuggested || info.historyLength >= tuning.maxHistoryEvents) stopForHistory = true;
       }
     };
-    await Promise.all(Array.from({ length: Math.max(1, tuning.parallelism) }, slot));
+    await allOrStopTheRest(Array.from({ length: Math.max(1, tuning.parallelism) }, () => slot));
     if (ranges.length > 0) {
       // Every in-flight range has finished: nothing is lost, the next run resumes from the page log.
       await continueAsNew<(i: StreamWorkflowInput) => Promise<unknown>>({
@@ -90,4 +90,23 @@ export async function runContactsFlow(
     if (!changed || passes >= MAX_SCAN_PASSES) return mode;
     mode = 'reconcile';
   }
+}
+
+/**
+ * Runs the tasks at once. When one fails, the others are cancelled, and its error is thrown once
+ * they have all stopped: a failed scan has no range still loading after the run reports it.
+ */
+async function allOrStopTheRest(tasks: readonly (() => Promise<void>)[]): Promise<void> {
+  const scope = new CancellationScope();
+  let failure: { err: unknown } | undefined;
+  await Promise.all(
+    tasks.map((task) =>
+      scope.run(task).catch((err: unknown) => {
+        if (failure) return;
+        failure = { err };
+        scope.cancel();
+      }),
+    ),
+  );
+  if (failure) throw failure.err;
 }

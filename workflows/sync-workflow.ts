@@ -56,6 +56,8 @@ export async function syncWorkflow(input: SyncWorkflowInput): Promise<SyncResult
 
   const results: StreamResult[] = [];
   const failed: { stream: string; error: string }[] = [];
+  // Every child is awaited, also after one reports cancelled: the run ends once all have stopped.
+  let cancelled: unknown;
   await Promise.all(
     children.map(async ([stream, handle]) => {
       if (handle instanceof Error) {
@@ -70,7 +72,8 @@ export async function syncWorkflow(input: SyncWorkflowInput): Promise<SyncResult
       } catch (err) {
         if (isCancellation(err)) {
           state.streams[stream] = { status: 'cancelled' };
-          throw err;
+          cancelled ??= err;
+          return;
         }
         state.streams[stream] = { status: 'failed', error: describe(err) };
         failed.push({ stream, error: describe(err) });
@@ -78,6 +81,7 @@ export async function syncWorkflow(input: SyncWorkflowInput): Promise<SyncResult
     }),
   );
 
+  if (cancelled !== undefined) throw cancelled;
   if (results.length > 0) await bookkeepingActivities(input.warehouseTaskQueue).publishLake();
   if (failed.length > 0) {
     throw ApplicationFailure.create({
