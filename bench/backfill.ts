@@ -7,6 +7,7 @@
  *   node --import tsx bench/backfill.ts [contacts...]      (default: 100000 1000000)
  *   BENCH_PER_PAGE=500 BENCH_PARALLELISM=4 ...
  *   BENCH_WORKER_NODE_OPTIONS=--max-old-space-size=256 ...   (Node flags for the worker only)
+ *   BENCH_PROFILE=low-memory ...   (the worker with the low-memory settings of docs/sync.md)
  *
  * Prints the figures and writes bench/results/backfill.json (merged per size).
  */
@@ -45,8 +46,20 @@ const PARALLELISM = Number(process.env.BENCH_PARALLELISM ?? 4);
  */
 const RANGES = Number(process.env.BENCH_RANGES ?? PARALLELISM);
 const RESULTS = 'bench/results/backfill.json';
+/**
+ * Worker settings profiles. `low-memory` is the one docs/sync.md and the README give for small
+ * machines: one DuckDB thread, a 128MB DuckDB limit, a 192 MB V8 old space. Figures are recorded
+ * under their own keys, beside the defaults'.
+ */
+const PROFILES: Record<string, { env: Record<string, string>; nodeOptions: string }> = {
+  default: { env: {}, nodeOptions: '' },
+  'low-memory': { env: { CRMSYNC_SYNC_THREADS: '1', CRMSYNC_SYNC_MEMORY_LIMIT: '128MB' }, nodeOptions: '--max-old-space-size=192' },
+};
+const PROFILE_NAME = process.env.BENCH_PROFILE ?? 'default';
+const PROFILE = PROFILES[PROFILE_NAME];
+if (!PROFILE) throw new Error(`BENCH_PROFILE must be one of ${Object.keys(PROFILES).join(', ')}, got "${PROFILE_NAME}"`);
 /** NODE_OPTIONS for the worker process only, e.g. `--max-old-space-size=256` (recorded with the figures). */
-const WORKER_NODE_OPTIONS = process.env.BENCH_WORKER_NODE_OPTIONS ?? '';
+const WORKER_NODE_OPTIONS = process.env.BENCH_WORKER_NODE_OPTIONS ?? PROFILE.nodeOptions;
 const DLT_PYTHON = 'bench/.tmp/venv/bin/python';
 /** dlt is slow: above this size it is skipped unless BENCH_DLT_MAX says otherwise. */
 const DLT_MAX = Number(process.env.BENCH_DLT_MAX ?? 100_000);
@@ -183,6 +196,7 @@ async function backfill(sim: Sim, contacts: number, workerEntry: string, address
     CRMSYNC_LOG_LEVEL: 'info',
     // Memory settings under test pass through: CRMSYNC_SYNC_*, MALLOC_ARENA_MAX, NODE_OPTIONS, LD_PRELOAD (another allocator).
     ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('CRMSYNC_SYNC_') || k === 'MALLOC_ARENA_MAX' || k === 'NODE_OPTIONS' || k === 'LD_PRELOAD')),
+    ...PROFILE.env,
     // Node flags for the worker alone (a heap cap would also starve this script's own compile).
     ...(WORKER_NODE_OPTIONS ? { NODE_OPTIONS: WORKER_NODE_OPTIONS } : {}),
   };
@@ -294,6 +308,7 @@ try {
         requests: run.requests,
         peakRssMb: run.peakRssMb,
         rssBeforeBackfillMb: run.rssBeforeMb,
+        ...(PROFILE_NAME !== 'default' ? { profile: PROFILE_NAME, workerEnv: PROFILE.env } : {}),
         ...(WORKER_NODE_OPTIONS ? { workerNodeOptions: WORKER_NODE_OPTIONS } : {}),
         memoryMeasured: 'the crmsync worker process (compiled, run apart from this script): kernel high-water mark (VmHWM), start to end of the backfill',
         ratioToFloor: +(run.seconds / floorSeconds).toFixed(2),
@@ -303,7 +318,7 @@ try {
         node: process.version,
       };
       process.stdout.write(`${JSON.stringify(figures)}\n`);
-      out[`contacts_${contacts}${scenario.name === 'real' ? '_real_latency' : ''}`] = figures;
+      out[`contacts_${contacts}${scenario.name === 'real' ? '_real_latency' : ''}${PROFILE_NAME !== 'default' ? `_${PROFILE_NAME}` : ''}`] = figures;
       await mkdir('bench/results', { recursive: true });
       await writeFile(RESULTS, `${JSON.stringify(out, null, 2)}\n`);
     } finally {

@@ -26,6 +26,9 @@ const positiveNumber = (name: string) =>
       return n;
     });
 
+const positiveInteger = (name: string) =>
+  positiveNumber(name).refine((n) => n === undefined || Number.isInteger(n), { message: `${name} must be a whole number` });
+
 const EnvSchema = z.object({
   CRM_BASE_URL: z.string().optional(),
   CRM_USERNAME: z.string().optional(),
@@ -39,6 +42,7 @@ const EnvSchema = z.object({
   CRMSYNC_LAKE: z.string().default('./data/lake'),
   CRMSYNC_DATA_DIR: z.string().default('./data'),
   CRMSYNC_LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+  CRMSYNC_SYNC_THREADS: positiveInteger('CRMSYNC_SYNC_THREADS'),
   CRMSYNC_SYNC_MEMORY_LIMIT: z.string().regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'CRMSYNC_SYNC_MEMORY_LIMIT must look like 256MB or 2GB').default('256MB'),
   TEMPORAL_ADDRESS: z.string().optional(),
   TEMPORAL_NAMESPACE: z.string().default('default'),
@@ -74,6 +78,8 @@ export interface Config {
   logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
   /** DuckDB memory limit of sync's write scopes (larger merges spill to disk). */
   syncMemoryLimit: string;
+  /** DuckDB threads in the sync's write scopes; undefined: DuckDB's default (one per core). */
+  syncThreads: number | undefined;
   temporal: { address: string | undefined; namespace: string; cliPath: string | undefined; taskQueue: string; cliCacheRoot?: string | undefined; searchPath?: string };
   webhooks: { secret: Secret | undefined; secretsFile: string | undefined; port: number; host: string };
 }
@@ -104,6 +110,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = readEnv()): Config {
     dataDir: e.CRMSYNC_DATA_DIR,
     logLevel: e.CRMSYNC_LOG_LEVEL,
     syncMemoryLimit: e.CRMSYNC_SYNC_MEMORY_LIMIT,
+    syncThreads: e.CRMSYNC_SYNC_THREADS,
     temporal: {
       address: e.TEMPORAL_ADDRESS || undefined,
       namespace: e.TEMPORAL_NAMESPACE,

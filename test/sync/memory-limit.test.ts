@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
 import { warehouseOpener } from '../../src/sync/sync-runtime.js';
 
 describe('write scopes under CRMSYNC_SYNC_MEMORY_LIMIT', () => {
@@ -20,5 +21,28 @@ describe('write scopes under CRMSYNC_SYNC_MEMORY_LIMIT', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  it('run on CRMSYNC_SYNC_THREADS DuckDB threads when set; read scopes keep the defaults', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crmsync-threads-'));
+    try {
+      const config = loadConfig({ CRMSYNC_DB: join(dir, 'crm.duckdb'), CRMSYNC_LAKE: join(dir, 'lake'), CRMSYNC_SYNC_THREADS: '1' });
+      expect(config.syncThreads).toBe(1);
+      const open = warehouseOpener(config);
+      const inWrite = await open(true, (w) => w.query(`SELECT current_setting('threads') AS t, current_setting('memory_limit') AS m`));
+      expect(Number(inWrite[0]?.t)).toBe(1);
+      expect(String(inWrite[0]?.m)).toMatch(/^2[34]\d\.\d+ MiB$/);
+      const defaults = await open(false, (w) => w.query(`SELECT current_setting('threads') AS t`));
+      const unset = await warehouseOpener({ ...config, syncThreads: undefined })(true, (w) => w.query(`SELECT current_setting('threads') AS t`));
+      expect(Number(unset[0]?.t)).toBe(Number(defaults[0]?.t));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a CRMSYNC_SYNC_THREADS that is not a whole positive number, naming it', () => {
+    expect(() => loadConfig({ CRMSYNC_SYNC_THREADS: '0' })).toThrow(/CRMSYNC_SYNC_THREADS must be a positive number/);
+    expect(() => loadConfig({ CRMSYNC_SYNC_THREADS: '1.5' })).toThrow(/CRMSYNC_SYNC_THREADS must be a whole number/);
+    expect(loadConfig({}).syncThreads).toBeUndefined();
   });
 });
