@@ -56,8 +56,10 @@ const PROFILES: Record<string, { env: Record<string, string>; nodeOptions: strin
   'low-memory': { env: { CRMSYNC_SYNC_THREADS: '1', CRMSYNC_SYNC_MEMORY_LIMIT: '128MB' }, nodeOptions: '--max-old-space-size=192' },
 };
 const PROFILE_NAME = process.env.BENCH_PROFILE ?? 'default';
-const PROFILE = PROFILES[PROFILE_NAME];
-if (!PROFILE) throw new Error(`BENCH_PROFILE must be one of ${Object.keys(PROFILES).join(', ')}, got "${PROFILE_NAME}"`);
+const PROFILE = PROFILES[PROFILE_NAME] ?? unknownProfile();
+function unknownProfile(): never {
+  throw new Error(`BENCH_PROFILE must be one of ${Object.keys(PROFILES).join(', ')}, got "${PROFILE_NAME}"`);
+}
 /** NODE_OPTIONS for the worker process only, e.g. `--max-old-space-size=256` (recorded with the figures). */
 const WORKER_NODE_OPTIONS = process.env.BENCH_WORKER_NODE_OPTIONS ?? PROFILE.nodeOptions;
 const DLT_PYTHON = 'bench/.tmp/venv/bin/python';
