@@ -218,6 +218,8 @@ export function createContactActivities(deps: SyncActivityDeps) {
         return { deleted: 0, restored: 0, requests: 1, drift: false, crmTotal: tail.total, liveCount };
       }
       const { scan, candidates } = found0;
+      // The scan's pages are all loaded: its last lake buckets go out while this waits on the CRM.
+      sink.publishTouched();
       let requests = 0;
       const gone: number[] = [];
       const found: Contact[] = [];

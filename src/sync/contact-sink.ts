@@ -28,6 +28,13 @@ export interface ContactSink {
   room(): Promise<void>;
   /** Rows queued or loading now. */
   readonly heldRows: number;
+  /**
+   * Queues a publish of every lake bucket this sink loaded into and has not published, cold or
+   * not, in jobs of a few buckets (so other writes interleave). For the end of a scan: the last
+   * buckets go out while the scan's finish waits on the CRM, instead of after it in the run's
+   * final publish. Does not wait; a failed job leaves its buckets to the final publish.
+   */
+  publishTouched(): void;
 }
 
 export interface ContactSinkOptions {
@@ -162,16 +169,24 @@ export function createContactSink(writes: WriteQueue, options: ContactSinkOption
     const before = now() - coldMs;
     const cold = [...touched].filter(([, at]) => at <= before).map(([b]) => b).sort((a, b) => a - b).slice(0, BUCKETS_PER_PUBLISH);
     if (cold.length === 0) return;
-    for (const b of cold) touched.delete(b);
-    publishing = true;
     loadsSincePublish = 0;
     fetchersWaited = false;
-    writes
-      .run((w) => w.publishLake(BUCKETED_LAKE_TABLES, { buckets: cold }))
-      .catch((err: unknown) => options.onPublishError?.(err))
-      .finally(() => {
-        publishing = false;
-      });
+    publish([cold]);
+  }
+
+  /** Publishes the groups of buckets one job after another; `publishing` holds until the last. */
+  function publish(groups: number[][]): void {
+    if (groups.length === 0) return;
+    for (const g of groups) for (const b of g) touched.delete(b);
+    publishing = true;
+    const job = (buckets: number[]): Promise<void> =>
+      writes.run((w) => w.publishLake(BUCKETED_LAKE_TABLES, { buckets })).catch((err: unknown) => options.onPublishError?.(err));
+    // The first job is queued now, the next ones as each finishes: other writes queue in between.
+    let chain = job(groups[0]!);
+    for (const buckets of groups.slice(1)) chain = chain.then(() => job(buckets));
+    void chain.finally(() => {
+      publishing = false;
+    });
   }
 
   return {
@@ -189,6 +204,13 @@ export function createContactSink(writes: WriteQueue, options: ContactSinkOption
     },
     get heldRows() {
       return held;
+    },
+    publishTouched() {
+      if (coldMs === false || touched.size === 0) return;
+      const all = [...touched.keys()].sort((a, b) => a - b);
+      const groups: number[][] = [];
+      for (let i = 0; i < all.length; i += BUCKETS_PER_PUBLISH) groups.push(all.slice(i, i + BUCKETS_PER_PUBLISH));
+      publish(groups);
     },
   };
 }

@@ -115,6 +115,64 @@ describe('write queue and contact sink (real DuckDB, simulator contacts)', () =>
     }
   });
 
+  it('publishes every bucket it touched, hot ones too, at the end of a scan (publishTouched), a few per job', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crmsync-sink-'));
+    const lake = join(dir, 'lake');
+    const inner = createWriteQueue(warehouseOpener({ dbPath: join(dir, 'crm.duckdb'), lakePath: lake }));
+    try {
+      const published: string[] = [];
+      const writes: WriteQueue = {
+        run: (job) =>
+          inner.run((w) =>
+            job(
+              new Proxy(w, {
+                get(target, prop) {
+                  const value = Reflect.get(target, prop) as unknown;
+                  if (typeof value !== 'function') return value;
+                  const fn = (value as (...a: unknown[]) => unknown).bind(target);
+                  if (prop !== 'publishLake') return fn;
+                  return (...args: unknown[]) => {
+                    published.push(JSON.stringify(args[1]));
+                    return fn(...args);
+                  };
+                },
+              }),
+            ),
+          ),
+        get pending() {
+          return inner.pending;
+        },
+      };
+      const errors: unknown[] = [];
+      // Nothing ever gets cold on this clock: only publishTouched publishes.
+      const sink = createContactSink(writes, { publishColdBucketsAfterMs: 1_000, now: () => 0, onPublishError: (e) => errors.push(e) });
+      await inner.run((w) => w.publishLake());
+      const range = (from: number, n: number) => Array.from({ length: n }, (_, i) => makeContact(from + i));
+      const loads = [0, 1, 2].map((b) => sink.add({ scanKey: 'k', page: b + 1, items: range(b * 50_000 + 1, 20), reportedTotal: 60, loadId: 'L', syncedAt: new Date() }));
+      await Promise.all(loads);
+      sink.publishTouched();
+      // A write queued meanwhile runs between the publish jobs, not after all of them.
+      await inner.run(async (w) => {
+        published.push('another write');
+        await w.query('SELECT 1');
+      });
+      for (let i = 0; i < 200 && inner.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
+      expect(published).toEqual(['{"buckets":[0,1]}', 'another write', '{"buckets":[2]}']);
+      const inLake = await inner.run((w) =>
+        w.query(`SELECT id_bucket AS b, count(*) AS n FROM read_parquet('${lake}/contacts/**/*.parquet', hive_partitioning = true) GROUP BY b ORDER BY b`),
+      );
+      expect(inLake.map((r) => [Number(r.b), Number(r.n)])).toEqual([[0, 20], [1, 20], [2, 20]]);
+      expect(await inner.run((w) => w.query('SELECT count(*) AS n FROM _lake_dirty'))).toEqual([{ n: 0 }]);
+      // Nothing touched since: a second call publishes nothing.
+      sink.publishTouched();
+      expect(published).toHaveLength(3);
+      expect(errors).toEqual([]);
+    } finally {
+      for (let i = 0; i < 200 && inner.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('publishes cold buckets between loads (every publishEveryLoads) while fetchers wait for room, not while the CRM is the bottleneck', async () => {
     for (const [maxHeldRows, expected] of [
       // Three pages of bucket 1 at once, one load each. After the second load the third still
