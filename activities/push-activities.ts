@@ -1,11 +1,12 @@
 import { Context } from '@temporalio/activity';
+import { CancelledFailure } from '@temporalio/common';
 import type { Logger } from '../src/logger.js';
 import { planPush as planPushRows } from '../src/push/plan-push.js';
 import type { PushCrm } from '../src/push/push-crm.js';
 import { PushPlanMissingError } from '../src/push/push-errors.js';
 import { PushLedger } from '../src/push/push-ledger.js';
 import { PushPlanStore } from '../src/push/push-plan-store.js';
-import { sendBatch, type BatchProgress } from '../src/push/send-batch.js';
+import { PushAbortedError, sendBatch, type BatchProgress } from '../src/push/send-batch.js';
 import type { SqlRunner } from '../src/push/sql-runner.js';
 import type { FinishPushInput, PlanPushInput, PlanPushResult, PushActivities, PushBatchInput, PushBatchResult } from '../workflows/push-types.js';
 import { withFailureClassification } from './to-application-failure.js';
@@ -51,7 +52,7 @@ export function createPushActivities(deps: PushActivityDeps): PushActivities {
       // Heartbeats on a timer, with the latest progress: a row waiting out a long Retry-After must
       // not look like a dead worker.
       const details = () => progress ?? { done: 0, total: input.toSeq - input.fromSeq, lastSeq: input.fromSeq - 1 };
-      return await withHeartbeats(details, () =>
+      const send = () =>
         deps.withDb(async (db) => {
           const rows = await new PushPlanStore(db).load(input.runId, input.fromSeq, input.toSeq);
           if (rows.length === 0 && input.fromSeq < input.toSeq) throw new PushPlanMissingError(input.runId);
@@ -70,8 +71,15 @@ export function createPushActivities(deps: PushActivityDeps): PushActivities {
             },
           );
           return { sent: result.sent, succeeded: result.succeeded, failed: result.failed, skipped: result.skipped, nextSeq: result.nextSeq };
-        }),
-      );
+        });
+      try {
+        return await withHeartbeats(details, send);
+      } catch (err) {
+        // Cancelled: the rows in flight finished and are in the ledger. Reported as a cancellation,
+        // not a failure, so the workflow records the run as cancelled.
+        if (err instanceof PushAbortedError && ctx?.cancellationSignal.aborted) throw new CancelledFailure(err.message);
+        throw err;
+      }
     },
 
     async finishPush(input: FinishPushInput): Promise<void> {

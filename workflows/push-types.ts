@@ -51,7 +51,7 @@ export interface PushTotals {
 
 export interface FinishPushInput {
   runId: string;
-  status: 'succeeded' | 'failed';
+  status: 'succeeded' | 'failed' | 'cancelled';
   totals: PushTotals;
   error?: string;
 }

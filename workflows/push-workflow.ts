@@ -1,4 +1,15 @@
-import { ApplicationFailure, TemporalFailure, continueAsNew, defineQuery, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  ActivityCancellationType,
+  ApplicationFailure,
+  CancellationScope,
+  TemporalFailure,
+  continueAsNew,
+  defineQuery,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { PushActivities, PushProgress, PushTotals, PushWorkflowInput, PushWorkflowResult } from './push-types.js';
 
 /** Progress for the CLI and operators: counts and cursors only. */
@@ -18,6 +29,9 @@ export async function pushWorkflow(input: PushWorkflowInput): Promise<PushWorkfl
     taskQueue: `${workflowInfo().taskQueue}-warehouse`,
     startToCloseTimeout: '30 minutes',
     heartbeatTimeout: input.heartbeatTimeoutMs ?? 30_000,
+    // A cancelled push waits for its batch to stop (rows in flight finish and reach the ledger):
+    // once the run reports cancelled, nothing more is sent to the CRM.
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 20 },
   });
 
@@ -45,6 +59,11 @@ export async function pushWorkflow(input: PushWorkflowInput): Promise<PushWorkfl
     }
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
+    if (isCancellation(err)) {
+      // The cancelled scope cannot run activities: record the outcome outside it.
+      await CancellationScope.nonCancellable(() => finishPush({ runId: plan.runId, status: 'cancelled', totals, error: message }));
+      throw err;
+    }
     await finishPush({ runId: plan.runId, status: 'failed', totals, error: message });
     throw err instanceof TemporalFailure ? err : ApplicationFailure.nonRetryable(message, 'PUSH_FAILED');
   }

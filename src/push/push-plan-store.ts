@@ -89,7 +89,7 @@ export class PushPlanStore {
     );
   }
 
-  async finishRun(runId: string, status: 'succeeded' | 'failed', totals: RunTotals, at: Date, error?: string): Promise<void> {
+  async finishRun(runId: string, status: 'succeeded' | 'failed' | 'cancelled', totals: RunTotals, at: Date, error?: string): Promise<void> {
     await this.db.query(
       `UPDATE _push_runs SET status = $1, finished_at = $2::TIMESTAMP, sent = $3, succeeded = $4, failed = $5, skipped = $6, error = $7
        WHERE run_id = $8`,
