@@ -11,6 +11,35 @@ import { warehouseOpener } from '../../src/sync/sync-runtime.js';
 import { createWriteQueue, type WriteQueue } from '../../src/sync/write-queue.js';
 import { makeContact } from '../warehouse/contact-factory.js';
 
+/**
+ * `inner` with every loadContacts and publishLake call the sink makes noted in `calls`, in order:
+ * `load <first id>` and `publish <options>`; other writes (the test's own) pass through.
+ */
+function recordingQueue(inner: WriteQueue, calls: string[]): WriteQueue {
+  return {
+    run: (job) =>
+      inner.run((w) =>
+        job(
+          new Proxy(w, {
+            get(target, prop) {
+              const value = Reflect.get(target, prop) as unknown;
+              if (typeof value !== 'function') return value;
+              const fn = (value as (...a: unknown[]) => unknown).bind(target);
+              if (prop !== 'loadContacts' && prop !== 'publishLake') return fn;
+              return (...args: unknown[]) => {
+                calls.push(prop === 'loadContacts' ? `load ${(args[0] as Contact[])[0]!.id}` : `publish ${JSON.stringify(args[1])}`);
+                return fn(...args);
+              };
+            },
+          }),
+        ),
+      ),
+    get pending() {
+      return inner.pending;
+    },
+  };
+}
+
 describe('write queue and contact sink (real DuckDB, simulator contacts)', () => {
   it('merges concurrent pages into few loads, records every page, credits stats once, and isolates a failing job', async () => {
     const sim = await startSimulator({ contacts: 400, seed: 17 });
@@ -121,28 +150,7 @@ describe('write queue and contact sink (real DuckDB, simulator contacts)', () =>
     const inner = createWriteQueue(warehouseOpener({ dbPath: join(dir, 'crm.duckdb'), lakePath: lake }));
     try {
       const published: string[] = [];
-      const writes: WriteQueue = {
-        run: (job) =>
-          inner.run((w) =>
-            job(
-              new Proxy(w, {
-                get(target, prop) {
-                  const value = Reflect.get(target, prop) as unknown;
-                  if (typeof value !== 'function') return value;
-                  const fn = (value as (...a: unknown[]) => unknown).bind(target);
-                  if (prop !== 'publishLake') return fn;
-                  return (...args: unknown[]) => {
-                    published.push(JSON.stringify(args[1]));
-                    return fn(...args);
-                  };
-                },
-              }),
-            ),
-          ),
-        get pending() {
-          return inner.pending;
-        },
-      };
+      const writes = recordingQueue(inner, published);
       const errors: unknown[] = [];
       // Nothing ever gets cold on this clock: only publishTouched publishes.
       const sink = createContactSink(writes, { publishColdBucketsAfterMs: 1_000, now: () => 0, onPublishError: (e) => errors.push(e) });
@@ -157,7 +165,7 @@ describe('write queue and contact sink (real DuckDB, simulator contacts)', () =>
         await w.query('SELECT 1');
       });
       for (let i = 0; i < 200 && inner.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
-      expect(published).toEqual(['{"buckets":[0,1]}', 'another write', '{"buckets":[2]}']);
+      expect(published).toEqual(['load 1', 'publish {"buckets":[0,1]}', 'another write', 'publish {"buckets":[2]}']);
       const inLake = await inner.run((w) =>
         w.query(`SELECT id_bucket AS b, count(*) AS n FROM read_parquet('${lake}/contacts/**/*.parquet', hive_partitioning = true) GROUP BY b ORDER BY b`),
       );
@@ -165,7 +173,7 @@ describe('write queue and contact sink (real DuckDB, simulator contacts)', () =>
       expect(await inner.run((w) => w.query('SELECT count(*) AS n FROM _lake_dirty'))).toEqual([{ n: 0 }]);
       // Nothing touched since: a second call publishes nothing.
       sink.publishTouched();
-      expect(published).toHaveLength(3);
+      expect(published).toHaveLength(4);
       expect(errors).toEqual([]);
     } finally {
       for (let i = 0; i < 200 && inner.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
@@ -187,28 +195,7 @@ describe('write queue and contact sink (real DuckDB, simulator contacts)', () =>
         const inner = createWriteQueue(warehouseOpener({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake') }));
         // What the sink asks of the warehouse, in order.
         const calls: string[] = [];
-        const writes: WriteQueue = {
-          run: (job) =>
-            inner.run((w) =>
-              job(
-                new Proxy(w, {
-                  get(target, prop) {
-                    const value = Reflect.get(target, prop) as unknown;
-                    if (typeof value !== 'function') return value;
-                    const fn = (value as (...a: unknown[]) => unknown).bind(target);
-                    if (prop !== 'loadContacts' && prop !== 'publishLake') return fn;
-                    return (...args: unknown[]) => {
-                      calls.push(prop === 'loadContacts' ? `load ${(args[0] as Contact[])[0]!.id}` : `publish ${JSON.stringify(args[1])}`);
-                      return fn(...args);
-                    };
-                  },
-                }),
-              ),
-            ),
-          get pending() {
-            return inner.pending;
-          },
-        };
+        const writes = recordingQueue(inner, calls);
         let clock = 0;
         const sink = createContactSink(writes, { maxRowsPerLoad: 50, maxHeldRows, publishColdBucketsAfterMs: 1_000, publishEveryLoads: 2, now: () => clock });
         const range = (from: number) => Array.from({ length: 50 }, (_, i) => makeContact(from + i));
