@@ -20,8 +20,8 @@ export const DEFAULT_WAREHOUSE_CONCURRENCY = 12;
  * Opens the configured warehouse for one scope (the writer holds the file only inside it). Write
  * scopes get a DuckDB memory limit: without one DuckDB may take most of the machine's memory for
  * a large merge; with one it spills to disk, and the worker's footprint stays bounded. With
- * `syncThreads`, they also run on that many DuckDB threads: each thread has working memory of its
- * own beyond the limit (1 thread: about 240 MB less at a million contacts, docs/sync.md).
+ * `syncThreads`, they also run on that many DuckDB threads: fewer need less memory, and with one
+ * a 128MB limit held through every lake publish measured (docs/sync.md, low-memory settings).
  */
 export function warehouseOpener(config: Pick<Config, 'dbPath' | 'lakePath'> & { syncMemoryLimit?: string; syncThreads?: number }): OpenWarehouse {
   const limit = config.syncMemoryLimit;
