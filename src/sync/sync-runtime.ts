@@ -29,10 +29,10 @@ export function warehouseOpener(config: Pick<Config, 'dbPath' | 'lakePath'> & { 
   if (threads !== undefined && !(Number.isSafeInteger(threads) && threads > 0)) throw new RangeError(`syncThreads must be a positive integer, got ${threads}`);
   return (write, fn) =>
     withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write }, async (w) => {
-      if (!write || (!limit && threads === undefined)) return await fn(w);
-      if (limit) await w.connection.run(`SET memory_limit = '${limit.replace(/[^0-9A-Za-z. ]/g, '')}'`);
+      if (!write) return await fn(w);
       if (threads !== undefined) await w.connection.run(`SET threads = ${threads}`);
       if (!limit) return await fn(w);
+      await w.connection.run(`SET memory_limit = '${limit.replace(/[^0-9A-Za-z. ]/g, '')}'`);
       try {
         return await fn(w);
       } catch (err) {
