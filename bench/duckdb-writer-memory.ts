@@ -11,12 +11,11 @@
  *
  * Prints the figures and writes bench/results/duckdb-writer-memory.json.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { withWarehouse } from '../src/warehouse/index.js';
+import { runChildJson } from './runner/child-run.js';
 import { processMemoryMb } from './runner/process-memory.js';
 
 const LOAD_ROWS = 5_000;
@@ -75,10 +74,7 @@ async function main(): Promise<void> {
   const contacts = n > 0 ? n : 1_000_000;
   const runs: (Setting & { seconds: number; baselineMb: number; peakMb: number; duckdbWorkingMb: number })[] = [];
   for (const setting of SETTINGS) {
-    const args = ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', String(contacts), JSON.stringify(setting)];
-    const r = spawnSync(process.execPath, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-    if (r.status !== 0) throw new Error(`${JSON.stringify(setting)}: child exited with ${String(r.status ?? r.signal)}`);
-    const run = JSON.parse(r.stdout.trim().split('\n').pop()!) as (typeof runs)[number];
+    const run = runChildJson<(typeof runs)[number]>(import.meta.url, [String(contacts), JSON.stringify(setting)], JSON.stringify(setting));
     runs.push(run);
     process.stdout.write(
       `threads ${String(setting.threads).padEnd(7)} limit ${setting.memoryLimit.padEnd(5)}: ${run.seconds.toFixed(2)} s, ` +

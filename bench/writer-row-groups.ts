@@ -9,13 +9,12 @@
  *
  * Prints the figures and writes bench/results/writer-row-groups.json.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { withWarehouse } from '../src/warehouse/index.js';
 import { WRITER_ROW_GROUP_SIZE } from '../src/warehouse/open-warehouse.js';
+import { runChildJson } from './runner/child-run.js';
 import { processMemoryMb } from './runner/process-memory.js';
 import { benchContact } from './warehouse-contacts.js';
 
@@ -55,9 +54,7 @@ async function main(): Promise<void> {
   if (!sizes.includes(DEFAULT_SIZE)) sizes.unshift(DEFAULT_SIZE);
   const runs: { rowGroupSize: number; seconds: number; peakRssMb: number }[] = [];
   for (const size of sizes) {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', String(contacts), String(size)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-    if (r.status !== 0) throw new Error(`row group size ${size}: child exited with ${String(r.status ?? r.signal)}`);
-    const run = JSON.parse(r.stdout.trim().split('\n').pop()!) as (typeof runs)[number];
+    const run = runChildJson<(typeof runs)[number]>(import.meta.url, [String(contacts), String(size)], `row group size ${size}`);
     runs.push(run);
     process.stdout.write(`row groups of ${String(size).padStart(7)}: ${run.seconds.toFixed(2)} s, peak RSS ${run.peakRssMb} MB\n`);
   }

@@ -95,7 +95,8 @@ export function createContactSink(writes: WriteQueue, options: ContactSinkOption
   let fetchersWaited = false;
   /** Lake buckets this sink loaded into and has not published since: bucket -> last load time. */
   const touched = new Map<number, number>();
-  let publishing = false;
+  /** Publish chains queued and not yet settled (cold ones wait until none is). */
+  let publishing = 0;
   const pending: { page: ScannedPage; resolve: (s: LoadStats) => void; reject: (e: unknown) => void }[] = [];
   let scheduled = false;
   let held = 0;
@@ -164,7 +165,7 @@ export function createContactSink(writes: WriteQueue, options: ContactSinkOption
    * every `publishEvery` loads once a fetcher has had to wait for room since the last publish.
    */
   function publishCold(): void {
-    if (coldMs === false || publishing || touched.size === 0) return;
+    if (coldMs === false || publishing > 0 || touched.size === 0) return;
     if ((scheduled || pending.length > 0) && (!fetchersWaited || loadsSincePublish < publishEvery)) return;
     const before = now() - coldMs;
     const cold = [...touched].filter(([, at]) => at <= before).map(([b]) => b).sort((a, b) => a - b).slice(0, BUCKETS_PER_PUBLISH);
@@ -174,18 +175,18 @@ export function createContactSink(writes: WriteQueue, options: ContactSinkOption
     publish([cold]);
   }
 
-  /** Publishes the groups of buckets one job after another; `publishing` holds until the last. */
+  /** Publishes the groups of buckets one job after another; counted in `publishing` until the last settles. */
   function publish(groups: number[][]): void {
     if (groups.length === 0) return;
     for (const g of groups) for (const b of g) touched.delete(b);
-    publishing = true;
+    publishing++;
     const job = (buckets: number[]): Promise<void> =>
       writes.run((w) => w.publishLake(BUCKETED_LAKE_TABLES, { buckets })).catch((err: unknown) => options.onPublishError?.(err));
     // The first job is queued now, the next ones as each finishes: other writes queue in between.
     let chain = job(groups[0]!);
     for (const buckets of groups.slice(1)) chain = chain.then(() => job(buckets));
     void chain.finally(() => {
-      publishing = false;
+      publishing--;
     });
   }
 
