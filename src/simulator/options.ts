@@ -46,6 +46,8 @@ export interface SimulatorOptions {
   maxBodyBytes?: number;
   /** Clock for timestamps (default Date.now); tests may pin it. */
   now?: () => number;
+  /** Route prefixes the CRM lacks (e.g. "/reports", "/funnels"): answered 404 rest_no_route. */
+  unavailable?: string[];
 }
 
 export interface ResolvedOptions {
@@ -63,6 +65,7 @@ export interface ResolvedOptions {
   admin: boolean;
   maxBodyBytes: number;
   now: () => number;
+  unavailable: string[];
 }
 
 export class SimulatorOptionsError extends CrmsyncError {
@@ -149,5 +152,9 @@ export function resolveOptions(o: SimulatorOptions = {}): ResolvedOptions {
     admin: o.admin ?? false,
     maxBodyBytes: o.maxBodyBytes ?? 1024 * 1024,
     now: o.now ?? Date.now,
+    unavailable: (o.unavailable ?? []).map((p) => {
+      if (!/^\/[a-z0-9/_-]+$/i.test(p)) throw new SimulatorOptionsError(`unavailable takes route prefixes like "/reports", got "${p.slice(0, 60)}"`);
+      return p.replace(/\/+$/, '');
+    }),
   };
 }

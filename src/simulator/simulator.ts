@@ -50,7 +50,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   const webhooks = new WebhookDispatcher({ timeScale: opts.webhookTimeScale, allowHttp: opts.allowHttpWebhookUrls, now: opts.now });
   state.onEvent((e) => webhooks.onEvent(e));
   const faults = new FaultInjector(opts.seed, opts.faults, opts.now);
-  const router = new Router().add([...contactRoutes, ...taxonomyRoutes, ...companyRoutes, ...miscRoutes, ...webhookRoutes, ...campaignRoutes, ...funnelRoutes, ...contentRoutes(opts.mode === 'real'), ...reportRoutes(), ...(opts.mode === 'real' ? [] : formRoutes)]);
+  const routes = [...contactRoutes, ...taxonomyRoutes, ...companyRoutes, ...miscRoutes, ...webhookRoutes, ...campaignRoutes, ...funnelRoutes, ...contentRoutes(opts.mode === 'real'), ...reportRoutes(opts.mode === 'real'), ...(opts.mode === 'real' ? [] : formRoutes)];
+  // A CRM without some modules: their routes answer 404 rest_no_route like any unknown route.
+  const absent = (path: string): boolean => opts.unavailable.some((p) => path === p || path.startsWith(`${p}/`));
+  const router = new Router().add(routes.filter((r) => !absent(r.path)));
   const stats: SimulatorStats = { requests: 0, byRoute: {}, status429: 0, status5xx: 0 };
   const basePath = opts.mode === 'real' ? '/wp-json/fluent-crm/v2' : '/v2';
   const truth = (): SimulatorTruth => buildTruth(state, marketing, webhooks);

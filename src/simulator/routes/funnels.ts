@@ -4,6 +4,7 @@ import { funnelJson, funnelSubscriberJson, stepJson } from '../marketing-seriali
 import type { FunnelRec, FunnelSubscriberRec } from '../model.js';
 import { paginator, queryArray, readPaging } from '../paging.js';
 import { SimError } from '../sim-error.js';
+import { stepReportRows } from '../step-report.js';
 
 const READ = ['crm_read_funnels', 'crm_write_funnels'];
 const WRITE = ['crm_write_funnels'];
@@ -54,7 +55,7 @@ function matchesStatus(s: FunnelSubscriberRec, status: string, now: number): boo
     case 'waiting':
       return s.status === 'active' && s.nextExecutionTime !== null && s.nextExecutionTime > now;
     default:
-      return s.status === status;
+      return status.startsWith('=') ? s.status === status.slice(1) : s.status === status;
   }
 }
 
@@ -62,8 +63,11 @@ function subscribers(ctx: RouteCtx): SimResponse {
   const f = ctx.marketing.funnel(id(ctx));
   const paging = readPaging(ctx, 15);
   const q = ctx.query;
-  const status = q.get('status') ?? 'all';
-  if (!FS_STATUSES.includes(status)) throw new SimError(400, 'rest_invalid_param', `Invalid parameter(s): status; use ${FS_STATUSES.join(', ')}.`);
+  // The interface lists `all` among the filter values; fluentcrm-2.9 filters literally by the
+  // status given (`all` matches no row) and returns every row only when no status is sent.
+  const given = q.get('status');
+  const status = ctx.real ? (given === null || given === '' ? 'all' : `=${given}`) : (given ?? 'all');
+  if (!ctx.real && !FS_STATUSES.includes(status)) throw new SimError(400, 'rest_invalid_param', `Invalid parameter(s): status; use ${FS_STATUSES.join(', ')}.`);
   const seqRaw = q.get('sequence_id');
   const sequenceId = seqRaw === null || seqRaw === '' ? undefined : Number(seqRaw);
   if (sequenceId !== undefined && !Number.isInteger(sequenceId)) throw new SimError(400, 'rest_invalid_param', 'Invalid parameter(s): sequence_id; use an integer step id.');
@@ -104,6 +108,8 @@ function oneSubscriber(ctx: RouteCtx): SimResponse {
 
 function report(ctx: RouteCtx): SimResponse {
   const f = ctx.marketing.funnel(id(ctx));
+  // fluentcrm-2.9 (site-ny capture): the per-step counts with drop-off, and revenue fields.
+  if (ctx.real) return ok({ stats: { metrics: stepReportRows(ctx.marketing, f), total_revenue: 0, total_revenue_formatted: '0.00', revenue_currency: 'USD' } });
   const subs = [...ctx.marketing.funnelSubscribers.values()].filter((s) => s.funnelId === f.id);
   return ok({
     report: {

@@ -5,6 +5,8 @@ import { funnelJson } from '../marketing-serialize.js';
 import { queryArray } from '../paging.js';
 import { contactsCreatedBefore, DATE_RANGES, rangeBounds, round2, startOfDay } from '../report-math.js';
 import { SimError } from '../sim-error.js';
+import { stepReportRows } from '../step-report.js';
+import { realReportRoutes } from './real-reports.js';
 
 const DASH = ['crm_view_dashboard'];
 const DAY = 86_400_000;
@@ -135,38 +137,7 @@ function automationSteps(ctx: RouteCtx): SimResponse {
   const f = ctx.marketing.funnel(Number(ctx.params.id));
   const funnel = funnelJson(ctx.ser, f);
   funnel.created_by = String(f.createdBy);
-  if (f.steps.length === 0) return ok({ funnel, stats: [] });
-  const entrants = new Set<number>();
-  const runs = new Map<number, number>();
-  for (const s of ctx.marketing.funnelSubscribers.values()) {
-    if (s.funnelId !== f.id) continue;
-    entrants.add(s.subscriberId);
-    for (const m of s.metrics) runs.set(m.sequenceId, (runs.get(m.sequenceId) ?? 0) + 1);
-  }
-  const root = entrants.size;
-  const stats: Record<string, unknown>[] = [
-    { label: 'Entrance', count: root, sequence_id: 0, type: 'root', percent: 100, percent_text: 100, previous_step_count: root, drop_count: 0, drop_percent: 0 },
-  ];
-  let previous = root;
-  for (const st of f.steps) {
-    const count = runs.get(st.id) ?? 0;
-    if (count === 0) continue;
-    const raw = root ? round2((count / root) * 100) : 0;
-    const drop = previous - count;
-    stats.push({
-      label: st.title,
-      count,
-      sequence_id: st.id,
-      type: st.type,
-      percent: Math.min(100, raw),
-      percent_text: raw,
-      previous_step_count: previous,
-      drop_count: drop,
-      drop_percent: previous ? round2((drop / previous) * 100) : 0,
-    });
-    previous = count;
-  }
-  return ok({ funnel, stats });
+  return ok({ funnel, stats: stepReportRows(ctx.marketing, f) });
 }
 
 function revenue(ctx: RouteCtx): SimResponse {
@@ -182,7 +153,7 @@ function revenue(ctx: RouteCtx): SimResponse {
   });
 }
 
-function options(ctx: RouteCtx): SimResponse {
+export function options(ctx: RouteCtx): SimResponse {
   const fields = (ctx.query.get('fields') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
   if (ctx.real && fields.length === 0) throw new SimError(400, 'rest_invalid_param', 'Missing requested fields field.', { status: 422, body: { message: 'Missing requested fields field.' } });
   const want = (k: string): boolean => fields.length === 0 || fields.includes(k);
@@ -236,7 +207,9 @@ const notFoundReport: RouteDef['handler'] = () => {
   throw new SimError(404, 'report_not_found', 'Unknown report; see the Reports table of the interface for the names.', { status: 404, body: { code: 'rest_no_route', message: 'No route was found matching the URL and request method.', data: { status: 404 } } });
 };
 
-export function reportRoutes(): RouteDef[] {
+/** The interface's report routes (spec mode), or the real plugin's (real mode: the interface's answer 404 rest_no_route). */
+export function reportRoutes(real: boolean): RouteDef[] {
+  if (real) return realReportRoutes(notFoundReport);
   const r = (path: string, handler: RouteDef['handler']): RouteDef => ({ method: 'GET', path: `/reports/${path}`, caps: DASH, handler, report: true });
   return [
     r('options', options),
