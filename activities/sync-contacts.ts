@@ -5,6 +5,7 @@ import { CrmsyncError } from '../src/errors.js';
 import { readContactsState, writeContactsState, type ActiveScan } from '../src/sync/contacts-state.js';
 import { chooseContactsMode } from '../src/sync/choose-contacts-mode.js';
 import { createContactSink } from '../src/sync/contact-sink.js';
+import { CONTACT_WITH_CUSTOM_VALUES } from '../src/sync/contact-requests.js';
 import { clearScans, liveContactCount, scannedPages, scannedTotals, unseenLiveContactIds } from '../src/sync/scan-tables.js';
 import type { LoadStats } from '../src/warehouse/types.js';
 import type { ContactsMode, ReconcilePolicy } from '../workflows/sync-types.js';
@@ -157,7 +158,7 @@ export function createContactActivities(deps: SyncActivityDeps) {
             await sink.room();
             hb.throwIfCancelled();
             if (failed) return;
-            const p = await client.contacts.listPage({ page, perPage: input.perPage, order: 'asc', orderBy: 'id' });
+            const p = await client.contacts.listPage({ page, perPage: input.perPage, order: 'asc', orderBy: 'id', customFields: true });
             result.requests++;
             if ((p.total !== undefined && p.total !== input.expectedTotal) || (p.items.length < input.perPage && page * input.perPage < input.expectedTotal)) {
               result.drift = true;
@@ -232,7 +233,7 @@ export function createContactActivities(deps: SyncActivityDeps) {
               hb.throwIfCancelled();
               requests++;
               try {
-                const c = await client.contacts.get(id);
+                const c = await client.contacts.get(id, CONTACT_WITH_CUSTOM_VALUES);
                 if (c) found.push(c);
                 else gone.push(id);
               } catch (err) {

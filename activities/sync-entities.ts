@@ -1,5 +1,5 @@
-import { CrmsyncError } from '../src/errors.js';
 import { readAllPages } from '../src/sync/read-all-pages.js';
+import { unavailableReason } from '../src/sync/stream-availability.js';
 import type { SmallStreamName } from '../src/sync/streams.js';
 import type { EntityRow, LoadStats } from '../src/warehouse/types.js';
 import { startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
@@ -8,7 +8,7 @@ export interface EntityResult extends LoadStats {
   rows: number;
   pages: number;
   requests: number;
-  /** Set when the CRM does not offer the stream (for example the company module is off). */
+  /** Set when the CRM does not offer the stream (the company module is off, or the route is absent). */
   skipped?: string;
 }
 
@@ -41,10 +41,11 @@ export function createEntityActivities(deps: SyncActivityDeps) {
       try {
         read = await readStream(input.stream, hb.beat);
       } catch (err) {
-        // The company module is optional in the CRM: without it the stream is skipped, not failed.
-        if (input.stream === 'companies' && err instanceof CrmsyncError && err.code === 'CRM_FORBIDDEN') {
-          deps.logger.warn('companies are not available (enable the company module in the CRM to sync them); skipping');
-          return { inserted: 0, updated: 0, unchanged: 0, deleted: 0, rows: 0, pages: 0, requests: 1, skipped: 'company module disabled' };
+        // A module the CRM lacks (or has switched off) skips the stream with a warning, not a failure.
+        const reason = unavailableReason(input.stream, err);
+        if (reason) {
+          deps.logger.warn(`${input.stream}: ${reason}; skipping`);
+          return { inserted: 0, updated: 0, unchanged: 0, deleted: 0, rows: 0, pages: 0, requests: 1, skipped: reason };
         }
         throw err;
       } finally {

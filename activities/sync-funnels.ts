@@ -1,6 +1,7 @@
 import type { FunnelSubscriber } from '../src/crm/types.js';
 import type { LoadStats } from '../src/warehouse/types.js';
 import { readAllPages } from '../src/sync/read-all-pages.js';
+import { unavailableReason } from '../src/sync/stream-availability.js';
 import { startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
 
 export interface FunnelSubscribersResult extends LoadStats {
@@ -14,18 +15,28 @@ export function createFunnelActivities(deps: SyncActivityDeps) {
   const now = deps.now ?? Date.now;
 
   return {
-    /** Ids of every funnel (small: ids only enter history), read page by page. */
-    async listFunnelIds(): Promise<{ ids: number[]; requests: number }> {
-      const read = await readAllPages((page, perPage) => client.funnels.listPage({ page, perPage }));
-      return { ids: read.rows.map((f) => f.id), requests: read.requests };
+    /** Ids of every funnel (small: ids only enter history), read page by page; `skipped` when the CRM has no funnels at all. */
+    async listFunnelIds(): Promise<{ ids: number[]; requests: number; skipped?: string }> {
+      try {
+        const read = await readAllPages((page, perPage) => client.funnels.listPage({ page, perPage }));
+        return { ids: read.rows.map((f) => f.id), requests: read.requests };
+      } catch (err) {
+        const reason = unavailableReason('funnel_subscribers', err);
+        if (!reason) throw err;
+        deps.logger.warn(`funnel_subscribers: ${reason}; skipping`);
+        return { ids: [], requests: 1, skipped: reason };
+      }
     },
 
-    /** Subscribers of one funnel in every status, with their step metrics, merged completely. */
+    /**
+     * Subscribers of one funnel in every status, with their step metrics, merged completely. No
+     * `status` is sent: the interface's `all` is taken literally by the real CRM (no rows).
+     */
     async syncFunnelSubscribers(input: { funnelId: number; loadId: string }): Promise<FunnelSubscribersResult> {
       const hb = startHeartbeats(() => ({ funnelId: input.funnelId }));
       let read: { rows: FunnelSubscriber[]; requests: number };
       try {
-        read = await readAllPages((page, perPage) => client.funnels.subscribersPage(input.funnelId, { status: 'all', page, perPage }), hb.beat);
+        read = await readAllPages((page, perPage) => client.funnels.subscribersPage(input.funnelId, { page, perPage }), hb.beat);
       } finally {
         hb.stop();
       }

@@ -1,41 +1,100 @@
-import type { ReportSnapshot } from '../src/crm/types.js';
+import type { Funnel, ReportSnapshot } from '../src/crm/types.js';
 import { readAllPages } from '../src/sync/read-all-pages.js';
+import { isRouteMissing, NOT_AVAILABLE, ReportRouteMissingError } from '../src/sync/stream-availability.js';
 import { startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
+
+/** Which report routes the CRM has: the interface's (`/reports/overview`, ...) or the plugin's (`/reports/dashboard-stats`, ...). */
+export type ReportRoutes = 'interface' | 'plugin';
 
 export interface ReportsResult {
   snapshots: number;
   rows: number;
   requests: number;
+  routes?: ReportRoutes;
+  /** Set when the CRM has neither kind of report route. */
+  skipped?: string;
 }
+
+/** `_sync_state['reports']`: the probed kind of routes, so later runs ask the right ones first. */
+export const REPORTS_STATE_KEY = 'reports';
+interface ReportsState {
+  routes: ReportRoutes | null;
+  probedAtMs: number;
+}
+
+const PLUGIN_SERIES = ['subscribers', 'email-sents', 'email-opens', 'email-clicks'] as const;
 
 export function createReportActivities(deps: SyncActivityDeps) {
   const { client, writes } = deps;
   const now = deps.now ?? Date.now;
 
+  /** The first report of each kind doubles as the probe. */
+  const first: Record<ReportRoutes, () => Promise<ReportSnapshot>> = {
+    interface: () => client.reports.overview(),
+    plugin: () => client.reports.dashboardStats(),
+  };
+
   return {
     /**
-     * One dated snapshot of every report: overview, subscriber growth, email stats per campaign,
-     * conversion stats and the automation step report per funnel. All share the run's load time.
+     * One dated snapshot of every report the CRM has, all sharing the run's load time.
+     * Interface: overview, subscriber growth, email stats per campaign, conversion stats and the
+     * automation step report per funnel. Plugin (fluentcrm-2.9): dashboard stats, the subscriber
+     * and email series, and `/funnels/{id}/report` per funnel. Which one is probed once (the
+     * remembered kind first) and kept in `_sync_state['reports']`.
      */
     async snapshotReports(input: { loadId: string }): Promise<ReportsResult> {
       const ctx = { loadId: input.loadId, syncedAt: new Date(now()) };
       let requests = 0;
       const hb = startHeartbeats(() => ({ requests }));
       const snapshots: ReportSnapshot[] = [];
+      const orMissing = async (fn: () => Promise<ReportSnapshot>): Promise<ReportSnapshot | null> => {
+        requests++;
+        try {
+          return await fn();
+        } catch (err) {
+          if (isRouteMissing(err)) return null;
+          throw err;
+        }
+      };
+      let routes: ReportRoutes | null = null;
+      let remembered: ReportRoutes | null = null;
       try {
-        const campaigns = await readAllPages((page, perPage) => client.campaigns.listPage({ page, perPage, withStats: false }));
-        const funnels = await readAllPages((page, perPage) => client.funnels.listPage({ page, perPage }));
-        requests += campaigns.requests + funnels.requests;
-        const tasks: (() => Promise<ReportSnapshot>)[] = [
-          () => client.reports.overview(),
-          () => client.reports.subscriberGrowth(),
-          ...campaigns.rows.map((c) => () => client.reports.campaignEmailStats(c.id)),
-          ...funnels.rows.flatMap((f) => [() => client.reports.funnelConversionStats(f.id), () => client.reports.automationSteps(f.id)]),
-        ];
-        for (const task of tasks) {
+        remembered = (await writes.run((w) => w.getSyncState<ReportsState>(REPORTS_STATE_KEY)))?.routes ?? null;
+        const order: ReportRoutes[] = remembered === 'plugin' ? ['plugin', 'interface'] : ['interface', 'plugin'];
+        for (const kind of order) {
+          const s = await orMissing(first[kind]);
+          if (s) {
+            routes = kind;
+            snapshots.push(s);
+            break;
+          }
+        }
+        if (routes !== remembered) await writes.run((w) => w.setSyncState(REPORTS_STATE_KEY, { routes, probedAtMs: now() } satisfies ReportsState));
+        if (!routes) {
+          deps.logger.warn('reports are not available on this CRM (neither /reports/overview nor /reports/dashboard-stats exists); skipping');
+          return { snapshots: 0, rows: 0, requests, skipped: `${NOT_AVAILABLE} (neither /reports/overview nor /reports/dashboard-stats exists)` };
+        }
+        const funnels = await listOrEmpty(() => readAllPages((page, perPage) => client.funnels.listPage({ page, perPage })));
+        requests += funnels.requests;
+        const tasks: [string, () => Promise<ReportSnapshot>][] = [];
+        if (routes === 'interface') {
+          const campaigns = await readAllPages((page, perPage) => client.campaigns.listPage({ page, perPage, withStats: false }));
+          requests += campaigns.requests;
+          tasks.push(['/reports/subscriber-growth', () => client.reports.subscriberGrowth()]);
+          for (const c of campaigns.rows) tasks.push([`/reports/campaigns/${c.id}/email-stats`, () => client.reports.campaignEmailStats(c.id)]);
+          for (const f of funnels.rows) {
+            tasks.push([`/reports/funnels/${f.id}/conversion-stats`, () => client.reports.funnelConversionStats(f.id)]);
+            tasks.push([`/reports/automations/${f.id}/steps`, () => client.reports.automationSteps(f.id)]);
+          }
+        } else {
+          for (const name of PLUGIN_SERIES) tasks.push([`/reports/${name}`, () => client.reports.series(name)]);
+          for (const f of funnels.rows) tasks.push([`/funnels/${f.id}/report`, () => client.reports.funnelReport(f.id)]);
+        }
+        for (const [route, task] of tasks) {
           hb.throwIfCancelled();
-          snapshots.push(await task());
-          requests++;
+          const s = await orMissing(task);
+          if (!s) throw new ReportRouteMissingError(`GET ${route}`, routes);
+          snapshots.push(s);
           hb.beat();
         }
       } finally {
@@ -46,7 +105,17 @@ export function createReportActivities(deps: SyncActivityDeps) {
         for (const s of snapshots) n += await w.insertReportSnapshot(s, ctx);
         return n;
       });
-      return { snapshots: snapshots.length, rows, requests };
+      return { snapshots: snapshots.length, rows, requests, routes };
     },
   };
+}
+
+/** Funnels of a CRM without the automation module: none, rather than a failed report run. */
+async function listOrEmpty(read: () => Promise<{ rows: Funnel[]; requests: number }>): Promise<{ rows: Funnel[]; requests: number }> {
+  try {
+    return await read();
+  } catch (err) {
+    if (isRouteMissing(err)) return { rows: [], requests: 1 };
+    throw err;
+  }
 }

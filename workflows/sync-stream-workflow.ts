@@ -34,7 +34,7 @@ export async function syncStreamWorkflow(input: StreamWorkflowInput): Promise<St
   setHandler(progressQuery, () => ({ ...progress, updatedAtMs: Date.now() }));
   const book = bookkeepingActivities(input.warehouseTaskQueue);
   let mode: ContactsMode = input.carry?.mode ?? (input.full ? 'backfill' : 'incremental');
-  const record = (status: 'running' | 'succeeded' | 'failed' | 'cancelled', error: string | null) =>
+  const record = (status: 'running' | 'succeeded' | 'skipped' | 'failed' | 'cancelled', error: string | null) =>
     book.recordStreamRun({
       runId: input.runId,
       stream: input.stream,
@@ -48,12 +48,14 @@ export async function syncStreamWorkflow(input: StreamWorkflowInput): Promise<St
 
   if (!input.carry) await record('running', null);
   try {
-    mode = await runStream(input, totals, progress, () => {
+    const ran = await runStream(input, totals, progress, () => {
       progress.drift = true;
     });
+    mode = ran.mode;
     progress.phase = 'done';
-    await record('succeeded', null);
-    return { stream: input.stream, mode, drift: progress.drift, ...totals };
+    // A stream the CRM lacks is recorded as skipped, its reason where a failure's error goes.
+    await record(ran.skipped ? 'skipped' : 'succeeded', ran.skipped ?? null);
+    return { stream: input.stream, mode, drift: progress.drift, ...totals, ...(ran.skipped ? { skipped: ran.skipped } : {}) };
   } catch (err) {
     const cancelled = isCancellation(err);
     progress.phase = cancelled ? 'cancelled' : 'failed';
@@ -64,18 +66,23 @@ export async function syncStreamWorkflow(input: StreamWorkflowInput): Promise<St
   }
 }
 
-async function runStream(input: StreamWorkflowInput, totals: StreamTotals, progress: StreamProgress, onDrift: () => void): Promise<ContactsMode> {
+async function runStream(input: StreamWorkflowInput, totals: StreamTotals, progress: StreamProgress, onDrift: () => void): Promise<{ mode: ContactsMode; skipped?: string }> {
   const acts = syncActivities(input.warehouseTaskQueue, input.tuning);
   const loadId = `${input.runId}:${input.stream}`;
   const stream = input.stream;
-  if (stream === 'contacts') return await runContactsFlow(input, totals, progress, onDrift);
+  if (stream === 'contacts') return { mode: await runContactsFlow(input, totals, progress, onDrift) };
   progress.phase = input.full ? 'backfill' : 'incremental';
+  const mode: ContactsMode = input.full ? 'backfill' : 'incremental';
+  let skipped: string | undefined;
   if (isSmall(stream)) {
     const r = await acts.syncEntityStream({ stream, loadId });
     addTotals(totals, r);
+    skipped = r.skipped;
   } else if (stream === 'funnel_subscribers') {
     const funnels = await acts.listFunnelIds();
     totals.requests += funnels.requests;
+    // Without funnels on the CRM there is nothing to prune against: held rows stay as they are.
+    if (funnels.skipped) return { mode, skipped: funnels.skipped };
     progress.pagesTotal = funnels.ids.length;
     // Funnels one after another: each is small, and the contacts stream owns the parallel budget.
     for (const funnelId of funnels.ids) {
@@ -93,10 +100,11 @@ async function runStream(input: StreamWorkflowInput, totals: StreamTotals, progr
     totals.rows += r.rows;
     totals.inserted += r.rows;
     totals.pages += r.snapshots;
+    skipped = r.skipped;
   } else {
     throw new Error(`Unknown stream "${stream}" (workflow ${workflowInfo().workflowId})`);
   }
   progress.rows = totals.rows;
   progress.requests = totals.requests;
-  return input.full ? 'backfill' : 'incremental';
+  return skipped ? { mode, skipped } : { mode };
 }

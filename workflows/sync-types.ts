@@ -91,6 +91,8 @@ export interface StreamResult extends StreamTotals {
   stream: string;
   mode: ContactsMode;
   drift: boolean;
+  /** Set when the CRM lacks what the stream reads ("not available on this CRM (...)"): a warning, not a failure. */
+  skipped?: string;
 }
 
 export interface SyncProgress {

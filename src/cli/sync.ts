@@ -103,6 +103,11 @@ export async function syncCommand(config: Config, opts: SyncOptions, logger: Log
 export function printSummary(result: SyncResult, out: NodeJS.WritableStream): void {
   out.write(`sync ${result.runId} finished\n`);
   for (const s of result.streams) {
+    // A stream the CRM lacks is a warning: the run still succeeded (exit 0).
+    if (s.skipped) {
+      out.write(`  ${s.stream.padEnd(18)} warning: ${s.skipped}\n`);
+      continue;
+    }
     out.write(
       `  ${s.stream.padEnd(18)} ${s.mode.padEnd(11)} rows ${s.rows}  inserted ${s.inserted}  updated ${s.updated}  deleted ${s.deleted}  requests ${s.requests}${s.drift ? '  (CRM changed during the run; the next run reconciles)' : ''}\n`,
     );

@@ -6,8 +6,10 @@ import type { Campaign, Company, Contact, CustomField, Funnel, FunnelSubscriber,
  */
 export interface SyncCrmClient {
   contacts: {
-    listPage(opts: { page: number; perPage: number; order: 'asc' | 'desc'; orderBy: 'id' }): Promise<Page<Contact>>;
-    get(id: number): Promise<Contact | null>;
+    /** `customFields: true` asks for custom values (`custom_fields=true`; without it the real CRM leaves them out). */
+    listPage(opts: { page: number; perPage: number; order: 'asc' | 'desc'; orderBy: 'id'; customFields?: boolean }): Promise<Page<Contact>>;
+    /** `with: ['subscriber.custom_values']` asks for custom values (the real CRM sends them only then). */
+    get(id: number, opts?: { with?: string[] }): Promise<Contact | null>;
   };
   tags: { list(): Promise<Tag[]> };
   lists: { list(): Promise<List[]> };
@@ -16,7 +18,8 @@ export interface SyncCrmClient {
   campaigns: { listPage(opts: { page: number; perPage: number; withStats: boolean }): Promise<Page<Campaign>> };
   funnels: {
     listPage(opts: { page: number; perPage: number }): Promise<Page<Funnel>>;
-    subscribersPage(funnelId: number, opts: { status: 'all'; page: number; perPage: number }): Promise<Page<FunnelSubscriber>>;
+    /** Send no status for every subscriber: the real CRM filters `status=all` literally and returns none. */
+    subscribersPage(funnelId: number, opts: { page: number; perPage: number; status?: 'all' }): Promise<Page<FunnelSubscriber>>;
   };
   reports: {
     overview(): Promise<ReportSnapshot>;
@@ -24,6 +27,9 @@ export interface SyncCrmClient {
     campaignEmailStats(campaignId: number): Promise<ReportSnapshot>;
     funnelConversionStats(funnelId: number): Promise<ReportSnapshot>;
     automationSteps(funnelId: number): Promise<ReportSnapshot>;
+    dashboardStats(): Promise<ReportSnapshot>;
+    series(name: 'subscribers' | 'email-sents' | 'email-opens' | 'email-clicks'): Promise<ReportSnapshot>;
+    funnelReport(funnelId: number): Promise<ReportSnapshot>;
   };
   verifyCredentials(): Promise<unknown>;
 }

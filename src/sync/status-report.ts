@@ -11,6 +11,8 @@ export interface StreamStatus {
   lastRun: { runId: string; mode: string; status: string; startedAt: string; finishedAt: string | null; error: string | null } | null;
   lastSuccessAt: string | null;
   lastError: { at: string; error: string } | null;
+  /** Set when the last run skipped the stream because the CRM lacks it ("not available on this CRM (...)"). */
+  warning: string | null;
   live?: StreamProgress;
 }
 
@@ -56,7 +58,10 @@ export async function buildStatusReport(w: WarehouseSession, source: string): Pr
       rows = r ? Number(r[0]?.live ?? 0) : null;
       tombstoned = r ? Number(r[0]?.dead ?? 0) : null;
     } else {
-      const r = await tryQuery(w, `SELECT count(DISTINCT snapshot_id) AS n FROM report_overview`);
+      // One overview per snapshot run: the interface's overview or the plugin's dashboard stats.
+      const r =
+        (await tryQuery(w, `SELECT (SELECT count(DISTINCT snapshot_id) FROM report_overview) + (SELECT count(DISTINCT snapshot_id) FROM report_dashboard_stats) AS n`)) ??
+        (await tryQuery(w, `SELECT count(DISTINCT snapshot_id) AS n FROM report_overview`));
       rows = r ? Number(r[0]?.n ?? 0) : null;
     }
     if (rows !== null && Number.isNaN(rows)) rows = null;
@@ -79,6 +84,7 @@ export async function buildStatusReport(w: WarehouseSession, source: string): Pr
         : null,
       lastSuccessAt: iso(ok?.t),
       lastError: err ? { at: iso(err.finished_at) ?? '', error: String(err.error) } : null,
+      warning: last && String(last.status) === 'skipped' ? String(last.error ?? 'not available on this CRM') : null,
     });
   }
   let contacts: ContactsState | null = null;

@@ -39,6 +39,7 @@ export const LAKE_TABLES: Record<string, LakeLayout> = {
   _sync_runs: { kind: 'whole' },
   ...Object.fromEntries(REPORT_TABLES.map((t) => [t, { kind: 'append', column: 'snapshot_id' } as LakeLayout])),
   report_automation_step_rows: { kind: 'append', column: 'snapshot_id' },
+  report_daily_counts: { kind: 'append', column: 'snapshot_id' },
 };
 
 /** Where generations of each table live; `<lake>/<table>` is a symlink to the current one. */

@@ -26,7 +26,8 @@ export interface LoadStats {
 export type EntityTable = 'tags' | 'lists' | 'companies' | 'custom_fields' | 'campaigns' | 'funnels';
 export type EntityRow = Tag | List | Company | CustomField | Campaign | Funnel;
 
-export type SyncRunStatus = 'running' | 'succeeded' | 'failed' | 'cancelled';
+/** `skipped`: the CRM lacks what the stream reads (the reason is in `error`); the run still succeeded. */
+export type SyncRunStatus = 'running' | 'succeeded' | 'skipped' | 'failed' | 'cancelled';
 
 export interface SyncRunRecord {
   runId: string;

@@ -16,9 +16,18 @@ export interface ReportsApi {
   funnelConversionStats(funnelId: number): Promise<ReportSnapshot>;
   /** Step report of an automation: `funnel` and `stats` (entrance row first; unreached steps omitted). */
   automationSteps(funnelId: number): Promise<ReportSnapshot>;
+  /** The plugin's dashboard counters (fluentcrm-2.9; the interface has `overview` instead). */
+  dashboardStats(): Promise<ReportSnapshot>;
+  /** A plugin series, `{stats: {day: int}}` over the last 30 days and today (fluentcrm-2.9). */
+  series(name: PluginSeries): Promise<ReportSnapshot>;
+  /** The plugin's per-step counts and drop-off of a funnel (`GET /funnels/{id}/report`, `stats.metrics`). */
+  funnelReport(funnelId: number): Promise<ReportSnapshot>;
   /** Any other GET report under /reports (e.g. "revenue", "bounces"), kept whole. */
   get(report: string, params?: Record<string, QueryValue>): Promise<ReportSnapshot>;
 }
+
+export const PLUGIN_SERIES = ['subscribers', 'email-sents', 'email-opens', 'email-clicks'] as const;
+export type PluginSeries = (typeof PLUGIN_SERIES)[number];
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -68,6 +77,17 @@ export function createReportsApi(ctx: ClientContext): ReportsApi {
     async automationSteps(id) {
       checkId(id, 'funnel id');
       return snapshot('automation_steps', `/reports/automations/${id}/steps`, {}, { funnel_id: id });
+    },
+    async dashboardStats() {
+      return snapshot('dashboard_stats', '/reports/dashboard-stats', {});
+    },
+    async series(name) {
+      if (!PLUGIN_SERIES.includes(name)) throw new CrmArgumentError(`Unknown report series "${String(name).slice(0, 40)}"; use one of ${PLUGIN_SERIES.join(', ')}`);
+      return snapshot(name.replace(/-/g, '_'), `/reports/${name}`, {});
+    },
+    async funnelReport(id) {
+      checkId(id, 'funnel id');
+      return snapshot('funnel_report', `/funnels/${id}/report`, {}, { funnel_id: id });
     },
     async get(report, params = {}) {
       if (!/^[a-z0-9_-]+(\/[a-z0-9_-]+)*$/i.test(report)) throw new CrmArgumentError(`Unknown report path "${report.slice(0, 80)}"`);
