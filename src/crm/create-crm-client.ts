@@ -3,7 +3,7 @@ import { requireCrm } from '../config.js';
 import { silentLogger, type Logger } from '../logger.js';
 import { Secret } from '../secret.js';
 import type { ClientContext } from './client-context.js';
-import { CrmArgumentError, ForbiddenError } from './errors.js';
+import { CrmArgumentError, ForbiddenError, NotFoundError } from './errors.js';
 import { paginate, type PaginateOptions } from './paginate.js';
 import { sharedRateLimiter, type RateLimiter } from './rate-limiter.js';
 import { createExecutor, type ClientStats, type RetryPolicy } from './request-executor.js';
@@ -57,7 +57,7 @@ export interface CrmClient {
   funnels: FunnelsApi;
   reports: ReportsApi;
   webhooks: WebhooksApi;
-  /** Checks that the credentials work and may read (GET /reports/options); throws an error naming the fix. */
+  /** Checks that the credentials work and may read (GET /reports/options, else one contact); throws an error naming the fix. */
   verifyCredentials(): Promise<void>;
   paginate<T>(fetchPage: (page: number, perPage: number) => Promise<Page<T>>, opts: PaginateOptions<T>): AsyncIterable<Page<T>>;
   stats(): ClientStats;
@@ -113,8 +113,9 @@ function assemble(
   shared: { username: string; stats: ClientStats; limiter: RateLimiter; close: () => Promise<void> },
 ): CrmClient {
   const reports = createReportsApi(ctx);
+  const contacts = createContactsApi(ctx);
   return {
-    contacts: createContactsApi(ctx),
+    contacts,
     tags: createTagsApi(ctx),
     lists: createListsApi(ctx),
     companies: createCompaniesApi(ctx),
@@ -127,7 +128,14 @@ function assemble(
     webhooks: createWebhooksApi(ctx),
     async verifyCredentials() {
       try {
-        await reports.options(['statuses']);
+        try {
+          await reports.options(['statuses']);
+        } catch (e) {
+          // A CRM without the reports module: one contact read proves the credentials instead
+          // (and when that route is missing too, its error names the base URL).
+          if (!(e instanceof NotFoundError && e.routeMissing)) throw e;
+          await contacts.listPage({ page: 1, perPage: 1 });
+        }
       } catch (e) {
         if (e instanceof ForbiddenError) {
           throw new ForbiddenError(

@@ -64,6 +64,7 @@ async function contactDiffs(w: WarehouseSession, truth: SimulatorTruth): Promise
       ['tags', JSON.stringify((r.tags as unknown[]).map(Number)), JSON.stringify([...t.tags].sort((a, b) => a - b))],
       ['lists', JSON.stringify((r.lists as unknown[]).map(Number)), JSON.stringify([...t.lists].sort((a, b) => a - b))],
       ['updated_at', Number(r.updated_ms), Date.parse(t.updated_at_iso)],
+      ['custom_values', canonical(r.cv === null || r.cv === undefined ? {} : JSON.parse(String(r.cv))), canonical(t.custom_values)],
     ];
     const bad = fields.filter(([, a, b]) => (a ?? null) !== (b ?? null));
     if (bad.length > 0) {
@@ -73,4 +74,16 @@ async function contactDiffs(w: WarehouseSession, truth: SimulatorTruth): Promise
   }
   if (changed) out.push(`contacts: ${changed} differ, e.g. ${examples.join('; ')}`);
   return out;
+}
+
+/** JSON with object keys sorted, so equal custom values compare equal whatever their key order. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return v.length === 0 ? '{}' : `[${v.map(canonical).join(',')}]`;
+  if (v && typeof v === 'object') {
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(v);
 }
