@@ -126,7 +126,7 @@ describe('error taxonomy against the simulator', () => {
   it('423 server exceptions are not retryable and quote the server', async () => {
     const c = clientFor(real);
     try {
-      const e = await caught(c.reports.get('overview', { date_range: 'garbage' }));
+      const e = await caught(c.reports.get('subscribers', { date_range: ['garbage', 'garbage'] }));
       expect(e).toBeInstanceOf(ServerExceptionError);
       expect((e as CrmError).retryable).toBe(false);
       expect((e as Error).message).toMatch(/Failed to parse time string/);
