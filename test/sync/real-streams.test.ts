@@ -35,6 +35,9 @@ describe('streams against the real deployment (fluentcrm-2.9 mode) and the inter
       expect(await env.read((w) => differencesFromTruth(w, truth, ['contacts', 'funnel_subscribers']))).toEqual([]);
       const held = await env.read((w) => w.query(`SELECT count(*) AS n FROM contacts WHERE json_array_length(json_keys(custom_values)) > 0`));
       expect(Number(held[0]?.n)).toBe(truth.contacts.filter((c) => Object.keys(c.custom_values).length > 0).length);
+      // subscriber_growth reads the contacts themselves, so it is the same on either kind of CRM.
+      const growth = await env.read((w) => w.query(`SELECT sum(new_contacts) AS n, sum(new_subscribed) AS s, max(total_contacts) AS t FROM subscriber_growth`));
+      expect([Number(growth[0]?.n), Number(growth[0]?.s), Number(growth[0]?.t)]).toEqual([truth.contacts.length, truth.contacts.filter((c) => c.status === 'subscribed').length, truth.contacts.length]);
 
       // A contact created after the backfill comes through the newest-first check with its values.
       const created = env.sim.mutate.createContact({ email: 'custom-new@example.com', status: 'subscribed', custom_values: { job_title: 'Engineer', favorite_color: 'Green' } });
@@ -122,4 +125,15 @@ describe('streams against the real deployment (fluentcrm-2.9 mode) and the inter
       });
     });
   }
+
+  it('a report route missing on a CRM that has the others names that route, not the base URL', { timeout: 60_000 }, async () => {
+    await withSyncEnv({ sim: { contacts: 30, seed: 2, mode: 'real', unavailable: ['/reports/email-opens'] } }, async (env) => {
+      const err = await env.sync({ streams: ['reports'] }).then(
+        () => undefined,
+        (e: unknown) => e as Error,
+      );
+      expect(err?.message).toMatch(/has the plugin report routes but answers GET \/reports\/email-opens with 404 rest_no_route/);
+      expect(err?.message).not.toMatch(/check that CRM_BASE_URL/);
+    });
+  });
 });
