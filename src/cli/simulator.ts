@@ -31,6 +31,7 @@ const OptionsSchema = z.object({
   faults: z.string().optional(),
   webhookTimeScale: z.coerce.number().positive(),
   allowHttpWebhooks: z.boolean(),
+  unavailable: z.array(z.string()),
 });
 
 /** `--faults` as JSON (`{"errorRate":0.05}`) or `errorRate=0.05,rateLimitRps=20,latency=5-50`. */
@@ -74,6 +75,7 @@ export function registerSimulatorCommand(program: Command): void {
     .option('--faults <spec>', 'faults: JSON or errorRate=0.05,rateLimitRps=20,latency=5-50,truncateRate=0.01,dropRate=0.01,slowReportsMs=500')
     .option('--webhook-time-scale <x>', 'multiply webhook retry intervals and timeout by x', '1')
     .option('--allow-http-webhooks', 'accept http:// webhook URLs (local receivers)', false)
+    .option('--unavailable <prefix>', 'a route prefix the CRM lacks, e.g. /reports (404 rest_no_route; repeatable)', (v: string, prev: string[]) => [...prev, v], [] as string[])
     .action(async (raw: Record<string, unknown>) => {
       const parsed = OptionsSchema.safeParse(raw);
       if (!parsed.success) {
@@ -91,6 +93,7 @@ export function registerSimulatorCommand(program: Command): void {
         timezone: o.timezone ?? config.crm.timezone,
         webhookTimeScale: o.webhookTimeScale,
         allowHttpWebhookUrls: o.allowHttpWebhooks,
+        unavailable: o.unavailable,
         credentials: {
           username: config.crm.username ?? SIMULATOR_DEFAULT_USERNAME,
           password: config.crm.password?.reveal() ?? SIMULATOR_DEFAULT_PASSWORD,
