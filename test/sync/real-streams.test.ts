@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { SimulatorTruth } from '../../src/simulator/index.js';
+import { createContactActivities } from '../../activities/sync-contacts.js';
+import { silentLogger } from '../../src/logger.js';
 import { createClientRefetcher } from '../../src/webhooks/client-refetcher.js';
 import { differencesFromTruth } from './helpers/compare-truth.js';
 import { withSyncEnv } from './helpers/sync-env.js';
@@ -57,6 +59,23 @@ describe('streams against the real deployment (fluentcrm-2.9 mode) and the inter
         const got = await refetch.contact(c.id);
         expect(got?.custom_values).toEqual(c.custom_values);
       }
+    });
+  });
+
+  it('tombstone confirmations load the custom values of the contacts they find (real mode)', { timeout: 60_000 }, async () => {
+    await withSyncEnv({ worker: false, sim: { contacts: 50, seed: 8, mode: 'real' } }, async (env) => {
+      const { client, writes } = env.runtime;
+      // The warehouse holds every contact without its values (as a listing without custom_fields=true gives them).
+      const bare = await client.contacts.listPage({ page: 1, perPage: 100, order: 'asc', orderBy: 'id' });
+      expect(bare.items.every((c) => Object.keys(c.custom_values).length === 0)).toBe(true);
+      await writes.run((w) => w.loadContacts(bare.items, { loadId: 'bare', syncedAt: new Date() }));
+      // A scan that sees no page: every held contact is a candidate, confirmed one by one.
+      const acts = createContactActivities({ ...env.runtime, logger: silentLogger });
+      const scan = await acts.startContactsScan({ mode: 'reconcile', perPage: 100, loadId: 'confirm' });
+      const finished = await acts.finishContactsScan({ scanKey: scan.scanKey, loadId: 'confirm' });
+      expect(finished.restored).toBe(50);
+      expect(env.sim.truth().contacts.filter((c) => Object.keys(c.custom_values).length > 0).length).toBeGreaterThan(10);
+      expect(await env.read((w) => differencesFromTruth(w, env.sim.truth(), ['contacts']))).toEqual([]);
     });
   });
 
