@@ -31,6 +31,7 @@ const OptionsSchema = z.object({
   faults: z.string().optional(),
   webhookTimeScale: z.coerce.number().positive(),
   allowHttpWebhooks: z.boolean(),
+  perPageCap: z.coerce.number().int().min(1).optional(),
 });
 
 /** `--faults` as JSON (`{"errorRate":0.05}`) or `errorRate=0.05,rateLimitRps=20,latency=5-50`. */
@@ -74,6 +75,7 @@ export function registerSimulatorCommand(program: Command): void {
     .option('--faults <spec>', 'faults: JSON or errorRate=0.05,rateLimitRps=20,latency=5-50,truncateRate=0.01,dropRate=0.01,slowReportsMs=500')
     .option('--webhook-time-scale <x>', 'multiply webhook retry intervals and timeout by x', '1')
     .option('--allow-http-webhooks', 'accept http:// webhook URLs (local receivers)', false)
+    .option('--per-page-cap <n>', 'serve at most n rows per page whatever per_page asks (as some servers do)')
     .action(async (raw: Record<string, unknown>) => {
       const parsed = OptionsSchema.safeParse(raw);
       if (!parsed.success) {
@@ -96,6 +98,7 @@ export function registerSimulatorCommand(program: Command): void {
           password: config.crm.password?.reveal() ?? SIMULATOR_DEFAULT_PASSWORD,
         },
         ...(o.faults ? { faults: parseFaults(o.faults) } : {}),
+        ...(o.perPageCap !== undefined ? { perPageCap: o.perPageCap } : {}),
       });
       const passwordSource = config.crm.password ? 'from CRM_PASSWORD' : 'the documented default (docs/simulator.md); set CRM_PASSWORD to choose one';
       process.stdout.write(`${sim.baseUrl}\n`);

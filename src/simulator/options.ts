@@ -46,6 +46,11 @@ export interface SimulatorOptions {
   maxBodyBytes?: number;
   /** Clock for timestamps (default Date.now); tests may pin it. */
   now?: () => number;
+  /**
+   * Serve at most this many rows per page whatever `per_page` asks, as some servers do; the
+   * paginator envelope says what was served (`per_page`, and `last_page` computed from it).
+   */
+  perPageCap?: number;
 }
 
 export interface ResolvedOptions {
@@ -63,6 +68,7 @@ export interface ResolvedOptions {
   admin: boolean;
   maxBodyBytes: number;
   now: () => number;
+  perPageCap: number | undefined;
 }
 
 export class SimulatorOptionsError extends CrmsyncError {
@@ -124,6 +130,9 @@ export function resolveOptions(o: SimulatorOptions = {}): ResolvedOptions {
   } catch {
     throw new SimulatorOptionsError(`timezone "${timezone}" is not an IANA time zone; use e.g. "UTC" or "Europe/Berlin"`);
   }
+  if (o.perPageCap !== undefined && !(Number.isInteger(o.perPageCap) && o.perPageCap >= 1)) {
+    throw new SimulatorOptionsError(`perPageCap must be a positive integer, got ${o.perPageCap}`);
+  }
   const scale = o.webhookTimeScale ?? 1;
   if (!(scale > 0)) throw new SimulatorOptionsError(`webhookTimeScale must be > 0, got ${scale}`);
   const credentials = o.credentials ?? { username: 'crmsync-admin', password: randomPassword() };
@@ -149,5 +158,6 @@ export function resolveOptions(o: SimulatorOptions = {}): ResolvedOptions {
     admin: o.admin ?? false,
     maxBodyBytes: o.maxBodyBytes ?? 1024 * 1024,
     now: o.now ?? Date.now,
+    perPageCap: o.perPageCap,
   };
 }
