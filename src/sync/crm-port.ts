@@ -6,7 +6,8 @@ import type { Campaign, Company, Contact, CustomField, Funnel, FunnelSubscriber,
  */
 export interface SyncCrmClient {
   contacts: {
-    listPage(opts: { page: number; perPage: number; order: 'asc' | 'desc'; orderBy: 'id' }): Promise<Page<Contact>>;
+    /** `customFields`: ask for custom values (`custom_fields=true`; listings leave them out otherwise). */
+    listPage(opts: { page: number; perPage: number; order: 'asc' | 'desc'; orderBy: 'id'; customFields?: boolean }): Promise<Page<Contact>>;
     get(id: number): Promise<Contact | null>;
   };
   tags: { list(): Promise<Tag[]> };
