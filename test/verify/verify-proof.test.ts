@@ -105,6 +105,17 @@ describe('crmsync verify: a complete proof (real Temporal, simulator, DuckDB, th
       expect(r.code).toBe(0);
       // Progress showed every page the capped server served (asked 500, served 250: 4 pages).
       expect(r.stderr).toMatch(/verify contacts: page 1\/4/);
+
+      // Times are compared as instants in the site zone: read in the wrong zone, every contact's
+      // created_at is off by the New York offset, and the difference prints as ISO 8601 UTC.
+      const utc = await runCli(['verify', '--json', '--stream', 'contacts'], { ...env.env, CRM_TIMEZONE: 'UTC' });
+      expect(utc.code).toBe(1);
+      const wrong = (JSON.parse(utc.stdout) as VerifyJson).groups.find((g) => g.kind === 'contact_field_mismatch')!;
+      expect(wrong.count).toBeGreaterThanOrEqual(760);
+      const created = wrong.examples.find((e) => e.field === 'created_at')!;
+      expect(created.warehouse).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      const offsetHours = (Date.parse(created.crm!) - Date.parse(created.warehouse!)) / 3_600_000;
+      expect([-4, -5]).toContain(offsetHours);
     });
   });
 });
