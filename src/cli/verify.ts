@@ -46,7 +46,7 @@ function progressPrinter(): (p: VerifyProgress) => void {
 /** Every difference between the warehouse and the CRM for the chosen streams (reports are snapshots: not compared). */
 export async function verifyCommand(config: Config, streamsRequested: string[], onProgress?: (p: VerifyProgress) => void): Promise<VerifyResult> {
   requireCrm(config);
-  const streams = resolveStreams(streamsRequested).filter((s) => s !== 'reports');
+  const streams = resolveStreams(streamsRequested);
   const client = crmClientFromConfig(config);
   try {
     await client.verifyCredentials();
