@@ -4,6 +4,9 @@ import type { Difference } from './difference.js';
 import { membershipDifferences } from './membership-differences.js';
 import { CONTACTS_PER_PAGE, type VerifyDeps } from './verify-deps.js';
 
+/** Past this many contacts missing from the listing, they are reported without a read each. */
+const MAX_CONFIRMED = 1_000;
+
 /**
  * Contacts: every CRM contact (with custom values, `custom_fields=true`) against the live
  * warehouse rows: presence both ways, every typed column, custom values, and the tag and list
@@ -46,8 +49,19 @@ export async function verifyContacts(deps: VerifyDeps): Promise<Difference[]> {
     rowsRead += p.items.length;
     deps.onProgress?.({ stream: 'contacts', pagesDone: p.currentPage, pagesTotal: p.lastPage, rows: rowsRead });
   }
-  for (const [id, row] of held) {
-    if (crmTags.has(id)) continue;
+  // A contact the listing did not show may have slid across a page boundary while rows were
+  // deleted during the scan: each is confirmed by a single read before it is called deleted.
+  const unseen = [...held.keys()].filter((id) => !crmTags.has(id));
+  const confirm = unseen.length <= MAX_CONFIRMED;
+  for (const id of unseen) {
+    const row = held.get(id)!;
+    const c = confirm ? await client.contacts.get(id, { with: ['subscriber.custom_values'] }) : null;
+    if (c) {
+      crmTags.set(c.id, c.tags.map((t) => t.id));
+      crmLists.set(c.id, c.lists.map((l) => l.id));
+      diffs.push(...contactDifferences(c, row));
+      continue;
+    }
     reported.add(id);
     diffs.push({ stream: 'contacts', kind: 'deleted_in_crm', id: String(id), detail: `contact ${id} (${String(row.email ?? '')}) is live in the warehouse but no longer in the CRM` });
   }
