@@ -32,6 +32,7 @@ const OptionsSchema = z.object({
   webhookTimeScale: z.coerce.number().positive(),
   allowHttpWebhooks: z.boolean(),
   unavailable: z.array(z.string()),
+  perPageCap: z.coerce.number().int().min(1).optional(),
 });
 
 /** `--faults` as JSON (`{"errorRate":0.05}`) or `errorRate=0.05,rateLimitRps=20,latency=5-50`. */
@@ -76,6 +77,7 @@ export function registerSimulatorCommand(program: Command): void {
     .option('--webhook-time-scale <x>', 'multiply webhook retry intervals and timeout by x', '1')
     .option('--allow-http-webhooks', 'accept http:// webhook URLs (local receivers)', false)
     .option('--unavailable <prefix>', 'a route prefix the CRM lacks, e.g. /reports (404 rest_no_route; repeatable)', (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .option('--per-page-cap <n>', 'serve at most n rows per page whatever per_page asks (as some servers do)')
     .action(async (raw: Record<string, unknown>) => {
       const parsed = OptionsSchema.safeParse(raw);
       if (!parsed.success) {
@@ -99,6 +101,7 @@ export function registerSimulatorCommand(program: Command): void {
           password: config.crm.password?.reveal() ?? SIMULATOR_DEFAULT_PASSWORD,
         },
         ...(o.faults ? { faults: parseFaults(o.faults) } : {}),
+        ...(o.perPageCap !== undefined ? { perPageCap: o.perPageCap } : {}),
       });
       const passwordSource = config.crm.password ? 'from CRM_PASSWORD' : 'the documented default (docs/simulator.md); set CRM_PASSWORD to choose one';
       process.stdout.write(`${sim.baseUrl}\n`);

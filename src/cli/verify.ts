@@ -3,8 +3,9 @@ import { loadConfig, requireCrm, type Config } from '../config.js';
 import { crmClientFromConfig } from '../crm/index.js';
 import { VerifyMismatchError } from '../sync/sync-errors.js';
 import { resolveStreams } from '../sync/streams.js';
-import { verifyContacts, verifyEntities, type Difference } from '../sync/verify.js';
-import type { WarehouseSession } from '../sync/warehouse-port.js';
+import { runVerify, type VerifyResult } from '../verify/run-verify.js';
+import type { VerifyProgress } from '../verify/verify-deps.js';
+import { formatSummary, summarizeDifferences } from '../verify/summarize-differences.js';
 import { withWarehouse } from '../warehouse/index.js';
 
 function collect(value: string, previous: string[]): string[] {
@@ -14,32 +15,49 @@ function collect(value: string, previous: string[]): string[] {
 export function registerVerifyCommand(program: Command): void {
   program
     .command('verify')
-    .description('Compare the warehouse with the CRM (counts, id sets, fields); list every difference; exit 1 on any')
+    .description('Compare the warehouse with the CRM (every row, typed column, custom value and membership); list the differences by kind; exit 1 on any')
     .option('--stream <name>', 'verify only this stream (repeatable)', collect, [])
-    .option('--json', 'print differences as JSON')
+    .option('--json', 'print the result as JSON: {ok, streams, total, groups: [{stream, kind, count, examples}], skipped}')
     .action(async (raw: { stream: string[]; json?: boolean }) => {
-      const diffs = await verifyCommand(loadConfig(), raw.stream);
-      if (raw.json) process.stdout.write(`${JSON.stringify(diffs, null, 2)}\n`);
+      const result = await verifyCommand(loadConfig(), raw.stream, progressPrinter());
+      const summary = summarizeDifferences(result.differences);
+      if (raw.json) process.stdout.write(`${JSON.stringify({ ...summary, streams: result.streams, skipped: result.skipped }, null, 2)}\n`);
       else {
-        for (const d of diffs) process.stdout.write(`${d.stream}\t${d.kind}\t${d.detail}\n`);
-        if (diffs.length === 0) process.stdout.write('the warehouse matches the CRM\n');
+        process.stdout.write(formatSummary(summary, result.streams));
+        for (const s of result.skipped) process.stdout.write(`not compared: ${s}\n`);
       }
-      if (diffs.length > 0) throw new VerifyMismatchError(diffs.length);
+      if (!summary.ok) throw new VerifyMismatchError(summary.total);
     });
 }
 
+/** Progress on stderr: a line when a stream starts and every tenth page, so long runs show life. */
+function progressPrinter(): (p: VerifyProgress) => void {
+  let last = '';
+  let pages = 0;
+  return (p) => {
+    pages++;
+    if (p.stream === last && pages % 10 !== 0) return;
+    last = p.stream;
+    const of = p.pagesTotal !== undefined ? `/${p.pagesTotal}` : '';
+    process.stderr.write(`verify ${p.stream}: page ${p.pagesDone}${of}, ${p.rows.toLocaleString('en-US')} rows read\n`);
+  };
+}
+
 /** Every difference between the warehouse and the CRM for the chosen streams (reports are snapshots: not compared). */
-export async function verifyCommand(config: Config, streamsRequested: string[]): Promise<Difference[]> {
+export async function verifyCommand(config: Config, streamsRequested: string[], onProgress?: (p: VerifyProgress) => void): Promise<VerifyResult> {
   requireCrm(config);
-  const streams = resolveStreams(streamsRequested).filter((s) => s !== 'reports');
+  const streams = resolveStreams(streamsRequested);
   const client = crmClientFromConfig(config);
-  const read = <T>(fn: (w: WarehouseSession) => Promise<T>): Promise<T> => withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write: false }, fn);
   try {
     await client.verifyCredentials();
-    const diffs: Difference[] = [];
-    if (streams.includes('contacts')) diffs.push(...(await verifyContacts(client, read)));
-    diffs.push(...(await verifyEntities(client, read, streams)));
-    return diffs;
+    return await runVerify(
+      {
+        client,
+        read: (fn) => withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write: false }, fn),
+        onProgress,
+      },
+      streams,
+    );
   } finally {
     await client.close();
   }

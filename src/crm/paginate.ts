@@ -31,7 +31,9 @@ const defaultIdOf = (item: unknown): number | string | undefined => {
 
 /**
  * Reads an offset-paginated listing page by page. With a known `last_page` it fetches up to
- * `concurrency` pages ahead and still yields them in order; without one it reads until a short page.
+ * `concurrency` pages ahead and still yields them in order. It ends at `last_page` once it has read
+ * as many rows as the listing's `total` (short of it, it reads on until an empty page); with neither
+ * known, at a page shorter than the server served (its `per_page`, which a capping server lowers).
  * When the listing grows during the scan it keeps reading past the first `last_page`.
  *
  * Drift (rows inserted or deleted mid-scan shift across page boundaries) is reported, never hidden:
@@ -57,6 +59,8 @@ export async function* paginate<T>(fetchPage: (page: number, perPage: number) =>
   let seenOverflow = false;
   let lastTotal: number | undefined;
   let rowsWithoutId = 0;
+  let rowsRead = 0;
+  let totalMoved = false;
   let repeated = false;
 
   function check(p: Page<T>, pageNo: number): Page<T> {
@@ -76,6 +80,7 @@ export async function* paginate<T>(fetchPage: (page: number, perPage: number) =>
     }
     if (prev) {
       if (prev.total !== undefined && p.total !== undefined && prev.total !== p.total) {
+        totalMoved = true;
         events.push({
           kind: 'total_changed',
           page: pageNo,
@@ -198,14 +203,24 @@ export async function* paginate<T>(fetchPage: (page: number, perPage: number) =>
       let checked = check(current, page);
       // Also after an empty last page: that is when every row it held slid back onto the page before.
       if (opts.verifyBoundaries && page > start) checked = await recover(checked, page);
-      const isShort = current.items.length < perPage;
+      rowsRead += current.items.length;
+      // A server may serve fewer rows than asked (a per_page cap): a page is short against what it served.
+      const served = current.perPage > 0 ? Math.min(perPage, current.perPage) : perPage;
+      const isShort = current.items.length < served;
       if (current.lastPage !== undefined && (knownLast === undefined || current.lastPage > knownLast)) knownLast = current.lastPage;
+      // Fewer rows read than the listing reports: a `last_page` computed from the asked per_page
+      // (not the served one) ends too early, so read on until an empty page. Only on a still
+      // listing: when rows moved, drift events already say what may be missed.
+      const distinctRead = (seenOverflow ? rowsRead : seen.size + rowsWithoutId) + (start - 1) * served;
+      const behindTotal = lastTotal !== undefined && !totalMoved && distinctRead < lastTotal;
       const hasMore =
         page < pagesLimit &&
         current.items.length > 0 &&
         // A server that ignores `page` returns the same rows again: stop instead of looping forever.
         !(repeated && current.lastPage === undefined) &&
-        (knownLast !== undefined ? page < knownLast || (!isShort && current.lastPage === undefined) : !isShort);
+        (knownLast !== undefined
+          ? page < knownLast || (!isShort && current.lastPage === undefined) || behindTotal
+          : behindTotal || (lastTotal === undefined && !isShort));
       if (!hasMore) {
         stopped = true;
         yield finalCheck(checked, page) ?? checked;

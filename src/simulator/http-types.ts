@@ -29,6 +29,8 @@ export interface RouteCtx {
   /** http://host:port, for absolute URLs. */
   origin: string;
   real: boolean;
+  /** Largest page served whatever `per_page` asks (a server that caps it); undefined: no cap. */
+  perPageCap: number | undefined;
   username: string | undefined;
 }
 

@@ -48,6 +48,11 @@ export interface SimulatorOptions {
   now?: () => number;
   /** Route prefixes the CRM lacks (e.g. "/reports", "/funnels"): answered 404 rest_no_route. */
   unavailable?: string[];
+  /**
+   * Serve at most this many rows per page whatever `per_page` asks, as some servers do; the
+   * paginator envelope says what was served (`per_page`, and `last_page` computed from it).
+   */
+  perPageCap?: number;
 }
 
 export interface ResolvedOptions {
@@ -66,6 +71,7 @@ export interface ResolvedOptions {
   maxBodyBytes: number;
   now: () => number;
   unavailable: string[];
+  perPageCap: number | undefined;
 }
 
 export class SimulatorOptionsError extends CrmsyncError {
@@ -127,6 +133,9 @@ export function resolveOptions(o: SimulatorOptions = {}): ResolvedOptions {
   } catch {
     throw new SimulatorOptionsError(`timezone "${timezone}" is not an IANA time zone; use e.g. "UTC" or "Europe/Berlin"`);
   }
+  if (o.perPageCap !== undefined && !(Number.isInteger(o.perPageCap) && o.perPageCap >= 1)) {
+    throw new SimulatorOptionsError(`perPageCap must be a positive integer, got ${o.perPageCap}`);
+  }
   const scale = o.webhookTimeScale ?? 1;
   if (!(scale > 0)) throw new SimulatorOptionsError(`webhookTimeScale must be > 0, got ${scale}`);
   const credentials = o.credentials ?? { username: 'crmsync-admin', password: randomPassword() };
@@ -156,5 +165,6 @@ export function resolveOptions(o: SimulatorOptions = {}): ResolvedOptions {
       if (!/^\/[a-z0-9/_-]+$/i.test(p)) throw new SimulatorOptionsError(`unavailable takes route prefixes like "/reports", got "${p.slice(0, 60)}"`);
       return p.replace(/\/+$/, '');
     }),
+    perPageCap: o.perPageCap,
   };
 }

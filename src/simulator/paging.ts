@@ -12,7 +12,7 @@ export interface Paging {
 /**
  * per_page and page as each mode reads them. Real mode reproduces fluentcrm-2.9's failures:
  * per_page 0 or non-numeric is a 500 (DivisionByZeroError), a negative one a 423 leaking SQL,
- * and page <= 0 is treated as 1.
+ * and page <= 0 is treated as 1. A `perPageCap` lowers what is served (and reported) in both modes.
  */
 export function readPaging(ctx: RouteCtx, defaultPerPage: number): Paging {
   const rawPer = ctx.query.get('per_page');
@@ -47,6 +47,7 @@ export function readPaging(ctx: RouteCtx, defaultPerPage: number): Paging {
     else if (!Number.isInteger(n) || n < 1) throw new SimError(400, 'rest_invalid_param', `Invalid parameter(s): page; use an integer >= 1 (got "${rawPage.slice(0, 20)}").`);
     else page = n;
   }
+  if (ctx.perPageCap !== undefined) perPage = Math.min(perPage, ctx.perPageCap);
   return { perPage, page };
 }
 

@@ -144,6 +144,7 @@ export function createSimServer(deps: ServerDeps): Server {
         basePath: deps.basePath,
         origin: `http://${req.headers.host ?? 'localhost'}`,
         real,
+        perPageCap: opts.perPageCap,
         username,
       };
       out = await match.def.handler(ctx);

@@ -27,9 +27,12 @@ describe('crmsync sync, status and verify', () => {
       env.sim.mutate.updateContact(changed!.id, { city: 'Reykjavik' });
       const dirty = await runCli(['verify', '--stream', 'contacts'], env.env);
       expect(dirty.code).toBe(1);
-      expect(dirty.stdout).toContain(`contact ${victim!.id} is live in the warehouse but not in the CRM`);
-      expect(dirty.stdout).toMatch(new RegExp(`contact ${changed!.id}: .*city warehouse .* vs CRM "Reykjavik"`));
-      expect(dirty.stdout).toMatch(/CRM reports 349 contacts, the warehouse holds 350 live/);
+      expect(dirty.stdout).toMatch(new RegExp(`contacts +deleted in crm +1  ids ${victim!.id}\n`));
+      expect(dirty.stdout).toContain(`contact ${victim!.id} (${victim!.email}) is live in the warehouse but no longer in the CRM`);
+      expect(dirty.stdout).toMatch(new RegExp(`contact ${changed!.id}: city warehouse .* vs CRM "Reykjavik"`));
+      expect(dirty.stdout).toMatch(/^3 difference\(s\)/);
+      // The update moved updated_at too: shown as ISO times, not epoch milliseconds.
+      expect(dirty.stdout).toMatch(new RegExp(`contact ${changed!.id}: updated_at warehouse "\\d{4}-\\d\\d-\\d\\dT[^"]+Z" vs CRM "\\d{4}-[^"]+Z"`));
       expect(dirty.stderr).toMatch(/differs from the CRM in 3 place\(s\).*crmsync sync --full.*\[VERIFY_MISMATCH\]/);
     });
   });

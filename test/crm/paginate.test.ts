@@ -275,4 +275,49 @@ describe('drift during a churning scan of the simulator', () => {
       expect(seen).toEqual(sim.truth().contacts.map((c) => c.id).sort((a, b) => a - b));
     });
   });
+
+  describe('a server that serves fewer rows than per_page asks (500 asked, 250 served)', () => {
+    /** Serves at most `cap` rows; `honest` reports the served per_page and a last_page computed from it. */
+    function capped(rows: Row[], cap: number, envelope: 'honest' | 'asked' | 'none') {
+      const calls: number[] = [];
+      const fetchPage = async (page: number, perPage: number): Promise<Page<Row>> => {
+        calls.push(page);
+        const served = Math.min(perPage, cap);
+        const items = rows.slice((page - 1) * served, page * served);
+        if (envelope === 'none') return { items, total: undefined, perPage, currentPage: page, lastPage: undefined };
+        const reported = envelope === 'honest' ? served : perPage;
+        return { items, total: rows.length, perPage: reported, currentPage: page, lastPage: Math.ceil(rows.length / reported) };
+      };
+      return { fetchPage, calls };
+    }
+    const all = ids(2000).map((r) => r.id);
+
+    it('follows last_page computed from the served per_page, in parallel too', async () => {
+      for (const concurrency of [1, 4]) {
+        const l = capped(ids(2000), 250, 'honest');
+        const pages = await collect(paginate(l.fetchPage, { perPage: 500, concurrency }));
+        expect(pages.flatMap((p) => p.items.map((r) => r.id))).toEqual(all);
+        expect(pages.at(-1)!.currentPage).toBe(8);
+      }
+    });
+
+    it('without page metadata, a page as long as the served per_page is not the end', async () => {
+      const l = capped(ids(2000), 250, 'none');
+      // The envelope reports no per_page: short against the asked 500, so only total or per_page can say more.
+      const pages = await collect(paginate(l.fetchPage, { perPage: 500 }));
+      expect(pages.flatMap((p) => p.items.map((r) => r.id))).toEqual(all.slice(0, 250));
+      const reported = async (page: number, perPage: number): Promise<Page<Row>> => ({ ...(await l.fetchPage(page, perPage)), perPage: 250 });
+      const full = await collect(paginate(reported, { perPage: 500 }));
+      expect(full.flatMap((p) => p.items.map((r) => r.id))).toEqual(all);
+    });
+
+    it('reads on past a last_page computed from the asked per_page until the total is read', async () => {
+      const l = capped(ids(2000), 250, 'asked');
+      const drift: DriftEvent[] = [];
+      const pages = await collect(paginate(l.fetchPage, { perPage: 500, onDrift: (e) => drift.push(e) }));
+      expect(pages.flatMap((p) => p.items.map((r) => r.id))).toEqual(all);
+      expect(l.calls).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      expect(drift).toEqual([]);
+    });
+  });
 });

@@ -7,7 +7,7 @@ import { basic } from './helpers.js';
 
 describe('crmsync simulator (CLI)', () => {
   it('prints its base URL ending in /v2 and serves with CRM_USERNAME / CRM_PASSWORD', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/entry.ts', 'simulator', '--contacts', '1000', '--port', '0', '--seed', '3'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/entry.ts', 'simulator', '--contacts', '1000', '--port', '0', '--seed', '3', '--per-page-cap', '250'], {
       env: { ...process.env, CRM_USERNAME: 'cli-user', CRM_PASSWORD: 'cli-password-123' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -22,6 +22,10 @@ describe('crmsync simulator (CLI)', () => {
       const res = await fetch(`${url}/subscribers?per_page=1`, { headers: { authorization: basic('cli-user', 'cli-password-123') } });
       const body = (await res.json()) as { subscribers: { total: number } };
       expect(body.subscribers.total).toBe(1000);
+      const capped = await fetch(`${url}/subscribers?per_page=500`, { headers: { authorization: basic('cli-user', 'cli-password-123') } });
+      const page = (await capped.json()) as { subscribers: { per_page: number; last_page: number; data: unknown[] } };
+      expect(page.subscribers).toMatchObject({ per_page: 250, last_page: 4 });
+      expect(page.subscribers.data).toHaveLength(250);
       const bad = await fetch(`${url}/subscribers`, { headers: { authorization: basic('cli-user', 'wrong') } });
       expect(bad.status).toBe(401);
       await bad.body?.cancel();

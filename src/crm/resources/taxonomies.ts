@@ -1,6 +1,7 @@
 import { checkId, type ClientContext } from '../client-context.js';
 import { CrmArgumentError } from '../errors.js';
 import { nullIfNotFound } from '../not-found.js';
+import { paginate } from '../paginate.js';
 import { asObject, parsePage, parseRecord } from '../parse.js';
 import type { List, Tag, TaxonomyWrite } from '../types.js';
 
@@ -42,7 +43,7 @@ function createTaxonomyApi<T extends Tag>(ctx: ClientContext, kind: 'tags' | 'li
     async list(q = {}) {
       const out: T[] = [];
       const seen = new Set<number>();
-      for (let page = 1; page <= MAX_PAGES; page++) {
+      const fetchPage = async (page: number, perPage: number) => {
         const res = await exec({
           method: 'GET',
           path: `/${kind}`,
@@ -52,19 +53,18 @@ function createTaxonomyApi<T extends Tag>(ctx: ClientContext, kind: 'tags' | 'li
             sort_order: q.sortOrder?.toUpperCase(),
             exclude_counts: q.excludeCounts ? 'true' : undefined,
             page,
-            per_page: PER_PAGE,
+            per_page: perPage,
           },
         });
-        const p = parsePage(res, [kind], schemaOf(), { page, perPage: PER_PAGE }, `GET /${kind}`);
-        let fresh = 0;
+        return parsePage(res, [kind], schemaOf(), { page, perPage }, `GET /${kind}`);
+      };
+      // The one paginator: last_page and total, a per_page the server may cap, a server ignoring `page`.
+      for await (const p of paginate(fetchPage, { perPage: PER_PAGE, maxPages: MAX_PAGES })) {
         for (const item of p.items) {
           if (seen.has(item.id)) continue; // a server that ignores `page` returns the same rows again
           seen.add(item.id);
           out.push(item as unknown as T);
-          fresh++;
         }
-        const more = p.lastPage !== undefined ? page < p.lastPage : p.items.length >= PER_PAGE;
-        if (!more || fresh === 0) break;
       }
       return out;
     },

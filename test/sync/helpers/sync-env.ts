@@ -39,7 +39,7 @@ export const SMALL_TUNING = { perPage: 50, parallelism: 3, maxPagesPerRange: 4, 
  * and (unless `worker: false`) an in-process worker: all torn down after `fn`, even on failure.
  */
 export async function withSyncEnv<T>(
-  opts: { sim?: SimulatorOptions; worker?: boolean },
+  opts: { sim?: SimulatorOptions; worker?: boolean; /** Extra or overriding crmsync variables (e.g. CRM_TIMEZONE). */ env?: Record<string, string> },
   fn: (env: SyncEnv) => Promise<T>,
 ): Promise<T> {
   try {
@@ -49,7 +49,7 @@ export async function withSyncEnv<T>(
   }
   const sim = await startSimulator({ seed: 7, contacts: 300, ...opts.sim });
   const dir = await mkdtemp(join(tmpdir(), 'crmsync-sync-'));
-  const env = testEnv(sim, dir, { CRM_ALLOW_INSECURE_HTTP: '1', CRMSYNC_TASK_QUEUE: `t-${randomUUID().slice(0, 12)}`, CRMSYNC_LOG_LEVEL: 'warn' });
+  const env = testEnv(sim, dir, { CRM_ALLOW_INSECURE_HTTP: '1', CRMSYNC_TASK_QUEUE: `t-${randomUUID().slice(0, 12)}`, CRMSYNC_LOG_LEVEL: 'warn', ...opts.env });
   const config = loadConfig(env);
   const queues = taskQueues(config);
   const runtime = createSyncRuntime(config);
