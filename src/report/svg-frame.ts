@@ -11,7 +11,7 @@ export interface LegendItem {
 
 /** An SVG scaled to its container; `marks` is how many data marks it holds (tests compare it with the data). */
 export function svgFrame(opts: { id: string; title: string; height: number; marks: number; body: string }): string {
-  return `<svg class="chart" data-chart="${esc(opts.id)}" data-marks="${opts.marks}" viewBox="0 0 ${CHART_WIDTH} ${opts.height}" role="img" aria-label="${esc(opts.title)}" xmlns="http://www.w3.org/2000/svg"><title>${esc(opts.title)}</title>${opts.body}</svg>`;
+  return `<svg class="chart" data-chart="${esc(opts.id)}" data-marks="${opts.marks}" viewBox="0 0 ${CHART_WIDTH} ${opts.height}" role="img" aria-label="${esc(opts.title)}"><title>${esc(opts.title)}</title>${opts.body}</svg>`;
 }
 
 export function legend(items: readonly LegendItem[]): string {
