@@ -34,9 +34,9 @@ export function stackedAreaChart(opts: { id: string; title: string; labels: read
   }
   const ticks: string[] = [];
   const every = Math.max(1, Math.ceil((n - 1) / 4));
-  // About five labels: every `every`-th period and the last, which pushes out a neighbour closer than 3/4 of a step.
+  // About five labels: every `every`-th period and the last, which pushes out a neighbour closer than a step.
   for (let i = 0; i < n - 1; i += every) {
-    if (i > 0 && n - 1 - i < every * 0.75) break;
+    if (i > 0 && n - 1 - i < every) break;
     ticks.push(`<text class="axis" x="${x(i).toFixed(1)}" y="${BOTTOM + FONT + 4}" text-anchor="${i === 0 ? 'start' : 'middle'}">${esc(opts.labels[i])}</text>`);
   }
   if (n > 1) ticks.push(`<text class="axis" x="${RIGHT}" y="${BOTTOM + FONT + 4}" text-anchor="end">${esc(opts.labels[n - 1])}</text>`);

@@ -32,7 +32,7 @@ export function barChart(opts: { id: string; title: string; groups: readonly Bar
   let marks = 0;
   for (const g of opts.groups) {
     const h = g.bars.length * BAR;
-    parts.push(`<text class="label" x="${LABEL_WIDTH - 6}" y="${(y + h / 2 + FONT / 3).toFixed(1)}" text-anchor="end"><title>${esc(g.label)}</title>${clip(g.label, 22)}</text>`);
+    parts.push(`<text class="label" x="${LABEL_WIDTH - 6}" y="${(y + h / 2 + FONT / 3).toFixed(1)}" text-anchor="end"><title>${esc(g.label)}</title>${clip(g.label, 18)}</text>`);
     g.bars.forEach((b, i) => {
       const by = y + i * BAR;
       if (b.value !== null) {

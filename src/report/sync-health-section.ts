@@ -90,7 +90,7 @@ function failures(f: ReportData['failures']): string {
       { key: 'started_at', label: 'started (UTC)', cell: (r) => fmtTime(r.started_at) },
       { key: 'stream', label: 'stream', cell: (r) => r.stream },
       { key: 'mode', label: 'mode', cell: (r) => r.mode },
-      { key: 'error', label: 'message', cell: (r) => r.error ?? '' },
+      { key: 'error', label: 'message', wrap: true, cell: (r) => r.error ?? '' },
     ],
   });
   return `<h3>Failures</h3><p class="note">Failed runs with their messages (view <code>sync_failures</code>).${esc(shown)}</p>${table}`;

@@ -42,7 +42,7 @@ export function webhookSection(w: ReportData['webhooks']): string {
       { key: 'received_at', label: 'received (UTC)', cell: (d) => fmtTime(d.received_at) },
       { key: 'event', label: 'event', cell: (d) => d.event ?? '' },
       { key: 'delivery_id', label: 'delivery', cell: (d) => d.delivery_id },
-      { key: 'error', label: 'error', cell: (d) => d.error ?? '' },
+      { key: 'error', label: 'error', wrap: true, cell: (d) => d.error ?? '' },
     ],
   });
   return `<section id="webhooks">${head}${note}${chart}${table}<h3>Dead letters</h3><p class="note">Deliveries recorded as failed, with their error (view <code>webhook_dead_letters</code>); they are not retried.${esc(shown)}</p>${dead}</section>`;
