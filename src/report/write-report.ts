@@ -45,5 +45,5 @@ export async function writeReport(opts: WriteReportOptions): Promise<WrittenRepo
 }
 
 function describe(s: WarehouseSource): string {
-  return s.kind === 'duckdb' ? `the warehouse ${s.path}` : `the Parquet lake ${s.path} (published ${s.publishedAt ?? 'at an unknown time'}; a sync held the warehouse file)`;
+  return s.kind === 'duckdb' ? `the warehouse ${s.path}` : `the Parquet lake ${s.path} (published ${s.publishedAt ?? 'at an unknown time'})`;
 }

@@ -37,4 +37,21 @@ describe('writeReport', () => {
     const stored = await withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: false }, (w) => w.query(`SELECT count(*) AS n FROM duckdb_views() WHERE view_name = 'sync_run_health'`));
     expect(stored).toEqual([{ n: 0 }]);
   });
+
+  it('reads the published Parquet lake when there is no warehouse file to open', async () => {
+    p = tempPaths();
+    await writeScope(p, async (w) => {
+      await w.loadEntities('campaigns', [campaign], ctx(), { complete: true });
+      await w.recordRun({ runId: 'r1', stream: 'campaigns', mode: 'backfill', startedAt: new Date('2026-03-01T10:00:00Z'), finishedAt: new Date('2026-03-01T10:00:02.5Z'), status: 'succeeded', pages: 1, requests: 1, inserted: 1, updated: 0, unchanged: 0, deleted: 0, error: null });
+      await w.publishLake();
+    });
+    const out = join(p.dir, 'lake.html');
+    const written = await writeReport({ dbPath: join(p.dir, 'elsewhere.duckdb'), lakePath: p.lakePath, out, now: new Date('2026-03-01T12:00:02.500Z') });
+    expect(written.source).toMatchObject({ kind: 'lake', path: p.lakePath });
+    const html = await readFile(out, 'utf8');
+    expect(html).toMatch(/from the Parquet lake/);
+    expect(html).toMatch(/<td data-col="unsubscribes" class="num">12<\/td>/);
+    expect(html).toMatch(/<td data-col="duration_s" class="num">2\.5 s<\/td>/);
+    expect(html).toMatch(/<td data-col="age" class="num">2\.0 h<\/td>/);
+  });
 });
