@@ -4,14 +4,21 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCrmClient } from '../../src/crm/index.js';
 import { STREAM_NAMES } from '../../src/sync/streams.js';
+import { withWarehouse } from '../../src/warehouse/index.js';
+import { createClientRefetcher } from '../../src/webhooks/client-refetcher.js';
+import { registerWebhook } from '../../src/webhooks/register-webhook.js';
+import { createSecretResolver } from '../../src/webhooks/secret-resolver.js';
+import { withWebhookService } from '../../src/webhooks/webhook-service.js';
 import { runCli } from '../cli/run-cli.js';
 import { withSyncEnv } from '../sync/helpers/sync-env.js';
 import { launchChromium } from './chromium.js';
 import { cellsOf, figure, near, VIEW_QUERIES, type Expected } from './report-expectations.js';
 
-// The real chain: simulator -> two syncs on the shared Temporal dev server -> DuckDB -> the
-// `crmsync report` CLI in a child process -> Debian's Chromium renders the file.
+// The real chain: simulator -> two syncs on the shared Temporal dev server, and signed webhook
+// deliveries to the receiver -> DuckDB -> the `crmsync report` CLI in a child process -> Debian's
+// Chromium renders the file.
 let dir: string;
 let out: string;
 let cli: { code: number | null; stdout: string; stderr: string };
@@ -25,7 +32,7 @@ const problems: string[] = [];
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'crmsync-report-'));
   out = join(dir, 'out', 'report.html');
-  await withSyncEnv({ sim: { seed: 7, contacts: 400 } }, async (env) => {
+  await withSyncEnv({ sim: { seed: 7, contacts: 400, allowHttpWebhookUrls: true, webhookTimeScale: 0.001 } }, async (env) => {
     await env.sync({ streams: [...STREAM_NAMES], full: true });
     // Between the syncs: 7 contacts gain tag 1 and 3 lose tag 2, so "change since the previous sync" has something to show.
     const truth = env.sim.truth();
@@ -34,7 +41,32 @@ beforeAll(async () => {
     for (const c of truth.contacts.filter((x) => x.tags.includes(2)).slice(0, 3)) env.sim.mutate.removeTag(c.id, 2);
     truthTag1 = { members: env.sim.truth().contacts.filter((c) => c.tags.includes(1)).length, added: gain.length };
     await env.sync({ streams: ['contacts'], full: true });
-    // A failed stream run and webhook deliveries (one dead letter), as the sync and the receiver record them.
+    // The receiver applies real deliveries of a few edits (names and statuses: tags stay as synced).
+    const client = createCrmClient({ baseUrl: env.sim.baseUrl, username: env.sim.credentials.username, password: env.sim.credentials.password });
+    const secretsFile = join(env.dir, 'webhook-secrets.json');
+    try {
+      await withWebhookService(
+        {
+          spoolDir: join(env.dir, 'spool'),
+          host: '127.0.0.1',
+          port: 0,
+          secrets: createSecretResolver({ secretsFile, reloadIntervalMs: 600_000 }),
+          apply: { refetcher: createClientRefetcher(client), withWarehouse: (f) => withWarehouse({ dbPath: env.config.dbPath, lakePath: env.config.lakePath, write: true }, f), lingerMs: 20 },
+        },
+        async (service) => {
+          await registerWebhook(client, { url: service.url, allowHttp: true }, secretsFile);
+          const ids = env.sim.truth().contacts.slice(10, 16).map((c) => c.id);
+          for (const id of ids) env.sim.mutate.updateContact(id, { first_name: `Hooked ${id}` });
+          env.sim.mutate.setStatus(ids[0]!, 'unsubscribed');
+          await env.sim.settleWebhooks(20_000);
+          expect(await service.applier!.waitApplied(undefined, 30_000)).toBe(true);
+        },
+      );
+    } finally {
+      await client.close();
+    }
+    // A failed stream run and a dead letter, as the sync and the receiver record them (neither can
+    // be provoked here without a faulty CRM record).
     await env.read(async (w) => {
       const at = Date.now();
       await w.recordRun({
@@ -42,9 +74,7 @@ beforeAll(async () => {
         pages: 0, requests: 3, inserted: 0, updated: 0, unchanged: 0, deleted: 0, error: 'The CRM answered 503 three times; check that it is up',
       });
       await w.connection.run(`INSERT INTO webhook_events (delivery_id, event, received_at, event_at, applied_at, status, error) VALUES
-        ('d-1', 'contact.updated', TIMESTAMPTZ '2026-03-01 10:00:02+00', TIMESTAMPTZ '2026-03-01 10:00:00+00', TIMESTAMPTZ '2026-03-01 10:00:03+00', 'applied', NULL),
-        ('d-2', 'contact.created', TIMESTAMPTZ '2026-03-01 11:00:05+00', TIMESTAMPTZ '2026-03-01 11:00:00+00', TIMESTAMPTZ '2026-03-01 11:00:05.500+00', 'applied', NULL),
-        ('d-3', 'contact.updated', TIMESTAMPTZ '2026-03-02 09:00:01+00', TIMESTAMPTZ '2026-03-02 09:00:00+00', TIMESTAMPTZ '2026-03-02 09:00:02+00', 'failed', 'validation failed for contact 12: email is invalid')`);
+        ('d-dead', 'contact.updated', TIMESTAMPTZ '2026-03-02 09:00:01+00', TIMESTAMPTZ '2026-03-02 09:00:00+00', TIMESTAMPTZ '2026-03-02 09:00:02+00', 'failed', 'validation failed for contact 12: email is invalid')`);
     });
     cli = await runCli(['report', '--out', out, '--wait-ms', '60000'], env.env, 120_000);
     expected = await env.read(async (w) => {
@@ -185,6 +215,7 @@ describe('crmsync report in a real Chromium', () => {
     const lag = await cellsOf(page, 'webhook-lag-table');
     expect(lag.map((d) => [d.day, figure(d.deliveries!), figure(d.failed!)])).toEqual(e.webhookLag.map((d) => [d.day, d.deliveries, d.failed]));
     lag.forEach((d, i) => expect(near(figure(d.delivery_lag_p95_s!, 'seconds'), e.webhookLag[i]!.delivery_lag_p95_s, 0.05), d.day).toBe(true));
+    expect(e.webhookLag.reduce((a, d) => a + d.deliveries, 0)).toBeGreaterThanOrEqual(7);
     const dead = await cellsOf(page, 'webhook-dead-letters-table');
     expect(dead.map((d) => [d.delivery_id, d.error])).toEqual(e.deadLetters.map((d) => [d.delivery_id, d.error]));
 
