@@ -1,12 +1,12 @@
--- One row per live campaign with its counters (from with[]=stats; the real CRM names opens `views`
--- and unsubscribes `unsubscribers`) and rates.
+-- One row per live campaign with its counters (from with[]=stats) and rates. The real CRM names
+-- the counters sent, views, clicks and unsubscribers; the other spellings are the written interface's.
 CREATE OR REPLACE VIEW campaign_performance AS
 WITH s AS (
   SELECT id, title, status, email_subject, recipients_count, scheduled_at, created_at,
     TRY_CAST(stats->>'sent' AS BIGINT) AS sent,
     TRY_CAST(coalesce(stats->>'opens', stats->>'open', stats->>'views') AS BIGINT) AS opens,
     TRY_CAST(coalesce(stats->>'clicks', stats->>'click') AS BIGINT) AS clicks,
-    TRY_CAST(coalesce(stats->>'unsubscribes', stats->>'unsubscribed', stats->>'unsubscribers', stats->>'unsubscribe') AS BIGINT) AS unsubscribes,
+    TRY_CAST(coalesce(stats->>'unsubscribes', stats->>'unsubscribers', stats->>'unsubscribed', stats->>'unsubscribe') AS BIGINT) AS unsubscribes,
     TRY_CAST(coalesce(stats->>'bounces', stats->>'bounced') AS BIGINT) AS bounces,
     TRY_CAST(stats->>'revenue' AS DOUBLE) AS revenue,
     _synced_at

@@ -9,6 +9,7 @@ import { registerVerifyCommand } from './verify.js';
 import { registerDemoCommand } from './demo.js';
 import { registerWebhooksCommand } from './webhooks.js';
 import { registerPushCommand } from './push.js';
+import { registerReportCommand } from './report.js';
 
 /** Every command file exports a `register*Command(program)`; add new ones here. */
 export const commands: ((program: Command) => void)[] = [
@@ -22,4 +23,5 @@ export const commands: ((program: Command) => void)[] = [
   registerDemoCommand,
   registerWebhooksCommand,
   registerPushCommand,
+  registerReportCommand,
 ];
