@@ -20,6 +20,11 @@ export interface FaultOptions {
   dropRate?: number;
   /** Extra delay on every /reports/* endpoint. */
   slowReportsMs?: number;
+  /**
+   * Real mode only: share of requests answered 423 with a database deadlock or lock wait timeout
+   * message, as the real deployment reports every database exception (no side effect happens).
+   */
+  deadlockRate?: number;
 }
 
 export interface SimulatorUser {
@@ -101,6 +106,7 @@ export function validateFaults(f: FaultOptions): FaultOptions {
   rate('errorRate', f.errorRate);
   rate('truncateRate', f.truncateRate);
   rate('dropRate', f.dropRate);
+  rate('deadlockRate', f.deadlockRate);
   if (f.rateLimitRps !== undefined && !(f.rateLimitRps > 0)) throw new SimulatorOptionsError(`faults.rateLimitRps must be positive, got ${f.rateLimitRps}`);
   if (f.slowReportsMs !== undefined && !(f.slowReportsMs >= 0)) throw new SimulatorOptionsError('faults.slowReportsMs must be >= 0');
   const l = f.latencyMs;

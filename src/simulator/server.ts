@@ -8,6 +8,7 @@ import type { Marketing } from './marketing.js';
 import type { ResolvedOptions } from './options.js';
 import { htmlErrorPage, writeResponse } from './responses.js';
 import type { Router } from './router.js';
+import { deadlockMessage } from './deadlock-message.js';
 import { Serializer } from './serialize.js';
 import { SimError } from './sim-error.js';
 import type { SimState } from './state.js';
@@ -78,7 +79,7 @@ export function createSimServer(deps: ServerDeps): Server {
     }
     const routeKey = `${match.def.method} ${match.def.path}`;
     stats.byRoute[routeKey] = (stats.byRoute[routeKey] ?? 0) + 1;
-    const decision = deps.faults.decide(claimedUser(req.headers), match.def.report === true);
+    const decision = deps.faults.decide(claimedUser(req.headers), match.def.report === true, real);
     if (decision.kind === 'drop') {
       req.socket.destroy();
       return;
@@ -104,6 +105,11 @@ export function createSimServer(deps: ServerDeps): Server {
           ? { status: decision.status, body: null, raw: htmlErrorPage(), contentType: 'text/html; charset=UTF-8' }
           : { status: decision.status, body: { code: 'internal_server_error', message: 'Injected server error; retry the request.', data: { status: decision.status } } },
       );
+      return;
+    }
+    if (decision.kind === 'deadlock') {
+      req.resume();
+      send({ status: 423, body: { message: deadlockMessage(path, decision.lockWait) } });
       return;
     }
     if (decision.latencyMs > 0) await new Promise((r) => setTimeout(r, decision.latencyMs));
