@@ -51,12 +51,26 @@ function errorResponse(err: unknown, real: boolean, wantsJson: boolean): SimResp
   return { status: 500, body: { code: 'internal_server_error', message: `Simulator error: ${message}`, data: { status: 500 } } };
 }
 
+/**
+ * WordPress without pretty permalinks takes the REST route from the `rest_route` query parameter
+ * (`/?rest_route=/fluent-crm/v2/subscribers&page=2`); the request is then served as if it had asked
+ * for the `/wp-json` path (real mode) or the bare route (spec mode), with the rest of its query.
+ */
+function restRouteUrl(url: URL, real: boolean): URL {
+  const route = url.searchParams.get('rest_route');
+  if (route === null || (url.pathname !== '/' && url.pathname !== '/index.php') || !route.startsWith('/')) return url;
+  const rest = new URLSearchParams(url.search);
+  rest.delete('rest_route');
+  const query = rest.toString();
+  return new URL(`${real ? '/wp-json' : ''}${route}${query ? `?${query}` : ''}`, url.origin);
+}
+
 /** The request pipeline: route, faults, auth, capability, body, handler, response. */
 export function createSimServer(deps: ServerDeps): Server {
   const { opts, stats } = deps;
   const real = opts.mode === 'real';
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const url = new URL(req.url ?? '/', 'http://sim.invalid');
+    const url = restRouteUrl(new URL(req.url ?? '/', 'http://sim.invalid'), real);
     const wantsJson = String(req.headers.accept ?? '').includes('json');
     if (deps.admin && url.pathname.startsWith(ADMIN_PREFIX)) {
       const out = await deps.admin(req, url.pathname.slice(ADMIN_PREFIX.length));
