@@ -19,6 +19,8 @@ export interface SimulatorStats {
   byRoute: Record<string, number>;
   status429: number;
   status5xx: number;
+  /** 423s: the real deployment's database exceptions (injected deadlocks included). */
+  status423: number;
 }
 
 export interface ServerDeps {
@@ -101,6 +103,7 @@ export function createSimServer(deps: ServerDeps): Server {
     const send = (out: SimResponse, truncate = false): void => {
       if (out.status === 429) stats.status429++;
       if (out.status >= 500) stats.status5xx++;
+      if (out.status === 423) stats.status423++;
       writeResponse(res, out, { truncate, headers: { allow: match.def.method } });
     };
     if (decision.kind === 'rate_limited') {

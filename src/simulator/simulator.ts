@@ -51,7 +51,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   state.onEvent((e) => webhooks.onEvent(e));
   const faults = new FaultInjector(opts.seed, opts.faults, opts.now);
   const router = new Router().add([...contactRoutes, ...taxonomyRoutes, ...companyRoutes, ...miscRoutes, ...webhookRoutes, ...campaignRoutes, ...funnelRoutes, ...contentRoutes(opts.mode === 'real'), ...reportRoutes(), ...(opts.mode === 'real' ? [] : formRoutes)]);
-  const stats: SimulatorStats = { requests: 0, byRoute: {}, status429: 0, status5xx: 0 };
+  const stats: SimulatorStats = { requests: 0, byRoute: {}, status429: 0, status5xx: 0, status423: 0 };
   const basePath = opts.mode === 'real' ? '/wp-json/fluent-crm/v2' : '/v2';
   const truth = (): SimulatorTruth => buildTruth(state, marketing, webhooks);
   const churns = new Set<ChurnHandle>();
@@ -109,6 +109,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       stats.byRoute = {};
       stats.status429 = 0;
       stats.status5xx = 0;
+      stats.status423 = 0;
     },
     settleWebhooks: (t) => webhooks.settle(t),
     close: async () => {
