@@ -46,6 +46,12 @@ export interface SimulatorOptions {
   /** Multiplies webhook retry intervals (1 min ... 24 h) and the 30 s receiver timeout. */
   webhookTimeScale?: number;
   allowHttpWebhookUrls?: boolean;
+  /**
+   * Real mode only: serve the interface's outbound webhooks instead of the free plugin's incoming
+   * ones (as a deployment with an outbound-webhook add-on would), to test the receiver against the
+   * real deployment's data quirks. Default false: real mode sends nothing outbound, as captured.
+   */
+  outboundWebhooks?: boolean;
   admin?: boolean;
   /** Largest accepted request body in bytes (default 1 MiB). */
   maxBodyBytes?: number;
@@ -65,6 +71,7 @@ export interface ResolvedOptions {
   faults: FaultOptions;
   webhookTimeScale: number;
   allowHttpWebhookUrls: boolean;
+  outboundWebhooks: boolean;
   admin: boolean;
   maxBodyBytes: number;
   now: () => number;
@@ -152,6 +159,7 @@ export function resolveOptions(o: SimulatorOptions = {}): ResolvedOptions {
     faults: validateFaults(o.faults ?? {}),
     webhookTimeScale: scale,
     allowHttpWebhookUrls: o.allowHttpWebhookUrls ?? false,
+    outboundWebhooks: (o.mode ?? 'spec') === 'spec' || (o.outboundWebhooks ?? false),
     admin: o.admin ?? false,
     maxBodyBytes: o.maxBodyBytes ?? 1024 * 1024,
     now: o.now ?? Date.now,

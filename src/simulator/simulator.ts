@@ -47,7 +47,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   const state = new SimState(opts);
   state.warmCounts();
   const marketing = new Marketing(state);
-  const webhooks = new WebhookDispatcher({ timeScale: opts.webhookTimeScale, allowHttp: opts.allowHttpWebhookUrls, now: opts.now });
+  const webhooks = new WebhookDispatcher({ timeScale: opts.webhookTimeScale, allowHttp: opts.allowHttpWebhookUrls, now: opts.now, incomingOnly: !opts.outboundWebhooks });
   state.onEvent((e) => webhooks.onEvent(e));
   const faults = new FaultInjector(opts.seed, opts.faults, opts.now);
   const router = new Router().add([...contactRoutes, ...taxonomyRoutes, ...companyRoutes, ...miscRoutes, ...webhookRoutes, ...campaignRoutes, ...funnelRoutes, ...contentRoutes(opts.mode === 'real'), ...reportRoutes(), ...(opts.mode === 'real' ? [] : formRoutes)]);

@@ -18,6 +18,8 @@ export interface DispatcherOptions {
   timeScale: number;
   allowHttp: boolean;
   now: () => number;
+  /** `/webhooks` are the free plugin's incoming webhooks (real mode), and nothing goes out. */
+  incomingOnly?: boolean;
 }
 
 /**
@@ -40,9 +42,11 @@ export class WebhookDispatcher {
 
   /** Real mode's `/webhooks`: incoming webhooks only (the free plugin has no outbound ones). */
   readonly incoming: IncomingWebhooks;
+  readonly incomingOnly: boolean;
 
   constructor(private readonly opts: DispatcherOptions) {
     this.incoming = new IncomingWebhooks(opts.now);
+    this.incomingOnly = opts.incomingOnly ?? false;
   }
 
   get timeoutMs(): number {

@@ -17,12 +17,12 @@ function incomingList(ctx: RouteCtx): Record<string, unknown>[] {
 }
 
 function list(ctx: RouteCtx): SimResponse {
-  if (ctx.real) return ok({ webhooks: incomingList(ctx) });
+  if (ctx.webhooks.incomingOnly) return ok({ webhooks: incomingList(ctx) });
   return ok({ webhooks: [...ctx.webhooks.hooks.values()].map((h) => ctx.webhooks.json(h)) });
 }
 
 function create(ctx: RouteCtx): SimResponse {
-  if (ctx.real) {
+  if (ctx.webhooks.incomingOnly) {
     const h = ctx.webhooks.incoming.create(ctx.body, ctx.origin);
     return ok({ id: h.id, webhook: structuredClone(h.value), webhooks: incomingList(ctx), message: 'Successfully created the WebHook' });
   }
@@ -31,7 +31,7 @@ function create(ctx: RouteCtx): SimResponse {
 }
 
 function update(ctx: RouteCtx): SimResponse {
-  if (ctx.real) {
+  if (ctx.webhooks.incomingOnly) {
     const h = ctx.webhooks.incoming.update(Number(ctx.params.id), ctx.body);
     return ok({ webhook: structuredClone(h.value), webhooks: incomingList(ctx), message: 'Successfully updated the webhook' });
   }
@@ -40,7 +40,7 @@ function update(ctx: RouteCtx): SimResponse {
 }
 
 function remove(ctx: RouteCtx): SimResponse {
-  if (ctx.real) {
+  if (ctx.webhooks.incomingOnly) {
     ctx.webhooks.incoming.delete(Number(ctx.params.id));
     return ok({ webhooks: incomingList(ctx), message: 'Successfully deleted the webhook' });
   }
@@ -49,13 +49,13 @@ function remove(ctx: RouteCtx): SimResponse {
 }
 
 async function test(ctx: RouteCtx): Promise<SimResponse> {
-  if (ctx.real) throw noRoute(); // the free plugin has no outbound delivery, hence no test or log
+  if (ctx.webhooks.incomingOnly) throw noRoute(); // the free plugin has no outbound delivery, hence no test or log
   const d = await ctx.webhooks.test(Number(ctx.params.id));
   return ok({ message: d.status === 'success' ? 'Test payload delivered' : 'Test payload could not be delivered', delivery: ctx.webhooks.deliveryJson(d) });
 }
 
 function deliveries(ctx: RouteCtx): SimResponse {
-  if (ctx.real) throw noRoute();
+  if (ctx.webhooks.incomingOnly) throw noRoute();
   const id = Number(ctx.params.id);
   ctx.webhooks.require(id);
   const status = ctx.query.get('status');
