@@ -16,6 +16,7 @@ const FaultsSchema = z
     truncateRate: z.number().min(0).max(1),
     dropRate: z.number().min(0).max(1),
     slowReportsMs: z.number().min(0),
+    deadlockRate: z.number().min(0).max(1),
   })
   .partial()
   .strict();
@@ -57,7 +58,7 @@ export function parseFaults(text: string): FaultOptions {
   }
   const parsed = FaultsSchema.safeParse(raw);
   if (!parsed.success) {
-    throw new ConfigError(`--faults: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(faults)'} ${i.message}`).join('; ')}; known keys: errorRate, rateLimitRps, latency=MIN-MAX, truncateRate, dropRate, slowReportsMs`);
+    throw new ConfigError(`--faults: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(faults)'} ${i.message}`).join('; ')}; known keys: errorRate, rateLimitRps, latency=MIN-MAX, truncateRate, dropRate, slowReportsMs, deadlockRate (real mode)`);
   }
   return parsed.data as FaultOptions;
 }
@@ -73,7 +74,7 @@ export function registerSimulatorCommand(program: Command): void {
     .option('--real', 'reproduce the quirks of the real deployment (fluentcrm-2.9)', false)
     .option('--admin', 'serve the ground-truth endpoint under /__simulator', false)
     .option('--timezone <tz>', 'site time zone for zone-less timestamps (default CRM_TIMEZONE)')
-    .option('--faults <spec>', 'faults: JSON or errorRate=0.05,rateLimitRps=20,latency=5-50,truncateRate=0.01,dropRate=0.01,slowReportsMs=500')
+    .option('--faults <spec>', 'faults: JSON or errorRate=0.05,rateLimitRps=20,latency=5-50,truncateRate=0.01,dropRate=0.01,slowReportsMs=500,deadlockRate=0.02 (real mode)')
     .option('--webhook-time-scale <x>', 'multiply webhook retry intervals and timeout by x', '1')
     .option('--allow-http-webhooks', 'accept http:// webhook URLs (local receivers)', false)
     .option('--unavailable <prefix>', 'a route prefix the CRM lacks, e.g. /reports (404 rest_no_route; repeatable)', (v: string, prev: string[]) => [...prev, v], [] as string[])

@@ -8,16 +8,19 @@ import {
   NotFoundError,
   RateLimitedError,
   ServerError,
-  ServerExceptionError,
   UnexpectedStatusError,
   ValidationError,
 } from './errors.js';
+import { classifyServerException } from './classify-server-exception.js';
 import { parseRetryAfter } from './retry-after.js';
+import type { QueryValue } from './transport.js';
 
 export interface ResponseFacts {
   method: string;
   /** Path relative to the base URL, without the query string. */
   path: string;
+  /** The request's query, to name the parameter a server-side SQL error points at (never logged). */
+  query?: Record<string, QueryValue>;
   statusCode: number;
   headers: Record<string, string | string[] | undefined>;
   /** The body as text (already size-limited); secrets are redacted by the caller. */
@@ -78,10 +81,7 @@ export function classifyErrorResponse(f: ResponseFacts): CrmError {
     return new ValidationError(`The CRM rejected ${route} (${statusCode}${serverCode ? ` ${serverCode}` : ''}): ${fix} (${detail})`, flat, opts);
   }
   if (statusCode === 423) {
-    return new ServerExceptionError(
-      `The CRM raised an exception on ${route} (423); this is usually a bad parameter (sort field, page size, date range)${says}`,
-      opts,
-    );
+    return classifyServerException({ route, statusCode, serverMessage, says, query: f.query });
   }
   if (statusCode === 429) {
     const wait = retryAfterMs === undefined ? 'no Retry-After given' : `retry after ${Math.ceil(retryAfterMs / 1000)} s`;

@@ -64,10 +64,26 @@ export class ValidationError extends CrmError {
   }
 }
 
-/** 423: the real deployment's way of reporting an exception (SQL, date parsing) raised on the server. */
+/**
+ * 423: the real deployment's way of reporting an exception (SQL, date parsing) raised on the server.
+ * Raised for one caused by the request itself, so repeating it cannot help; `parameter` names the
+ * query parameter the server choked on when it can be told.
+ */
 export class ServerExceptionError extends CrmError {
-  constructor(message: string, opts: Opts = {}) {
+  readonly parameter: string | undefined;
+  constructor(message: string, opts: Opts & { parameter?: string } = {}) {
     super('CRM_SERVER_EXCEPTION', message, { ...opts, retryable: false });
+    this.parameter = opts.parameter;
+  }
+}
+
+/**
+ * 423 for a transient database conflict (a deadlock or a lock wait timeout): the server asks for the
+ * transaction to be restarted, so the request is retryable (by Temporal's policy, with backoff).
+ */
+export class DatabaseBusyError extends CrmError {
+  constructor(message: string, opts: Opts = {}) {
+    super('CRM_DATABASE_BUSY', message, { ...opts, retryable: true });
   }
 }
 

@@ -7,9 +7,12 @@ import { CrmError } from './errors.js';
  *
  * - without a configured budget it starts at `initialRps` and doubles per second while the limiter
  *   is the bottleneck (slow start) until the first 429;
- * - a 429 records the send rate of the last second (less the refused request) as the server's
- *   limit, drops to 85% of it and pauses
- *   everyone for Retry-After; later 429s from requests sent before that drop are not counted again;
+ * - a 429 pauses everyone for Retry-After; when the last second's traffic ran at the budget (at
+ *   least 4 requests, held back by the budget or at half of it or more), it also records that send
+ *   rate (less the refused request) as the server's limit and drops to 85% of it; later 429s from
+ *   requests sent before that drop are not counted again. A 429 amid sparse traffic (the window
+ *   filled by another process on the same credential, or a server-side burst) teaches nothing: a
+ *   limit learned from it was a rate the run never tried to exceed, and it held the run there;
  * - afterwards it climbs quickly back to 95% of the learned limit, then probes above it slowly
  *   (about 1% of the limit per 20 s) so it stays just under the limit instead of oscillating;
  * - a sustained rise in latency (4x the best seen, and 500 ms over it) stops the climb and backs off 10%;
@@ -77,6 +80,8 @@ interface Waiter {
 }
 
 const DEFAULT_PAUSE_MS = 1000;
+/** Fewest requests in the second before a 429 for their rate to count as the server's limit. */
+const MIN_SAMPLE = 4;
 
 export function createRateLimiter(opts: RateLimiterOptions = {}): RateLimiter {
   const now = opts.now ?? (() => performance.now());
@@ -156,6 +161,9 @@ export function createRateLimiter(opts: RateLimiterOptions = {}): RateLimiter {
       rateLimited++;
       pause(o.retryAfterMs ?? DEFAULT_PAUSE_MS);
       if (!adaptive || dispatchedAt < lastDecreaseAt) return; // same episode: already reacted
+      // Sparse traffic says nothing about the server's allowance (the window was filled by someone
+      // else, or by a burst the limiter did not send): Retry-After is honoured, nothing is learned.
+      if (!measuresLimit(t)) return;
       // Refused soon after returning to the old rate: the server's limit really is lower now.
       if (t - restoredAt < stormRecoveryMs) bestOkRps = 0;
       if (phase === 'steady' && learned !== undefined && rps > learned * 0.95) {
@@ -203,6 +211,15 @@ export function createRateLimiter(opts: RateLimiterOptions = {}): RateLimiter {
       rps = Math.min(ceiling, rps + (learned * 0.0005) / rps); // about 1% of the limit per 20 s
       if (rps > learned) learned = rps; // probed past it without a 429: the limit is higher
     }
+  }
+
+  /**
+   * Whether the last second's sends measure what the server allows: enough of them to be a rate,
+   * sent at the budget (the budget held requests back, or they came at half of it or more).
+   */
+  function measuresLimit(t: number): boolean {
+    const sent = sendRate(t) - 1; // less the refused request
+    return sent >= MIN_SAMPLE && (t - saturatedAt < 1000 || sent >= rps / 2);
   }
 
   function pause(ms: number): void {

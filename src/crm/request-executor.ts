@@ -75,7 +75,7 @@ export function createExecutor(deps: {
         allowEmpty: opts.allowEmpty ?? req.method !== 'GET',
       });
     }
-    throw classifyErrorResponse({ method: req.method, path: req.path, statusCode: res.statusCode, headers: res.headers, body: transport.redact(res.body) });
+    throw classifyErrorResponse({ method: req.method, path: req.path, query: req.query, statusCode: res.statusCode, headers: res.headers, body: transport.redact(res.body) });
   }
 
   return async function execute(req, opts = {}) {

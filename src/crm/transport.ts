@@ -65,8 +65,10 @@ export function checkBaseUrl(baseUrl: string, allowInsecureHttp: boolean): URL {
   if (url.username || url.password) {
     throw new ConfigError('CRM_BASE_URL must not contain credentials; remove user:password@ and set CRM_USERNAME / CRM_PASSWORD');
   }
-  if (url.search || url.hash) {
-    throw new ConfigError('CRM_BASE_URL must not have a query string or fragment (credentials in query parameters are for testing only); remove everything after the path');
+  if (url.hash || (url.search && restRouteOf(url) === undefined)) {
+    throw new ConfigError(
+      'CRM_BASE_URL must not have a fragment or a query string other than ?rest_route=/fluent-crm/v2 (a site without pretty permalinks); credentials go in CRM_USERNAME / CRM_PASSWORD, so remove everything else after the path',
+    );
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
     throw new ConfigError(`CRM_BASE_URL must use https (got ${url.protocol})`);
@@ -77,6 +79,29 @@ export function checkBaseUrl(baseUrl: string, allowInsecureHttp: boolean): URL {
     );
   }
   return url;
+}
+
+/**
+ * The REST route of a base URL of the form `https://site/?rest_route=/fluent-crm/v2` (WordPress
+ * without pretty permalinks), when that is its only query parameter; undefined otherwise.
+ */
+export function restRouteOf(url: URL): string | undefined {
+  const keys = [...url.searchParams.keys()];
+  const route = url.searchParams.get('rest_route');
+  if (keys.length !== 1 || route === null || !route.startsWith('/')) return undefined;
+  return route.replace(/\/+$/, '');
+}
+
+/**
+ * The request target for a call: `<base path><path><query>`, or on a `rest_route` base URL
+ * `<base path>?rest_route=<route><path>&<query>` (the route in the parameter, the query after it).
+ */
+export function requestTarget(base: URL, path: string, query: Record<string, QueryValue> | undefined): string {
+  const route = restRouteOf(base);
+  const qs = buildQuery(query);
+  if (route === undefined) return `${base.pathname.replace(/\/+$/, '')}${path}${qs}`;
+  const target = encodeURIComponent(`${route}${path}`).replace(/%2F/gi, '/');
+  return `${base.pathname}?rest_route=${target}${qs ? `&${qs.slice(1)}` : ''}`;
 }
 
 /** Characters that form encoding (URLSearchParams) leaves as they are. */
@@ -111,7 +136,6 @@ function encodeQuery(query: Record<string, QueryValue>): string {
 
 export function createTransport(opts: TransportOptions): Transport {
   const url = checkBaseUrl(opts.baseUrl, opts.allowInsecureHttp ?? false);
-  const prefix = url.pathname.replace(/\/+$/, '');
   const token = Buffer.from(`${opts.username}:${opts.password.reveal()}`).toString('base64');
   const authorization = `Basic ${token}`;
   const secrets = [opts.password, token];
@@ -150,7 +174,7 @@ export function createTransport(opts: TransportOptions): Transport {
     let res: Dispatcher.ResponseData;
     try {
       res = await pool.request({
-        path: `${prefix}${req.path}${buildQuery(req.query)}`,
+        path: requestTarget(url, req.path, req.query),
         method: override ? 'POST' : req.method,
         headers,
         body,

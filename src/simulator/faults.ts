@@ -6,6 +6,7 @@ export type FaultDecision =
   | { kind: 'drop' }
   | { kind: 'rate_limited'; retryAfterSec: number }
   | { kind: 'error'; status: number }
+  | { kind: 'deadlock'; lockWait: boolean }
   | { kind: 'pass'; latencyMs: number; truncate: boolean };
 
 /**
@@ -16,6 +17,8 @@ export type FaultDecision =
 export class FaultInjector {
   #faults: FaultOptions;
   #rng: Rng;
+  /** A stream of its own, so enabling deadlocks does not shift the other faults' draws. */
+  #deadlockRng: Rng;
   readonly #windows = new Map<string, { start: number; count: number }>();
 
   constructor(
@@ -25,6 +28,7 @@ export class FaultInjector {
   ) {
     this.#faults = validateFaults(faults);
     this.#rng = createRng(seed ^ 0xfa017);
+    this.#deadlockRng = createRng(seed ^ 0xdead10c);
   }
 
   get faults(): FaultOptions {
@@ -35,10 +39,12 @@ export class FaultInjector {
   set(faults: FaultOptions): void {
     this.#faults = validateFaults(faults);
     this.#rng = createRng(this.seed ^ 0xfa017);
+    this.#deadlockRng = createRng(this.seed ^ 0xdead10c);
     this.#windows.clear();
   }
 
-  decide(credential: string, isReport: boolean): FaultDecision {
+  /** `real`: the deployment mode, the only one where database deadlocks surface as 423. */
+  decide(credential: string, isReport: boolean, real = false): FaultDecision {
     const f = this.#faults;
     // Always draw the same number of values so one fault's rate does not shift another's stream.
     const dropDraw = this.#rng();
@@ -56,6 +62,10 @@ export class FaultInjector {
       if (w.count > f.rateLimitRps) return { kind: 'rate_limited', retryAfterSec: Math.max(1, Math.ceil((w.start + 1000 - now) / 1000)) };
     }
     if (f.dropRate && dropDraw < f.dropRate) return { kind: 'drop' };
+    if (real && f.deadlockRate) {
+      const draw = this.#deadlockRng();
+      if (draw < f.deadlockRate) return { kind: 'deadlock', lockWait: draw < f.deadlockRate / 4 };
+    }
     if (f.errorRate && errorDraw < f.errorRate) return { kind: 'error', status: [500, 502, 503][Math.floor(errorDraw * 1e6) % 3] as number };
     let latencyMs = 0;
     const l = f.latencyMs;

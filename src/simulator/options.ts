@@ -20,6 +20,11 @@ export interface FaultOptions {
   dropRate?: number;
   /** Extra delay on every /reports/* endpoint. */
   slowReportsMs?: number;
+  /**
+   * Real mode only: share of requests answered 423 with a database deadlock or lock wait timeout
+   * message, as the real deployment reports every database exception (no side effect happens).
+   */
+  deadlockRate?: number;
 }
 
 export interface SimulatorUser {
@@ -41,6 +46,12 @@ export interface SimulatorOptions {
   /** Multiplies webhook retry intervals (1 min ... 24 h) and the 30 s receiver timeout. */
   webhookTimeScale?: number;
   allowHttpWebhookUrls?: boolean;
+  /**
+   * Real mode only: serve the interface's outbound webhooks instead of the free plugin's incoming
+   * ones (as a deployment with an outbound-webhook add-on would), to test the receiver against the
+   * real deployment's data quirks. Default false: real mode sends nothing outbound, as captured.
+   */
+  outboundWebhooks?: boolean;
   admin?: boolean;
   /** Largest accepted request body in bytes (default 1 MiB). */
   maxBodyBytes?: number;
@@ -67,6 +78,7 @@ export interface ResolvedOptions {
   faults: FaultOptions;
   webhookTimeScale: number;
   allowHttpWebhookUrls: boolean;
+  outboundWebhooks: boolean;
   admin: boolean;
   maxBodyBytes: number;
   now: () => number;
@@ -110,6 +122,7 @@ export function validateFaults(f: FaultOptions): FaultOptions {
   rate('errorRate', f.errorRate);
   rate('truncateRate', f.truncateRate);
   rate('dropRate', f.dropRate);
+  rate('deadlockRate', f.deadlockRate);
   if (f.rateLimitRps !== undefined && !(f.rateLimitRps > 0)) throw new SimulatorOptionsError(`faults.rateLimitRps must be positive, got ${f.rateLimitRps}`);
   if (f.slowReportsMs !== undefined && !(f.slowReportsMs >= 0)) throw new SimulatorOptionsError('faults.slowReportsMs must be >= 0');
   const l = f.latencyMs;
@@ -158,6 +171,7 @@ export function resolveOptions(o: SimulatorOptions = {}): ResolvedOptions {
     faults: validateFaults(o.faults ?? {}),
     webhookTimeScale: scale,
     allowHttpWebhookUrls: o.allowHttpWebhookUrls ?? false,
+    outboundWebhooks: (o.mode ?? 'spec') === 'spec' || (o.outboundWebhooks ?? false),
     admin: o.admin ?? false,
     maxBodyBytes: o.maxBodyBytes ?? 1024 * 1024,
     now: o.now ?? Date.now,

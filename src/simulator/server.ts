@@ -8,6 +8,7 @@ import type { Marketing } from './marketing.js';
 import type { ResolvedOptions } from './options.js';
 import { htmlErrorPage, writeResponse } from './responses.js';
 import type { Router } from './router.js';
+import { deadlockMessage } from './deadlock-message.js';
 import { Serializer } from './serialize.js';
 import { SimError } from './sim-error.js';
 import type { SimState } from './state.js';
@@ -18,6 +19,8 @@ export interface SimulatorStats {
   byRoute: Record<string, number>;
   status429: number;
   status5xx: number;
+  /** 423s: the real deployment's database exceptions (injected deadlocks included). */
+  status423: number;
 }
 
 export interface ServerDeps {
@@ -50,12 +53,26 @@ function errorResponse(err: unknown, real: boolean, wantsJson: boolean): SimResp
   return { status: 500, body: { code: 'internal_server_error', message: `Simulator error: ${message}`, data: { status: 500 } } };
 }
 
+/**
+ * WordPress without pretty permalinks takes the REST route from the `rest_route` query parameter
+ * (`/?rest_route=/fluent-crm/v2/subscribers&page=2`); the request is then served as if it had asked
+ * for the `/wp-json` path (real mode) or the bare route (spec mode), with the rest of its query.
+ */
+function restRouteUrl(url: URL, real: boolean): URL {
+  const route = url.searchParams.get('rest_route');
+  if (route === null || (url.pathname !== '/' && url.pathname !== '/index.php') || !route.startsWith('/')) return url;
+  const rest = new URLSearchParams(url.search);
+  rest.delete('rest_route');
+  const query = rest.toString();
+  return new URL(`${real ? '/wp-json' : ''}${route}${query ? `?${query}` : ''}`, url.origin);
+}
+
 /** The request pipeline: route, faults, auth, capability, body, handler, response. */
 export function createSimServer(deps: ServerDeps): Server {
   const { opts, stats } = deps;
   const real = opts.mode === 'real';
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const url = new URL(req.url ?? '/', 'http://sim.invalid');
+    const url = restRouteUrl(new URL(req.url ?? '/', 'http://sim.invalid'), real);
     const wantsJson = String(req.headers.accept ?? '').includes('json');
     if (deps.admin && url.pathname.startsWith(ADMIN_PREFIX)) {
       const out = await deps.admin(req, url.pathname.slice(ADMIN_PREFIX.length));
@@ -78,7 +95,7 @@ export function createSimServer(deps: ServerDeps): Server {
     }
     const routeKey = `${match.def.method} ${match.def.path}`;
     stats.byRoute[routeKey] = (stats.byRoute[routeKey] ?? 0) + 1;
-    const decision = deps.faults.decide(claimedUser(req.headers), match.def.report === true);
+    const decision = deps.faults.decide(claimedUser(req.headers), match.def.report === true, real);
     if (decision.kind === 'drop') {
       req.socket.destroy();
       return;
@@ -86,6 +103,7 @@ export function createSimServer(deps: ServerDeps): Server {
     const send = (out: SimResponse, truncate = false): void => {
       if (out.status === 429) stats.status429++;
       if (out.status >= 500) stats.status5xx++;
+      if (out.status === 423) stats.status423++;
       writeResponse(res, out, { truncate, headers: { allow: match.def.method } });
     };
     if (decision.kind === 'rate_limited') {
@@ -104,6 +122,11 @@ export function createSimServer(deps: ServerDeps): Server {
           ? { status: decision.status, body: null, raw: htmlErrorPage(), contentType: 'text/html; charset=UTF-8' }
           : { status: decision.status, body: { code: 'internal_server_error', message: 'Injected server error; retry the request.', data: { status: decision.status } } },
       );
+      return;
+    }
+    if (decision.kind === 'deadlock') {
+      req.resume();
+      send({ status: 423, body: { message: deadlockMessage(path, decision.lockWait) } });
       return;
     }
     if (decision.latencyMs > 0) await new Promise((r) => setTimeout(r, decision.latencyMs));

@@ -47,14 +47,14 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   const state = new SimState(opts);
   state.warmCounts();
   const marketing = new Marketing(state);
-  const webhooks = new WebhookDispatcher({ timeScale: opts.webhookTimeScale, allowHttp: opts.allowHttpWebhookUrls, now: opts.now });
+  const webhooks = new WebhookDispatcher({ timeScale: opts.webhookTimeScale, allowHttp: opts.allowHttpWebhookUrls, now: opts.now, incomingOnly: !opts.outboundWebhooks });
   state.onEvent((e) => webhooks.onEvent(e));
   const faults = new FaultInjector(opts.seed, opts.faults, opts.now);
   const routes = [...contactRoutes, ...taxonomyRoutes, ...companyRoutes, ...miscRoutes, ...webhookRoutes, ...campaignRoutes, ...funnelRoutes, ...contentRoutes(opts.mode === 'real'), ...reportRoutes(opts.mode === 'real'), ...(opts.mode === 'real' ? [] : formRoutes)];
   // A CRM without some modules: their routes answer 404 rest_no_route like any unknown route.
   const absent = (path: string): boolean => opts.unavailable.some((p) => path === p || path.startsWith(`${p}/`));
   const router = new Router().add(routes.filter((r) => !absent(r.path)));
-  const stats: SimulatorStats = { requests: 0, byRoute: {}, status429: 0, status5xx: 0 };
+  const stats: SimulatorStats = { requests: 0, byRoute: {}, status429: 0, status5xx: 0, status423: 0 };
   const basePath = opts.mode === 'real' ? '/wp-json/fluent-crm/v2' : '/v2';
   const truth = (): SimulatorTruth => buildTruth(state, marketing, webhooks);
   const churns = new Set<ChurnHandle>();
@@ -112,6 +112,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       stats.byRoute = {};
       stats.status429 = 0;
       stats.status5xx = 0;
+      stats.status423 = 0;
     },
     settleWebhooks: (t) => webhooks.settle(t),
     close: async () => {

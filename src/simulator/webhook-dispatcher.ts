@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { SimEvent } from './events.js';
+import { IncomingWebhooks } from './incoming-webhooks.js';
 import type { DeliveryRec, WebhookRec } from './model.js';
 import { SimError } from './sim-error.js';
 import { formatIsoZ } from './time.js';
@@ -17,6 +18,8 @@ export interface DispatcherOptions {
   timeScale: number;
   allowHttp: boolean;
   now: () => number;
+  /** `/webhooks` are the free plugin's incoming webhooks (real mode), and nothing goes out. */
+  incomingOnly?: boolean;
 }
 
 /**
@@ -37,7 +40,14 @@ export class WebhookDispatcher {
   readonly #abort = new AbortController();
   #closed = false;
 
-  constructor(private readonly opts: DispatcherOptions) {}
+  /** Real mode's `/webhooks`: incoming webhooks only (the free plugin has no outbound ones). */
+  readonly incoming: IncomingWebhooks;
+  readonly incomingOnly: boolean;
+
+  constructor(private readonly opts: DispatcherOptions) {
+    this.incoming = new IncomingWebhooks(opts.now);
+    this.incomingOnly = opts.incomingOnly ?? false;
+  }
 
   get timeoutMs(): number {
     return Math.max(1000, RECEIVER_TIMEOUT_MS * this.opts.timeScale);

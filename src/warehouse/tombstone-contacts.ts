@@ -9,7 +9,7 @@ import type { LoadContext } from './types.js';
 
 export const MAX_IDS_PER_CALL = 5_000_000;
 
-/** Sets `_deleted_at` on the given live contacts and closes their open history version. */
+/** Sets `_deleted_at` on the given live contacts, closes their open history version and drops their memberships. */
 export async function tombstoneContacts(
   connection: DuckDBConnection,
   ids: readonly number[],
@@ -46,6 +46,10 @@ async function tombstoneWhere(connection: DuckDBConnection, where: string, ctx: 
       WHERE id IN (SELECT id FROM _stage_tombstoned)`);
     await connection.run(`UPDATE contacts_history SET valid_to = greatest(valid_from, ${deletedAt})
       WHERE valid_to IS NULL AND id IN (SELECT id FROM _stage_tombstoned)`);
+    // contact_tags and contact_lists hold current memberships: a deleted contact has none (its
+    // last tag_ids/list_ids stay on its row and in its closed history version).
+    await connection.run(`DELETE FROM contact_tags WHERE contact_id IN (SELECT id FROM _stage_tombstoned)`);
+    await connection.run(`DELETE FROM contact_lists WHERE contact_id IN (SELECT id FROM _stage_tombstoned)`);
     await markContactBucketsDirty(connection, '_stage_tombstoned');
   }
   await connection.run('DROP TABLE IF EXISTS _stage_tombstoned');

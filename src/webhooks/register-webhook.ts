@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import type { CrmClient } from '../crm/index.js';
+import { NotFoundError, type CrmClient } from '../crm/index.js';
 import type { Webhook } from '../crm/types.js';
 import { ConfigError } from '../errors.js';
 import { KNOWN_EVENTS } from './event-names.js';
+import { FRESH_WITHOUT_WEBHOOKS, NoOutboundWebhooksError } from './no-outbound-webhooks-error.js';
 import { generateWebhookSecret, readSecretsFile, writeSecretsFile } from './secrets-file.js';
 
 export const RegisterWebhookOptions = z.object({
@@ -45,10 +46,13 @@ export async function registerWebhook(
   }
   const events = [...KNOWN_EVENTS];
   const stored = readSecretsFile(secretsFile);
-  const hooks = await client.webhooks.list();
+  const hooks = await routeOrNoWebhooks(() => client.webhooks.list());
   const existing = hooks.find((h) => h.url === opts.url) ?? hooks.find((h) => h.name === opts.name);
 
   if (existing) {
+    // An incoming webhook of the same name (left by an earlier attempt): writing a secret into it
+    // would not make the CRM call us, so it is left alone.
+    if (existing.url !== opts.url && isIncoming(existing)) throw incomingRefused(existing, opts.url, false);
     const current = stored.get(existing.id);
     const keep = current?.[0];
     const secret = keep && !opts.rotate ? keep : generateWebhookSecret();
@@ -57,18 +61,70 @@ export async function registerWebhook(
       writeSecretsFile(secretsFile, stored);
     }
     await client.webhooks.update(existing.id, { name: opts.name, url: opts.url, events, status: 'active', secret });
+    const after = (await client.webhooks.list()).find((h) => h.id === existing.id);
+    if (after && after.url !== opts.url) {
+      throw new NoOutboundWebhooksError(
+        `The CRM kept webhook ${existing.id} at ${describeUrl(after.url)} instead of ${opts.url}, so it would deliver nothing to crmsync; point it at the receiver in the CRM, or delete it and run register again. ${FRESH_WITHOUT_WEBHOOKS}.`,
+      );
+    }
     return { id: existing.id, action: 'updated', newSecret: secret !== keep, secretsFile };
   }
 
   // Created inactive, activated once the receiver can know its secret (the id is known only now).
   const secret = generateWebhookSecret();
-  const created = await client.webhooks.create({ name: opts.name, url: opts.url, events, status: 'inactive', secret });
+  const created = await routeOrNoWebhooks(() => client.webhooks.create({ name: opts.name, url: opts.url, events, status: 'inactive', secret }));
   const id = created?.id ?? (await findByUrl(client, opts.url))?.id;
   if (id === undefined) throw new ConfigError(`The CRM did not return the new webhook for ${opts.url}; list webhooks in the CRM and run register again.`);
+  // What the CRM stored decides, not what it answered: the free plugin stores its own URL instead.
+  const kept = (await client.webhooks.list()).find((h) => h.id === id) ?? created;
+  if (!kept || kept.url !== opts.url) {
+    const undone = await client.webhooks.delete(id).then(
+      () => true,
+      () => false,
+    );
+    throw incomingRefused({ id, url: kept?.url ?? null }, opts.url, true, undone);
+  }
   stored.set(id, [secret]);
   writeSecretsFile(secretsFile, stored);
   await client.webhooks.update(id, { status: 'active' });
   return { id, action: 'created', newSecret: true, secretsFile };
+}
+
+/** A `/webhooks` route the CRM does not have means it has no webhooks at all. */
+async function routeOrNoWebhooks<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (e instanceof NotFoundError && e.routeMissing) {
+      throw new NoOutboundWebhooksError(`This CRM has no webhook endpoint (${e.route ?? '/webhooks'} answered 404 rest_no_route), so it sends no outbound webhooks. ${FRESH_WITHOUT_WEBHOOKS}.`, { cause: e });
+    }
+    throw e;
+  }
+}
+
+/** The real deployment's webhooks carry object_type/key/value and point at the site itself. */
+function isIncoming(h: Webhook): boolean {
+  return h.raw.object_type === 'webhook' || 'key' in h.raw || /[?&]fluentcrm=1\b/.test(h.url ?? '');
+}
+
+function incomingRefused(h: { id: number; url: string | null }, ours: string, created: boolean, undone = false): NoOutboundWebhooksError {
+  const what = created
+    ? undone
+      ? `POST /webhooks created an incoming webhook (${h.id}) that stores ${describeUrl(h.url)} instead of ${ours}; crmsync deleted it again`
+      : `POST /webhooks created an incoming webhook (${h.id}) that stores ${describeUrl(h.url)} instead of ${ours}, and deleting it failed: delete webhook ${h.id} in the CRM (it is a live contact-creation URL)`
+    : `webhook ${h.id} named like ours is an incoming webhook at ${describeUrl(h.url)}; crmsync left it unchanged (delete it in the CRM if an earlier register created it)`;
+  return new NoOutboundWebhooksError(`This CRM sends no outbound webhooks (the free FluentCRM plugin only has incoming ones): ${what}. ${FRESH_WITHOUT_WEBHOOKS}.`);
+}
+
+/** A stored URL for a message: the site's own address without its query (the hash is a credential). */
+function describeUrl(url: string | null): string {
+  if (!url) return 'no URL';
+  try {
+    const u = new URL(url);
+    return u.search ? `the CRM's own address ${u.origin}${u.pathname}?…` : `${u.origin}${u.pathname}`;
+  } catch {
+    return 'an unparseable URL';
+  }
 }
 
 async function findByUrl(client: Pick<CrmClient, 'webhooks'>, url: string): Promise<Webhook | undefined> {

@@ -218,9 +218,17 @@ for (const mode of ['spec', 'real'] as const) {
       expect(JSON.stringify(mine)).not.toContain('whsec-very-secret-1');
       const upd = await client.webhooks.update(mine.id, { name: `hook ${mode} 2` });
       expect(upd?.name ?? (await client.webhooks.list()).find((w) => w.id === mine.id)?.name).toBe(`hook ${mode} 2`);
-      await client.webhooks.test(mine.id);
-      const deliveries = await client.webhooks.deliveriesPage(mine.id, { page: 1, perPage: 10 });
-      expect(Array.isArray(deliveries.items)).toBe(true);
+      if (mode === 'spec') {
+        await client.webhooks.test(mine.id);
+        const deliveries = await client.webhooks.deliveriesPage(mine.id, { page: 1, perPage: 10 });
+        expect(Array.isArray(deliveries.items)).toBe(true);
+      } else {
+        // The free plugin's webhooks are incoming ones: no test delivery, no delivery log, and the
+        // stored URL is the site's own (site-ny/GET_webhooks.json).
+        expect(mine.url).toMatch(/\/\?fluentcrm=1&route=contact&hash=/);
+        await expect(client.webhooks.test(mine.id)).rejects.toMatchObject({ code: 'CRM_NOT_FOUND', routeMissing: true });
+        await expect(client.webhooks.deliveriesPage(mine.id, { page: 1, perPage: 10 })).rejects.toMatchObject({ code: 'CRM_NOT_FOUND', routeMissing: true });
+      }
       await client.webhooks.delete(mine.id);
       expect((await client.webhooks.list()).some((w) => w.id === mine.id)).toBe(false);
     });

@@ -29,7 +29,9 @@ describe('rate limiter', () => {
   });
 
   it('a 429 pauses everyone for Retry-After and lowers the rate; later 429s of the same episode count once', async () => {
-    const limiter = createRateLimiter({ initialRps: 100, maxConcurrency: 4 });
+    const limiter = createRateLimiter({ initialRps: 100, maxConcurrency: 8 });
+    // Enough traffic at the budget for its rate to be a measurement (a sparse 429 teaches nothing).
+    for (let i = 0; i < 6; i++) (await limiter.acquire()).release({ kind: 'ok', latencyMs: 1 });
     const a = await limiter.acquire();
     const b = await limiter.acquire();
     const before = limiter.snapshot().rps;

@@ -39,6 +39,8 @@ describe('crmsync simulator (CLI)', () => {
   it('parses --faults as JSON or key=value pairs and names the fix for bad input', () => {
     expect(parseFaults('{"errorRate":0.1,"latencyMs":{"min":1,"max":5}}')).toEqual({ errorRate: 0.1, latencyMs: { min: 1, max: 5 } });
     expect(parseFaults('errorRate=0.05,rateLimitRps=20,latency=5-50')).toEqual({ errorRate: 0.05, rateLimitRps: 20, latencyMs: { min: 5, max: 50 } });
+    expect(parseFaults('deadlockRate=0.02,rateLimitRps=25')).toEqual({ deadlockRate: 0.02, rateLimitRps: 25 });
+    expect(() => parseFaults('deadlockRate=1.5')).toThrow(ConfigError);
     expect(() => parseFaults('errorRate=2')).toThrow(ConfigError);
     expect(() => parseFaults('bogus=1')).toThrow(/known keys/);
     expect(() => parseFaults('{not json')).toThrow(/--faults/);

@@ -134,7 +134,7 @@ describe('latency, slow reports, truncation, drops', () => {
       expect(sim.stats().byRoute).toEqual({ 'GET /tags': 1, 'GET /subscribers/:id': 2 });
       expect(sim.stats().requests).toBe(3);
       sim.resetStats();
-      expect(sim.stats()).toEqual({ requests: 0, byRoute: {}, status429: 0, status5xx: 0 });
+      expect(sim.stats()).toEqual({ requests: 0, byRoute: {}, status429: 0, status5xx: 0, status423: 0 });
     } finally {
       await sim.close();
     }

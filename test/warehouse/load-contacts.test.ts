@@ -61,7 +61,13 @@ describe('loadContacts', () => {
 
   it('tombstones deletes, and a contact that reappears is live again with a new version', async () => {
     const deletedAt = new Date('2026-05-01T00:00:00.000Z');
+    const memberships = 'SELECT (SELECT count(*) FROM contact_tags WHERE contact_id IN (10, 11)) + (SELECT count(*) FROM contact_lists WHERE contact_id IN (10, 11)) AS n';
+    const held = Number((await one(memberships)).n);
+    expect(held).toBeGreaterThan(0);
     expect(await w.tombstoneContacts([10, 11, 10_000], { ...ctx(), deletedAt })).toBe(2);
+    // Deleted contacts are members of nothing (issue 14 item 7); their row keeps its last tag_ids.
+    expect(Number((await one(memberships)).n)).toBe(0);
+    expect(Number((await one('SELECT len(tag_ids) + len(list_ids) AS n FROM contacts WHERE id IN (10, 11) ORDER BY id LIMIT 1')).n)).toBeGreaterThan(0);
     expect(await w.tombstoneContacts([10], ctx())).toBe(0);
     expect(await one('SELECT _deleted_at FROM contacts WHERE id = 10')).toEqual({ _deleted_at: deletedAt });
     expect(await one('SELECT count(*) AS n FROM contacts_current WHERE id IN (10, 11)')).toEqual({ n: 0 });
@@ -69,6 +75,9 @@ describe('loadContacts', () => {
 
     const back = await w.loadContacts([makeContact(10)], ctx(new Date('2026-06-01T00:00:00.000Z')));
     expect(back).toEqual({ inserted: 0, updated: 1, unchanged: 0, deleted: 0 });
+    const c10 = makeContact(10);
+    expect(Number((await one('SELECT count(*) AS n FROM contact_tags WHERE contact_id = 10')).n)).toBe(c10.tags.length);
+    expect(Number((await one('SELECT count(*) AS n FROM contact_lists WHERE contact_id = 10')).n)).toBe(c10.lists.length);
     expect(await one('SELECT _deleted_at FROM contacts WHERE id = 10')).toEqual({ _deleted_at: null });
     const versions = await w.query('SELECT valid_from, valid_to FROM contacts_history WHERE id = 10 ORDER BY valid_from');
     expect(versions).toHaveLength(2);

@@ -21,7 +21,7 @@ export interface E2eEnv {
 /** Simulator (signing deliveries over real HTTP) + receiver + applier into a temp DuckDB. */
 export async function withE2eEnv<T>(fn: (env: E2eEnv) => Promise<T>, opts: { contacts?: number; batchSize?: number; mode?: 'spec' | 'real' } = {}): Promise<T> {
   return withTempDir(async (dir) => {
-    const sim = await startSimulator({ seed: 11, contacts: opts.contacts ?? 30, allowHttpWebhookUrls: true, webhookTimeScale: 0.001, mode: opts.mode ?? 'spec' });
+    const sim = await startSimulator({ seed: 11, contacts: opts.contacts ?? 30, allowHttpWebhookUrls: true, webhookTimeScale: 0.001, mode: opts.mode ?? 'spec', outboundWebhooks: true });
     const client = createCrmClient({ baseUrl: sim.baseUrl, username: sim.credentials.username, password: sim.credentials.password, retry: { maxRetries: 0 } });
     const dbPath = join(dir, 'crm.duckdb');
     const lakePath = join(dir, 'lake');

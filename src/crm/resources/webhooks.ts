@@ -16,12 +16,25 @@ export interface WebhooksApi {
 export function createWebhooksApi(ctx: ClientContext): WebhooksApi {
   const { exec, schemas } = ctx;
 
-  /** The secret leaves `raw` and is wrapped so that logging a webhook cannot print it. */
+  /**
+   * The secret leaves `raw` and is wrapped so that logging a webhook cannot print it. The real
+   * deployment echoes it inside `value`, beside the incoming webhook's `key` (the hash in its URL,
+   * which lets anyone create contacts): both are redacted there too.
+   */
   function toWebhook(rec: unknown, route: string): Webhook {
     const w = parseRecord(schemas.Webhook, rec, route);
     const raw = { ...w.raw };
     if ('secret' in raw) raw.secret = '[redacted]';
-    return { ...w, secret: w.secret ? new Secret(w.secret) : null, raw };
+    if ('key' in raw) raw.key = '[redacted]';
+    const value = raw.value && typeof raw.value === 'object' && !Array.isArray(raw.value) ? { ...(raw.value as JsonObject) } : undefined;
+    const valueSecret = typeof value?.secret === 'string' ? value.secret : null;
+    if (value) {
+      if ('secret' in value) value.secret = '[redacted]';
+      if (typeof value.url === 'string') value.url = value.url.replace(/([?&]hash=)[^&#]*/i, '$1[redacted]');
+      raw.value = value;
+    }
+    const secret = w.secret ?? valueSecret;
+    return { ...w, secret: secret ? new Secret(secret) : null, raw };
   }
 
   function listIn(res: unknown, route: string): Webhook[] {

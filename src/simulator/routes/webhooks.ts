@@ -1,34 +1,61 @@
 import type { RouteCtx, RouteDef, SimResponse } from '../http-types.js';
 import { ok } from '../http-types.js';
+import type { IncomingWebhookRec } from '../incoming-webhooks.js';
 import { SimError } from '../sim-error.js';
 
 const SETTINGS = ['crm_manage_settings'];
 
+const noRoute = (): SimError => new SimError(404, 'rest_no_route', 'No route was found matching the URL and request method.');
+
+/** Real mode: the incoming webhook as `GET /webhooks` lists it (site-ny/GET_webhooks.json). */
+function incomingJson(ctx: RouteCtx, h: IncomingWebhookRec): Record<string, unknown> {
+  return { id: h.id, object_type: 'webhook', object_id: null, key: h.key, value: structuredClone(h.value), created_at: ctx.ser.ts(h.createdAt), updated_at: ctx.ser.ts(h.updatedAt) };
+}
+
+function incomingList(ctx: RouteCtx): Record<string, unknown>[] {
+  return [...ctx.webhooks.incoming.hooks.values()].map((h) => incomingJson(ctx, h));
+}
+
 function list(ctx: RouteCtx): SimResponse {
+  if (ctx.webhooks.incomingOnly) return ok({ webhooks: incomingList(ctx) });
   return ok({ webhooks: [...ctx.webhooks.hooks.values()].map((h) => ctx.webhooks.json(h)) });
 }
 
 function create(ctx: RouteCtx): SimResponse {
+  if (ctx.webhooks.incomingOnly) {
+    const h = ctx.webhooks.incoming.create(ctx.body, ctx.origin);
+    return ok({ id: h.id, webhook: structuredClone(h.value), webhooks: incomingList(ctx), message: 'Successfully created the WebHook' });
+  }
   const h = ctx.webhooks.create(ctx.body);
   return ok({ id: h.id, webhook: ctx.webhooks.json(h), message: 'Successfully created the WebHook' });
 }
 
 function update(ctx: RouteCtx): SimResponse {
+  if (ctx.webhooks.incomingOnly) {
+    const h = ctx.webhooks.incoming.update(Number(ctx.params.id), ctx.body);
+    return ok({ webhook: structuredClone(h.value), webhooks: incomingList(ctx), message: 'Successfully updated the webhook' });
+  }
   const h = ctx.webhooks.update(Number(ctx.params.id), ctx.body);
   return ok({ webhook: ctx.webhooks.json(h), message: 'Successfully updated the webhook' });
 }
 
 function remove(ctx: RouteCtx): SimResponse {
+  if (ctx.webhooks.incomingOnly) {
+    ctx.webhooks.incoming.delete(Number(ctx.params.id));
+    return ok({ webhooks: incomingList(ctx), message: 'Successfully deleted the webhook' });
+  }
   ctx.webhooks.delete(Number(ctx.params.id));
   return ok({ webhooks: [...ctx.webhooks.hooks.values()].map((h) => ctx.webhooks.json(h)), message: 'Successfully deleted the webhook' });
 }
 
 async function test(ctx: RouteCtx): Promise<SimResponse> {
+  if (ctx.webhooks.incomingOnly) throw noRoute(); // the free plugin has no outbound delivery, hence no test or log
   const d = await ctx.webhooks.test(Number(ctx.params.id));
   return ok({ message: d.status === 'success' ? 'Test payload delivered' : 'Test payload could not be delivered', delivery: ctx.webhooks.deliveryJson(d) });
 }
 
 function deliveries(ctx: RouteCtx): SimResponse {
+  if (ctx.webhooks.incomingOnly) throw noRoute();
   const id = Number(ctx.params.id);
   ctx.webhooks.require(id);
   const status = ctx.query.get('status');
