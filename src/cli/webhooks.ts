@@ -12,6 +12,7 @@ import { registerWebhook } from '../webhooks/register-webhook.js';
 import { createSecretResolver } from '../webhooks/secret-resolver.js';
 import { defaultSecretsFile } from '../webhooks/secrets-file.js';
 import { withWebhookService } from '../webhooks/webhook-service.js';
+import { DeadLettersOptions, runDeadLetters } from './webhook-dead-letters.js';
 import { DEFAULT_WEBHOOK_PATH } from '../webhooks/webhook-server.js';
 
 const ServeOptions = z.object({
@@ -72,6 +73,18 @@ export function registerWebhooksCommand(program: Command): void {
       } finally {
         await client.close();
       }
+    });
+  webhooks
+    .command('dead-letters')
+    .description('List deliveries the applier set aside (unreadable, refused by the CRM, failing alone); --retry applies them again')
+    .option('--retry', 'apply them again (refetching from the CRM); those that apply are resolved')
+    .option('--limit <n>', 'at most this many, oldest first', '100')
+    .option('--json', 'one JSON object per line')
+    .action(async (raw: unknown) => {
+      const opts = parse(DeadLettersOptions, raw, 'dead-letters');
+      const config = loadConfig();
+      const left = await runDeadLetters(config, opts, createLogger(config.logLevel, { cmd: 'webhooks dead-letters' }), (s) => process.stdout.write(s));
+      if (opts.retry && left > 0) process.exitCode = 1;
     });
 }
 
