@@ -12,6 +12,7 @@ import { registerWebhook } from '../webhooks/register-webhook.js';
 import { createSecretResolver } from '../webhooks/secret-resolver.js';
 import { defaultSecretsFile } from '../webhooks/secrets-file.js';
 import { withWebhookService } from '../webhooks/webhook-service.js';
+import { DEFAULT_EVENT_TIME_WINDOW } from '../webhooks/check-event-time.js';
 import { DeadLettersOptions, runDeadLetters } from './webhook-dead-letters.js';
 import { DEFAULT_WEBHOOK_PATH } from '../webhooks/webhook-server.js';
 
@@ -113,6 +114,11 @@ export async function serveWebhooks(config: Config, opts: z.infer<typeof ServeOp
         secrets,
         logger,
         maxBodyBytes: opts.maxBodyKb * 1024,
+        eventTimeWindow: {
+          maxAgeMs: (config.webhooks.maxEventAgeHours ?? DEFAULT_EVENT_TIME_WINDOW.maxAgeMs / 3600_000) * 3600_000,
+          maxFutureMs: (config.webhooks.maxClockSkewSeconds ?? DEFAULT_EVENT_TIME_WINDOW.maxFutureMs / 1000) * 1000,
+        },
+        ...(config.webhooks.maxConnectionsPerAddress ? { limits: { maxPerAddress: config.webhooks.maxConnectionsPerAddress } } : {}),
         ...(client
           ? {
               apply: {
