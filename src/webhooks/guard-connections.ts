@@ -91,6 +91,10 @@ export function guardConnections(server: Server, limits: ConnectionLimits): () =
       }
       evict(victim);
     }
+    // Node's header timeout only covers a connection once its first bytes arrive: one that sends
+    // nothing is closed after the same time of silence (node:http destroys it on 'timeout'; a
+    // request in progress clears this, and a kept-alive one gets keepAliveTimeout).
+    socket.setTimeout(limits.headersTimeoutMs);
     sockets.set(socket, { address, busy: false });
     let set = byAddress.get(address);
     if (!set) byAddress.set(address, (set = new Set()));
@@ -102,6 +106,7 @@ export function guardConnections(server: Server, limits: ConnectionLimits): () =
     const t = sockets.get(req.socket);
     if (!t) return;
     t.busy = true;
+    req.socket.setTimeout(0);
     res.once('close', () => {
       t.busy = false;
       // Move it to the back: among idle connections, the one used longest ago goes first.
