@@ -27,6 +27,8 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = Object.freeze({
 
 export interface ConnectionStats {
   open: number;
+  /** Open connections of the address that holds the most. */
+  mostFromOneAddress: number;
   /** Connections closed to make room (idle ones, under the per-address or total limit). */
   evicted: number;
   /** New connections closed at once: their address or the server was full of busy ones. */
@@ -115,5 +117,9 @@ export function guardConnections(server: Server, limits: ConnectionLimits): () =
     });
   });
 
-  return () => ({ open: sockets.size, ...stats });
+  return () => {
+    let most = 0;
+    for (const set of byAddress.values()) most = Math.max(most, set.size);
+    return { open: sockets.size, mostFromOneAddress: most, ...stats };
+  };
 }

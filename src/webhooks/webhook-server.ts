@@ -50,7 +50,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   };
 
   const limits: ConnectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };
-  let connections: () => ConnectionStats = () => ({ open: 0, evicted: 0, refused: 0 });
+  let connections: () => ConnectionStats = () => ({ open: 0, mostFromOneAddress: 0, evicted: 0, refused: 0 });
   // Node checks the header and request timeouts every connectionsCheckingInterval (30 s by
   // default, which let a silent socket live 30 to 60 s): check every second instead.
   const server = createServer({ requestTimeout: limits.requestTimeoutMs, headersTimeout: limits.headersTimeoutMs, keepAliveTimeout: limits.keepAliveTimeoutMs, connectionsCheckingInterval: 1_000 }, (req: IncomingMessage, res: ServerResponse) => {
