@@ -35,24 +35,22 @@ export interface ConnectionStats {
   refused: number;
 }
 
-interface Tracked {
-  address: string;
-  /** A request is being read or answered; such a connection is never evicted. */
-  busy: boolean;
-}
+/** node:http sets this while a request on the socket is being read or answered. */
+type HttpSocket = Socket & { _httpMessage?: unknown };
 
 /**
  * Enforces the per-address and total limits on `server`. "Idle" means no request in progress:
  * a socket that has sent nothing, or only part of its headers, or that waits between kept-alive
  * requests. Sockets are kept per address in arrival order, so the oldest idle one goes first.
+ * Nothing runs per request but a check of the socket's timeout (the hot path stays as it was).
  */
 export function guardConnections(server: Server, limits: ConnectionLimits): () => ConnectionStats {
-  const sockets = new Map<Socket, Tracked>();
+  const sockets = new Map<Socket, string>();
   const byAddress = new Map<string, Set<Socket>>();
   const stats = { evicted: 0, refused: 0 };
 
   const oldestIdle = (set: Iterable<Socket>): Socket | undefined => {
-    for (const s of set) if (!sockets.get(s)?.busy) return s;
+    for (const s of set) if (!(s as HttpSocket)._httpMessage) return s;
     return undefined;
   };
   const evict = (s: Socket): void => {
@@ -61,12 +59,12 @@ export function guardConnections(server: Server, limits: ConnectionLimits): () =
     s.destroy();
   };
   const forget = (s: Socket): void => {
-    const t = sockets.get(s);
-    if (!t) return;
+    const address = sockets.get(s);
+    if (address === undefined) return;
     sockets.delete(s);
-    const set = byAddress.get(t.address);
+    const set = byAddress.get(address);
     set?.delete(s);
-    if (set && set.size === 0) byAddress.delete(t.address);
+    if (set && set.size === 0) byAddress.delete(address);
   };
 
   server.on('connection', (socket: Socket) => {
@@ -97,24 +95,17 @@ export function guardConnections(server: Server, limits: ConnectionLimits): () =
     // nothing is closed after the same time of silence (node:http destroys it on 'timeout'; a
     // request in progress clears this, and a kept-alive one gets keepAliveTimeout).
     socket.setTimeout(limits.headersTimeoutMs);
-    sockets.set(socket, { address, busy: false });
+    sockets.set(socket, address);
     let set = byAddress.get(address);
     if (!set) byAddress.set(address, (set = new Set()));
     set.add(socket);
     socket.once('close', () => forget(socket));
   });
 
-  server.on('request', (req, res) => {
-    const t = sockets.get(req.socket);
-    if (!t) return;
-    t.busy = true;
-    req.socket.setTimeout(0);
-    res.once('close', () => {
-      t.busy = false;
-      // Move it to the back: among idle connections, the one used longest ago goes first.
-      const set = byAddress.get(t.address);
-      if (set?.delete(req.socket)) set.add(req.socket);
-    });
+  // A request in progress is not silence: node:http clears the timeout itself only on kept-alive
+  // connections (and sets keepAliveTimeout once the response is sent).
+  server.on('request', (req) => {
+    if (req.socket.timeout) req.socket.setTimeout(0);
   });
 
   return () => {

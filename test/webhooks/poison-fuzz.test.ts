@@ -192,4 +192,36 @@ describe('poisonous, replayed and flooding deliveries (bounded fuzz)', () => {
       }),
     );
   });
+
+  it('under pressure closes the oldest idle connection of the busiest address to let a new one in', async () => {
+    await withTempDir((dir) =>
+      withWebhookService(
+        { spoolDir: join(dir, 'spool'), host: '127.0.0.1', port: 0, secrets: createSecretResolver({ secret: new Secret(SECRET) }), limits: { maxConnections: 50, maxPerAddress: 40 } },
+        async (s) => {
+          const sockets: Socket[] = [];
+          const open = (from: string) =>
+            new Promise<Socket>((resolve, reject) => {
+              const sock = connect({ host: '127.0.0.1', port: s.port, localAddress: from }, () => resolve(sock));
+              sock.on('error', reject);
+              sockets.push(sock);
+            });
+          try {
+            const crowd: Socket[] = [];
+            for (let k = 0; k < 40; k++) crowd.push(await open('127.0.0.2'));
+            for (let k = 0; k < 10; k++) await open('127.0.0.3');
+            // Bounded wait until the server has accepted all 50.
+            for (let t = 0; t < 100 && s.connections().open < 50; t++) await new Promise((r) => setTimeout(r, 20));
+            expect(s.connections().open).toBe(50);
+            expect(await post(s, makeDelivery({ secret: SECRET, event: 'email.opened' }))).toEqual({ status: 202 });
+            expect(s.connections()).toMatchObject({ evicted: 1, refused: 0, mostFromOneAddress: 39 });
+            // The victim was the first socket of the crowded address.
+            for (let t = 0; t < 100 && !crowd[0]!.destroyed; t++) await new Promise((r) => setTimeout(r, 20));
+            expect(crowd[0]!.destroyed).toBe(true);
+          } finally {
+            for (const sock of sockets) sock.destroy();
+          }
+        },
+      ),
+    );
+  });
 });
