@@ -33,8 +33,33 @@ export function hasByteOrderMark(body: Uint8Array): boolean {
   return body.length >= 3 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf;
 }
 
+/** At most `limit + 1` occurrences of `c` in `text` (string searches: a few per body). */
+function countUpTo(text: string, c: string, limit: number): number {
+  let n = 0;
+  for (let i = text.indexOf(c); i !== -1 && n <= limit; i = text.indexOf(c, i + 1)) n++;
+  return n;
+}
+
 export function decodeDeliveryBody(body: Uint8Array, maxDepth = MAX_JSON_DEPTH): DecodedBody {
   const start = hasByteOrderMark(body) ? 3 : 0;
+  let text: string;
+  try {
+    text = utf8.decode(start ? body.subarray(start) : body);
+  } catch {
+    return { ok: false, reason: 'invalid_utf8', message: 'The body is not valid UTF-8.' };
+  }
+  // The usual delivery has a handful of brackets and no \u escape: no character-by-character scan
+  // (every bracket, even one inside a string, bounds the depth from above).
+  const braces = countUpTo(text, '{', maxDepth);
+  if (braces + countUpTo(text, '[', maxDepth - braces) > maxDepth || text.includes('\\u')) {
+    const problem = scan(body, start, maxDepth);
+    if (problem) return problem;
+  }
+  return { ok: true, text };
+}
+
+/** The byte-by-byte check: nesting depth outside strings, and surrogate escapes inside them. */
+function scan(body: Uint8Array, start: number, maxDepth: number): DecodedBody | null {
   let depth = 0;
   let inString = false;
   for (let i = start; i < body.length; i++) {
@@ -58,9 +83,5 @@ export function decodeDeliveryBody(body: Uint8Array, maxDepth = MAX_JSON_DEPTH):
       if (++depth > maxDepth) return { ok: false, reason: 'json_too_deep', message: `The body nests arrays and objects more than ${maxDepth} levels deep.` };
     } else if (b === 0x7d || b === 0x5d) depth--;
   }
-  try {
-    return { ok: true, text: utf8.decode(start ? body.subarray(start) : body) };
-  } catch {
-    return { ok: false, reason: 'invalid_utf8', message: 'The body is not valid UTF-8.' };
-  }
+  return null;
 }
