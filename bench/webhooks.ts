@@ -4,17 +4,21 @@
 //   node --import tsx bench/webhooks.ts [--seconds 4] [--connections 32] [--rounds 3] [--out webhooks]
 //   [--profile DIR]: each server writes V8 CPU profiles (--cpu-prof) into DIR/baseline and DIR/durable.
 //   [--tsx]: run both servers from source through tsx instead of compiled (the default, as deployed).
-import { spawn, type ChildProcess } from 'node:child_process';
+//   [--idle 2000] [--deliveries 1000]: the flood scenario after the rounds (0 skips it): that many
+//   idle sockets from 127.0.0.2 held open against the durable receiver while the deliveries come
+//   from 127.0.0.1; acknowledged count and p99, against the same deliveries with no flood.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
+import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { signBody } from '../src/webhooks/verify-signature.js';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '4' }, connections: { type: 'string', default: '32' }, rounds: { type: 'string', default: '3' }, out: { type: 'string', default: 'webhooks' }, profile: { type: 'string' }, tsx: { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: { seconds: { type: 'string', default: '4' }, connections: { type: 'string', default: '32' }, rounds: { type: 'string', default: '3' }, out: { type: 'string', default: 'webhooks' }, profile: { type: 'string' }, tsx: { type: 'boolean', default: false }, idle: { type: 'string', default: '2000' }, deliveries: { type: 'string', default: '1000' } } });
 if (!/^webhooks[\w-]*$/.test(values.out)) throw new Error('--out must be a name starting with "webhooks", e.g. webhooks-64');
 const SECONDS = Number(values.seconds);
 const CONNECTIONS = Number(values.connections);
@@ -125,6 +129,77 @@ async function load(url: string, seconds: number): Promise<Run & { answered: num
   return { rps: Math.round(latencies.length / seconds), p50: q(0.5), p99: q(0.99), errors, requests: latencies.length, answered };
 }
 
+interface FloodRun {
+  idleSockets: number;
+  /**
+   * Idle sockets the client still saw open when the deliveries began: those the receiver holds
+   * (its per-address limit) plus those still queued in the kernel, not yet accepted.
+   */
+  idleStillOpen: number;
+  deliveries: number;
+  acknowledged: number;
+  errors: number;
+  p50: number;
+  p99: number;
+}
+
+/**
+ * `idle` sockets from 127.0.0.2 that never send a byte, then `n` deliveries from 127.0.0.1 over 8
+ * connections; with idle = 0 the same deliveries are the baseline.
+ */
+async function flood(url: string, idle: number, n: number): Promise<FloodRun> {
+  const u = new URL(url);
+  const sockets: Socket[] = [];
+  let open = 0;
+  await Promise.all(
+    Array.from({ length: idle }, () =>
+      new Promise<void>((resolve) => {
+        const sock = connect({ host: u.hostname, port: Number(u.port), localAddress: '127.0.0.2' });
+        sockets.push(sock);
+        sock.once('connect', () => {
+          open++;
+          resolve();
+        });
+        sock.once('close', () => {
+          open--;
+          resolve();
+        });
+        sock.on('error', () => resolve());
+      }),
+    ),
+  );
+  // Let the receiver accept (and close what is over its limits) before measuring.
+  await new Promise((r) => setTimeout(r, 300));
+  const idleStillOpen = Math.max(0, open);
+  const pool = new Pool(u.origin, { connections: 8, pipelining: 1 });
+  const latencies: number[] = [];
+  let acknowledged = 0;
+  let errors = 0;
+  let next = 0;
+  const worker = async () => {
+    while (next < n) {
+      next++;
+      const d = delivery();
+      const t0 = performance.now();
+      try {
+        const res = await pool.request({ path: u.pathname, method: 'POST', headers: d.headers, body: d.body });
+        await res.body.dump();
+        if (res.statusCode === 200 || res.statusCode === 202) acknowledged++;
+        else errors++;
+      } catch {
+        errors++;
+      }
+      latencies.push(performance.now() - t0);
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+  await pool.close();
+  for (const sock of sockets) sock.destroy();
+  latencies.sort((a, b) => a - b);
+  const q = (p: number) => Number((latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN).toFixed(2));
+  return { idleSockets: idle, idleStillOpen, deliveries: n, acknowledged, errors, p50: q(0.5), p99: q(0.99) };
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 try {
@@ -141,6 +216,22 @@ try {
       runs[mode].push(run);
       process.stdout.write(`round ${round + 1} ${mode.padEnd(8)} ${String(run.rps).padStart(6)} req/s  p50 ${run.p50} ms  p99 ${run.p99} ms  errors ${run.errors}  server CPU ${run.serverCpuUs} us/req\n`);
     }
+  }
+  // The flood scenario: the file descriptors of 2,000 sockets must fit this process's limit.
+  const IDLE = Number(values.idle);
+  const DELIVERIES = Number(values.deliveries);
+  let floodResult: { baseline: FloodRun; flood: FloodRun; p99Ratio: number } | undefined;
+  if (IDLE > 0) {
+    const limit = Number(execFileSync('sh', ['-c', 'ulimit -n']).toString().trim());
+    if (Number.isFinite(limit) && limit < IDLE + 256) throw new Error(`ulimit -n is ${limit}: raise it to at least ${IDLE + 256} (ulimit -n ${IDLE + 1024}) to hold ${IDLE} idle sockets`);
+    const server = await startServer('durable', join(work, 'spool-flood'));
+    const baseline = await flood(server.url, 0, DELIVERIES);
+    const underFlood = await flood(server.url, IDLE, DELIVERIES);
+    await server.stop();
+    floodResult = { baseline, flood: underFlood, p99Ratio: Number((underFlood.p99 / Math.max(0.01, baseline.p99)).toFixed(2)) };
+    process.stdout.write(
+      `flood: ${IDLE} idle sockets from 127.0.0.2 (${underFlood.idleStillOpen} still open), ${DELIVERIES} deliveries from 127.0.0.1: ${underFlood.acknowledged} acknowledged, ${underFlood.errors} errors, p50 ${underFlood.p50} ms, p99 ${underFlood.p99} ms (no flood: p99 ${baseline.p99} ms, ${baseline.acknowledged} acknowledged)\n`,
+    );
   }
   const summary = (rs: Run[]) => ({ rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)), errors: rs.reduce((a, r) => a + r.errors, 0), serverCpuUs: median(rs.map((r) => r.serverCpuUs ?? NaN)) });
   const baseline = summary(runs.baseline);
@@ -160,8 +251,14 @@ try {
     durable,
     ratio,
     lastDurableSpool: spoolStats,
-    targets: { rps: 2000, p99Ms: 50, ratio: 0.5 },
-    meets: { rps: durable.rps >= 2000, p99: durable.p99 < 50, ratio: ratio >= 0.5 },
+    flood: floodResult,
+    targets: { rps: 2000, p99Ms: 50, ratio: 0.5, floodAcknowledged: DELIVERIES, floodP99Ms: 100 },
+    meets: {
+      rps: durable.rps >= 2000,
+      p99: durable.p99 < 50,
+      ratio: ratio >= 0.5,
+      ...(floodResult ? { floodAcknowledged: floodResult.flood.acknowledged === DELIVERIES, floodP99: floodResult.flood.p99 < 100 } : {}),
+    },
     runs,
   };
   mkdirSync(join(import.meta.dirname, 'results'), { recursive: true });

@@ -57,6 +57,9 @@ const EnvSchema = z.object({
   CRMSYNC_WEBHOOK_SECRETS_FILE: z.string().optional(),
   CRMSYNC_WEBHOOK_PORT: z.coerce.number().int().min(0).max(65535).default(8787),
   CRMSYNC_WEBHOOK_HOST: z.string().default('127.0.0.1'),
+  CRMSYNC_WEBHOOK_MAX_EVENT_AGE_HOURS: positiveNumber('CRMSYNC_WEBHOOK_MAX_EVENT_AGE_HOURS'),
+  CRMSYNC_WEBHOOK_MAX_CLOCK_SKEW_SECONDS: positiveNumber('CRMSYNC_WEBHOOK_MAX_CLOCK_SKEW_SECONDS'),
+  CRMSYNC_WEBHOOK_MAX_CONNECTIONS_PER_ADDRESS: positiveInteger('CRMSYNC_WEBHOOK_MAX_CONNECTIONS_PER_ADDRESS'),
 });
 
 export interface CrmConfig {
@@ -81,7 +84,16 @@ export interface Config {
   /** DuckDB threads in the sync's write scopes; undefined: DuckDB's default (one per core). */
   syncThreads: number | undefined;
   temporal: { address: string | undefined; namespace: string; cliPath: string | undefined; taskQueue: string; cliCacheRoot?: string | undefined; searchPath?: string };
-  webhooks: { secret: Secret | undefined; secretsFile: string | undefined; port: number; host: string };
+  webhooks: {
+    secret: Secret | undefined;
+    secretsFile: string | undefined;
+    port: number;
+    host: string;
+    /** Event timestamps older than this (hours) or further ahead than the skew (seconds) are refused; undefined: the receiver's defaults. */
+    maxEventAgeHours: number | undefined;
+    maxClockSkewSeconds: number | undefined;
+    maxConnectionsPerAddress: number | undefined;
+  };
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = readEnv()): Config {
@@ -124,6 +136,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = readEnv()): Config {
       secretsFile: e.CRMSYNC_WEBHOOK_SECRETS_FILE || undefined,
       port: e.CRMSYNC_WEBHOOK_PORT,
       host: e.CRMSYNC_WEBHOOK_HOST,
+      maxEventAgeHours: e.CRMSYNC_WEBHOOK_MAX_EVENT_AGE_HOURS,
+      maxClockSkewSeconds: e.CRMSYNC_WEBHOOK_MAX_CLOCK_SKEW_SECONDS,
+      maxConnectionsPerAddress: e.CRMSYNC_WEBHOOK_MAX_CONNECTIONS_PER_ADDRESS,
     },
   };
 }

@@ -14,6 +14,7 @@ export const BENCHMARKS: readonly BenchmarkEntry[] = [
   { name: 'writer-row-groups', file: 'writer-row-groups.ts', args: [], what: "warehouse writer's row group size against its peak memory and load time (ratio to DuckDB's default)" },
   { name: 'duckdb-writer-memory', file: 'duckdb-writer-memory.ts', args: [], what: "DuckDB's own working memory writing 1M contacts through the warehouse writer, by thread count and memory limit" },
   { name: 'webhooks', file: 'webhooks.ts', args: [], what: 'durable accepted events/s, p50/p99, ratio to an HMAC-only node:http server' },
+  { name: 'webhooks-checks', file: 'webhooks-checks.ts', args: [], what: 'CPU per delivery of the receiver body checks (issue 17), ratio to the checks before them' },
   { name: 'webhooks-apply', file: 'webhooks-apply.ts', args: [], what: 'webhook events applied to the warehouse per second' },
   { name: 'push', file: 'push.ts', args: [], what: 'push requests/s and 429 share at allowed rates of 10, 50 and 200 req/s' },
   { name: 'report', file: 'report.ts', args: ['100000'], what: 'crmsync report at 100k contacts: seconds, ratio to a one-count crmsync query, file size' },

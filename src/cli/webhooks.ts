@@ -12,6 +12,8 @@ import { registerWebhook } from '../webhooks/register-webhook.js';
 import { createSecretResolver } from '../webhooks/secret-resolver.js';
 import { defaultSecretsFile } from '../webhooks/secrets-file.js';
 import { withWebhookService } from '../webhooks/webhook-service.js';
+import { DEFAULT_EVENT_TIME_WINDOW } from '../webhooks/check-event-time.js';
+import { DeadLettersOptions, runDeadLetters } from './webhook-dead-letters.js';
 import { DEFAULT_WEBHOOK_PATH } from '../webhooks/webhook-server.js';
 
 const ServeOptions = z.object({
@@ -73,6 +75,18 @@ export function registerWebhooksCommand(program: Command): void {
         await client.close();
       }
     });
+  webhooks
+    .command('dead-letters')
+    .description('List deliveries the applier set aside (unreadable, refused by the CRM, failing alone); --retry applies them again')
+    .option('--retry', 'apply them again (refetching from the CRM); those that apply are resolved')
+    .option('--limit <n>', 'at most this many, oldest first', '100')
+    .option('--json', 'one JSON object per line')
+    .action(async (raw: unknown) => {
+      const opts = parse(DeadLettersOptions, raw, 'dead-letters');
+      const config = loadConfig();
+      const left = await runDeadLetters(config, opts, createLogger(config.logLevel, { cmd: 'webhooks dead-letters' }), (s) => process.stdout.write(s));
+      if (opts.retry && left > 0) process.exitCode = 1;
+    });
 }
 
 export async function serveWebhooks(config: Config, opts: z.infer<typeof ServeOptions>, logger: Logger): Promise<void> {
@@ -100,6 +114,11 @@ export async function serveWebhooks(config: Config, opts: z.infer<typeof ServeOp
         secrets,
         logger,
         maxBodyBytes: opts.maxBodyKb * 1024,
+        eventTimeWindow: {
+          maxAgeMs: (config.webhooks.maxEventAgeHours ?? DEFAULT_EVENT_TIME_WINDOW.maxAgeMs / 3600_000) * 3600_000,
+          maxFutureMs: (config.webhooks.maxClockSkewSeconds ?? DEFAULT_EVENT_TIME_WINDOW.maxFutureMs / 1000) * 1000,
+        },
+        ...(config.webhooks.maxConnectionsPerAddress ? { limits: { maxPerAddress: config.webhooks.maxConnectionsPerAddress } } : {}),
         ...(client
           ? {
               apply: {

@@ -1,4 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { recordDeadLetters, resolveDeadLetters, type DeadLetter } from '../warehouse/webhook-dead-letters.js';
 import type { CommerceEventRow, EmailEventRow, WebhookEventRow } from './event-rows.js';
 
 /**
@@ -50,7 +51,11 @@ const CONTACT_MARKS_SQL = `INSERT INTO _webhook_contact_events (contact_id, last
 
 export interface ApplierWrite {
   spoolId: string;
-  appliedSeq: number;
+  /** Null when re-applying dead letters: the offset does not move. */
+  appliedSeq: number | null;
+  /** Replace the deliveries' earlier webhook_events rows, and resolve dead letters that applied now. */
+  replaceEvents?: boolean;
+  deadLetters?: DeadLetter[];
   loadId: string;
   syncedAt: Date;
   webhookEvents: WebhookEventRow[];
@@ -64,20 +69,32 @@ export async function commitApplierWrite(conn: DuckDBConnection, w: ApplierWrite
   const synced = w.syncedAt.toISOString();
   await conn.run('BEGIN TRANSACTION');
   try {
+    if (w.replaceEvents && w.webhookEvents.length) {
+      await conn.run(`DELETE FROM webhook_events WHERE delivery_id IN (SELECT unnest(from_json($1::JSON, '["VARCHAR"]')))`, [JSON.stringify(w.webhookEvents.map((e) => e.delivery_id))]);
+    }
     if (w.webhookEvents.length) await conn.run(WEBHOOK_EVENTS_SQL, [JSON.stringify(w.webhookEvents), w.loadId, synced]);
     if (w.emailEvents.length) await conn.run(EMAIL_EVENTS_SQL, [JSON.stringify(w.emailEvents), w.loadId, synced]);
     if (w.commerceEvents.length) await conn.run(COMMERCE_EVENTS_SQL, [JSON.stringify(w.commerceEvents), w.loadId, synced]);
     if (w.contactMarks.length) await conn.run(CONTACT_MARKS_SQL, [JSON.stringify(w.contactMarks)]);
-    await conn.run(
-      `INSERT INTO _webhook_applier (spool_id, applied_seq, updated_at) VALUES ($1, $2, now())
-       ON CONFLICT (spool_id) DO UPDATE SET applied_seq = greatest(_webhook_applier.applied_seq, excluded.applied_seq), updated_at = now()`,
-      [w.spoolId, w.appliedSeq],
-    );
+    if (w.deadLetters?.length) await recordDeadLetters(conn, w.deadLetters, w.syncedAt);
+    if (w.replaceEvents) {
+      const dead = new Set(w.deadLetters?.map((d) => d.deliveryId));
+      await resolveDeadLetters(conn, w.webhookEvents.map((e) => e.delivery_id).filter((id) => !dead.has(id)), w.syncedAt);
+    }
+    if (w.appliedSeq !== null) await advanceAppliedSeq(conn, w.spoolId, w.appliedSeq);
     await conn.run('COMMIT');
   } catch (err) {
     await conn.run('ROLLBACK').catch(() => undefined);
     throw err;
   }
+}
+
+export async function advanceAppliedSeq(conn: DuckDBConnection, spoolId: string, seq: number): Promise<void> {
+  await conn.run(
+    `INSERT INTO _webhook_applier (spool_id, applied_seq, updated_at) VALUES ($1, $2, now())
+     ON CONFLICT (spool_id) DO UPDATE SET applied_seq = greatest(_webhook_applier.applied_seq, excluded.applied_seq), updated_at = now()`,
+    [spoolId, seq],
+  );
 }
 
 export async function readAppliedSeq(conn: DuckDBConnection, spoolId: string): Promise<number> {

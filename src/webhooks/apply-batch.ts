@@ -4,6 +4,8 @@ import type { Campaign, Contact, Funnel, FunnelSubscriber } from '../crm/types.j
 import { CrmsyncError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Warehouse } from '../warehouse/types.js';
+import { deadLetterOf } from './dead-letter-of.js';
+import type { DeadLetter } from '../warehouse/webhook-dead-letters.js';
 import { commitApplierWrite, readAppliedSeq, readContactVersions, type ContactEventMark } from './applier-sql.js';
 import { WebhookApplyError } from './errors.js';
 import { parseSpoolRecord, type ParsedEvent } from './event-payload.js';
@@ -24,6 +26,11 @@ export interface ApplyBatchDeps {
    */
   lastApplied: Map<number, number>;
   concurrency: number;
+  /**
+   * Re-applying dead letters: the spool offset is neither checked nor moved, and the deliveries'
+   * earlier `webhook_events` rows are replaced.
+   */
+  replay?: boolean;
   logger?: Logger;
   now?: () => number;
 }
@@ -36,6 +43,8 @@ export interface ApplyBatchResult {
   refetches: number;
   skippedLate: number;
   failed: number;
+  /** Delivery ids of this batch that failed (recorded as dead letters). */
+  failedIds: string[];
   /** Time spent refetching, and inside the warehouse scope (open to close). */
   fetchMs: number;
   writeMs: number;
@@ -44,11 +53,12 @@ export interface ApplyBatchResult {
 const STATUS_EVENTS = new Set(['email.bounced', 'email.spam_complaint', 'email.unsubscribed']);
 const LATE_MARGIN_MS = 5_000;
 /**
- * Refetch failures that concern one record (its data, a server exception on it). Anything else
- * (credentials, permissions, a wrong base URL) concerns every record: the batch waits and retries
- * rather than marking events failed.
+ * Refetch failures that concern one record (its data, a server exception on it, a 404 on its
+ * route, which the real CRM answers for ids its route pattern refuses). Anything else
+ * (credentials, permissions, the CRM down or rate limiting) concerns every record: the batch waits
+ * and retries rather than marking events failed.
  */
-const RECORD_ERRORS = new Set(['CRM_VALIDATION', 'CRM_SERVER_EXCEPTION', 'CRM_BAD_RESPONSE', 'CRM_UNEXPECTED_STATUS']);
+const RECORD_ERRORS = new Set(['CRM_VALIDATION', 'CRM_SERVER_EXCEPTION', 'CRM_BAD_RESPONSE', 'CRM_UNEXPECTED_STATUS', 'CRM_NOT_FOUND']);
 
 interface ContactPlan {
   newest: number;
@@ -163,8 +173,8 @@ export async function applyBatch(records: readonly SpoolRecord[], deps: ApplyBat
 
   const scopeStarted = performance.now();
   const result = await deps.withWarehouse(async (w) => {
-    const result: ApplyBatchResult = { appliedSeq: lastSeq, events: events.length, contactsLoaded: 0, contactsTombstoned: 0, refetches: toFetch.length + campaignIds.size + funnelIds.size + subKeys.length, skippedLate, failed: 0, fetchMs, writeMs: 0 };
-    if ((await readAppliedSeq(w.connection, deps.spoolId)) >= lastSeq) return { ...result, events: 0 };
+    const result: ApplyBatchResult = { appliedSeq: lastSeq, events: events.length, contactsLoaded: 0, contactsTombstoned: 0, refetches: toFetch.length + campaignIds.size + funnelIds.size + subKeys.length, skippedLate, failed: 0, failedIds: [], fetchMs, writeMs: 0 };
+    if (!deps.replay && (await readAppliedSeq(w.connection, deps.spoolId)) >= lastSeq) return { ...result, events: 0 };
 
     const fresh: Contact[] = [];
     const gone: number[] = [];
@@ -220,14 +230,21 @@ export async function applyBatch(records: readonly SpoolRecord[], deps: ApplyBat
       });
     }
 
+    const deadLetters: DeadLetter[] = [];
     const webhookEvents = events.map((e) => {
       const err = eventErrors.get(e) ?? fetchError(e);
-      if (err || e.problem) result.failed++;
+      if (err || e.problem) {
+        result.failed++;
+        result.failedIds.push(e.record.deliveryId);
+        deadLetters.push(deadLetterOf(e.record, e.problem ? 'unreadable' : 'record_error', (err ?? e.problem)!));
+      }
       return webhookEventRow(e, err, syncedAt);
     });
     await commitApplierWrite(w.connection, {
       spoolId: deps.spoolId,
-      appliedSeq: lastSeq,
+      appliedSeq: deps.replay ? null : lastSeq,
+      replaceEvents: deps.replay === true,
+      deadLetters,
       loadId,
       syncedAt,
       webhookEvents,

@@ -1,3 +1,4 @@
+import { decodeDeliveryBody } from './decode-delivery-body.js';
 import { eventGroup, type EventGroup } from './event-names.js';
 import type { SpoolRecord } from './spool-frame.js';
 import { WebhookEnvelope } from './webhook-envelope.js';
@@ -6,6 +7,8 @@ import { WebhookEnvelope } from './webhook-envelope.js';
 export interface ParsedEvent {
   record: SpoolRecord;
   envelope: WebhookEnvelope | null;
+  /** The body as text (a byte-order mark removed), when it is a readable envelope. */
+  text: string | null;
   group: EventGroup;
   /** When the event happened (payload `timestamp`), else when it was received. */
   eventAt: Date;
@@ -51,14 +54,18 @@ const first = (...vals: unknown[]): number | null => {
 
 export function parseSpoolRecord(record: SpoolRecord): ParsedEvent {
   const base = { record, group: eventGroup(record.event), eventAt: new Date(record.receivedAt), contactId: null, campaignId: null, funnelId: null };
+  // The receiver's own reading: a body it would refuse now (an older receiver stored it) is a
+  // problem of that delivery, never an error of the batch.
+  const decoded = decodeDeliveryBody(record.body);
+  if (!decoded.ok) return { ...base, envelope: null, text: null, problem: `${decoded.reason}: ${decoded.message}` };
   let json: unknown;
   try {
-    json = JSON.parse(record.body.toString('utf8'));
+    json = JSON.parse(decoded.text);
   } catch {
-    return { ...base, envelope: null, problem: 'body is not JSON' };
+    return { ...base, envelope: null, text: null, problem: 'body is not JSON' };
   }
   const parsed = WebhookEnvelope.safeParse(json);
-  if (!parsed.success) return { ...base, envelope: null, problem: 'body is not a webhook envelope' };
+  if (!parsed.success) return { ...base, envelope: null, text: null, problem: 'body is not a webhook envelope' };
   const env = parsed.data;
   const d = env.data;
   const contact = obj(d.contact);
@@ -70,6 +77,7 @@ export function parseSpoolRecord(record: SpoolRecord): ParsedEvent {
   return {
     ...base,
     envelope: env,
+    text: decoded.text,
     eventAt: new Date(parseEventTime(env.timestamp)),
     contactId: first(contact?.id, d.contact_id, d.subscriber_id, subscriber?.id, email?.contact_id, email?.subscriber_id, order?.contact_id, order?.subscriber_id),
     campaignId: first(campaign?.id, d.campaign_id, email?.campaign_id),

@@ -49,7 +49,7 @@ export function webhookEventRow(e: ParsedEvent, error: string | null, appliedAt:
     event_at: e.eventAt.toISOString(),
     known_event: r.known,
     spool_seq: r.seq,
-    payload: e.envelope ? r.body.toString('utf8') : null,
+    payload: e.text,
     status: problem ? 'failed' : r.known ? 'applied' : 'unknown_event',
     error: problem,
     applied_at: appliedAt.toISOString(),

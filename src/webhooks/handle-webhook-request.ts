@@ -1,4 +1,6 @@
 import type { Logger } from '../logger.js';
+import { checkEventTime, DEFAULT_EVENT_TIME_WINDOW, type EventTimeWindow } from './check-event-time.js';
+import { decodeDeliveryBody } from './decode-delivery-body.js';
 import { isKnownEvent } from './event-names.js';
 import { SpoolUnavailableError } from './errors.js';
 import { readLimitedBody, type RequestBody } from './read-limited-body.js';
@@ -30,6 +32,8 @@ export interface WebhookHandlerDeps {
   logger?: Logger;
   /** Bodies above this size are refused with 413 (default 1 MiB). */
   maxBodyBytes?: number;
+  /** How far the event's own timestamp may be from now (default: 30 h back, 5 min ahead). */
+  eventTimeWindow?: EventTimeWindow;
   now?: () => number;
 }
 
@@ -37,7 +41,6 @@ export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 const DELIVERY_ID = /^[\x21-\x7e]{1,200}$/;
 const WEBHOOK_ID = /^\d{1,15}$/;
 const EVENT = /^[\x21-\x7e]{1,100}$/;
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 const ACCEPTED: WebhookResponse = Object.freeze({ status: 202, body: Object.freeze({ status: 'accepted' }) });
 const DUPLICATE: WebhookResponse = Object.freeze({ status: 200, body: Object.freeze({ status: 'duplicate' }) });
 
@@ -60,8 +63,10 @@ function reject(deps: WebhookHandlerDeps, headers: Headers, status: number, reas
 /**
  * The ingest endpoint without a socket. Checks run in a fixed order, each with its own status, so
  * that a cheap check never waits on an expensive one: method 405, content type 415, size 413,
- * headers 400, webhook id and secret 401, signature 401, JSON 400, envelope 400. Only then is the
- * delivery written to the spool, and 2xx is answered after the fsync that covers it.
+ * headers 400, webhook id and secret 401, signature 401, UTF-8 and nesting depth 400, JSON 400,
+ * envelope 400, event time 400. Only then is the delivery written to the spool (which also
+ * refuses a body it already holds under another delivery id), and 2xx is answered after the fsync
+ * that covers it.
  */
 export async function handleWebhookRequest(req: WebhookRequest, deps: WebhookHandlerDeps): Promise<WebhookResponse> {
   const { headers } = req;
@@ -99,14 +104,19 @@ export async function handleWebhookRequest(req: WebhookRequest, deps: WebhookHan
   if (secrets.length === 0) return reject(deps, headers, 401, 'unknown_webhook', 'No secret is configured for this webhook id.');
   if (!verified) return reject(deps, headers, 401, 'bad_signature', 'The signature does not match the body.');
 
+  // The same reading the applier uses (byte-order mark, UTF-8, surrogates, depth).
+  const decoded = decodeDeliveryBody(body);
+  if (!decoded.ok) return reject(deps, headers, 400, decoded.reason, decoded.message);
   let json: unknown;
   try {
-    json = JSON.parse(utf8.decode(body));
+    json = JSON.parse(decoded.text);
   } catch {
     return reject(deps, headers, 400, 'malformed_json', 'The body is not valid UTF-8 JSON.');
   }
   // The usual delivery passes a plain structural check; anything else gets zod's verdict and message.
-  if (!isPlainEnvelopeFor(json, event, webhookId)) {
+  let timestamp: string;
+  if (isPlainEnvelopeFor(json, event, webhookId)) timestamp = json.timestamp;
+  else {
     const envelope = WebhookEnvelope.safeParse(json);
     if (!envelope.success) {
       return reject(deps, headers, 400, 'invalid_envelope', `The body is not a webhook envelope: ${envelope.error.issues.map((i) => i.path.join('.') || '(body)').join(', ')}.`);
@@ -114,17 +124,22 @@ export async function handleWebhookRequest(req: WebhookRequest, deps: WebhookHan
     if (envelope.data.event !== event || envelope.data.webhook_id !== webhookId) {
       return reject(deps, headers, 400, 'invalid_envelope', 'The body event and webhook_id must match the X-Service-Event and X-Service-Webhook-ID headers.');
     }
+    timestamp = envelope.data.timestamp;
   }
+  const now = (deps.now ?? Date.now)();
+  const late = checkEventTime(timestamp, now, deps.eventTimeWindow ?? DEFAULT_EVENT_TIME_WINDOW);
+  if (late) return reject(deps, headers, 400, 'event_time_out_of_range', late);
 
   const known = isKnownEvent(event);
   let outcome: AppendOutcome;
   try {
-    outcome = await deps.spool.append({ deliveryId, webhookId, event, known, receivedAt: (deps.now ?? Date.now)(), body });
+    outcome = await deps.spool.append({ deliveryId, webhookId, event, known, receivedAt: now, body });
   } catch (err) {
     if (!(err instanceof SpoolUnavailableError)) throw err;
     return reject(deps, headers, 503, 'spool_unavailable', 'The delivery could not be stored; retry later.', { 'retry-after': '5' });
   }
-  deps.metrics.count(outcome);
+  const total = deps.metrics.count(outcome);
+  if (outcome === 'replayed' && (total <= 10 || (total & (total - 1)) === 0)) deps.logger?.warn({ event, delivery: deliveryId, webhookId }, 'a stored body came again under a new delivery id (a replay); acknowledged, not stored');
   if (!known && outcome === 'accepted') deps.logger?.warn({ event, delivery: deliveryId, webhookId }, 'stored a signed delivery with an unknown event name');
   deps.logger?.debug({ outcome, event, delivery: deliveryId, webhookId }, 'webhook delivery stored');
   return outcome === 'accepted' ? ACCEPTED : DUPLICATE;
@@ -139,7 +154,7 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v ===
  * headers' (a numeric webhook_id, a string timestamp that parses, an object `data`, no or a short
  * string `signature`). False means "ask zod", not "invalid": a test holds this to zod's verdict.
  */
-export function isPlainEnvelopeFor(json: unknown, event: string, webhookId: number): boolean {
+export function isPlainEnvelopeFor(json: unknown, event: string, webhookId: number): json is Record<string, unknown> & { timestamp: string } {
   if (!isPlainObject(json)) return false;
   const { timestamp, signature } = json;
   return (

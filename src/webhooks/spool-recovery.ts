@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import { mkdir, open, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../logger.js';
@@ -18,7 +19,14 @@ export interface RecoveredSpool {
   segments: SegmentInfo[];
   /** Delivery id to seq, in seq order (Map keeps insertion order, which pruning relies on). */
   index: Map<string, number>;
+  /** Body hash to seq, in seq order: a body is stored once, whatever delivery id it comes under. */
+  bodies: Map<string, number>;
   lastSeq: number;
+}
+
+/** The key a body is deduplicated by (SHA-256 of the raw bytes). */
+export function bodyKey(body: Uint8Array): string {
+  return hash('sha256', body, 'base64');
 }
 
 const SEGMENT = /^segment-(\d{12})\.log$/;
@@ -46,6 +54,7 @@ export async function recoverSpool(dir: string, logger?: Logger): Promise<Recove
   const names = (await readdir(dir)).filter((n) => SEGMENT.test(n)).sort();
   const segments: SegmentInfo[] = [];
   const index = new Map<string, number>();
+  const bodies = new Map<string, number>();
   let lastSeq = 0;
   for (const [i, name] of names.entries()) {
     const no = Number(SEGMENT.exec(name)![1]);
@@ -60,6 +69,7 @@ export async function recoverSpool(dir: string, logger?: Logger): Promise<Recove
       seg.newestAt = Math.max(seg.newestAt, record.receivedAt);
       lastSeq = record.seq;
       index.set(record.deliveryId, record.seq);
+      bodies.set(bodyKey(record.body), record.seq);
     }
     if (decoded.validEnd < buf.length) {
       const isLast = i === names.length - 1;
@@ -78,5 +88,5 @@ export async function recoverSpool(dir: string, logger?: Logger): Promise<Recove
     }
     segments.push(seg);
   }
-  return { segments, index, lastSeq };
+  return { segments, index, bodies, lastSeq };
 }

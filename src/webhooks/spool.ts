@@ -6,7 +6,7 @@ import { SpoolUnavailableError } from './errors.js';
 import { decodeFrames, encodeFrame, type SpoolEntry, type SpoolRecord } from './spool-frame.js';
 import { createSpoolWriter, type SpoolIo, type SpoolWriter } from './spool-writer.js';
 import { acquireSpoolLock } from './spool-lock.js';
-import { fsyncDir, recoverSpool, segmentPath, type SegmentInfo } from './spool-recovery.js';
+import { bodyKey, fsyncDir, recoverSpool, segmentPath, type SegmentInfo } from './spool-recovery.js';
 
 export interface SpoolOptions {
   dir: string;
@@ -24,7 +24,8 @@ export interface SpoolOptions {
   now?: () => number;
 }
 
-export type AppendOutcome = 'accepted' | 'duplicate';
+/** `replayed`: the same body is already stored (or being stored) under another delivery id. */
+export type AppendOutcome = 'accepted' | 'duplicate' | 'replayed';
 
 export interface SpoolStats {
   committedSeq: number;
@@ -39,7 +40,7 @@ export interface SpoolStats {
   syncMsMax: number;
 }
 
-/** An append-only, fsynced log of deliveries with dedup by delivery id. */
+/** An append-only, fsynced log of deliveries with dedup by delivery id and by body, over the retention. */
 export interface Spool {
   /** Stable id of this spool directory; the applier's offset is recorded against it. */
   readonly id: string;
@@ -90,7 +91,7 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
     release();
     throw new SpoolUnavailableError(`Cannot read the webhook spool in ${dir}; check the directory and its permissions.`, { cause });
   }
-  const { segments, index } = recovered;
+  const { segments, index, bodies } = recovered;
   let committedSeq = recovered.lastSeq;
   let nextSeq = committedSeq + 1;
   let appliedSeq = 0;
@@ -129,6 +130,12 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
           seg.newestAt = Math.max(seg.newestAt, r.receivedAt);
           index.set(r.deliveryId, r.seq);
           inflight.delete(r.deliveryId);
+          const key = keys.get(r.seq);
+          if (key !== undefined) {
+            bodies.set(key, r.seq);
+            inflightBodies.delete(key);
+            keys.delete(r.seq);
+          }
         }
         committedSeq = batch.at(-1)!.record.seq;
         const w = waiters;
@@ -142,6 +149,9 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
   }
 
   const inflight = new Map<string, Promise<AppendOutcome>>();
+  const inflightBodies = new Map<string, Promise<AppendOutcome>>();
+  // seq -> body key of records not yet durable.
+  const keys = new Map<number, string>();
   let closed = false;
   let waiters: (() => void)[] = [];
   // The reader remembers where the last read stopped so the applier does not rescan a segment.
@@ -204,6 +214,11 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
       const pending = inflight.get(entry.deliveryId);
       if (pending) return pending.then(() => 'duplicate');
       if (index.has(entry.deliveryId)) return Promise.resolve('duplicate');
+      // A replay: the signature covers only the body, so the same signed body under a new delivery id.
+      const key = bodyKey(entry.body);
+      const pendingBody = inflightBodies.get(key);
+      if (pendingBody) return pendingBody.then(() => 'replayed');
+      if (bodies.has(key)) return Promise.resolve('replayed');
       if (writer.queued >= maxQueued) return Promise.reject(new SpoolUnavailableError('The webhook spool is saturated; the CRM will retry.'));
       const record: SpoolRecord = { deliveryId: entry.deliveryId, webhookId: entry.webhookId, event: entry.event, known: entry.known, receivedAt: entry.receivedAt, body: entry.body, seq: nextSeq++ };
       const done = new Promise<AppendOutcome>((resolve, reject) => {
@@ -214,11 +229,15 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
           // A failed append is not "seen": the CRM's retry of it must be stored, not called a duplicate.
           reject: (err) => {
             inflight.delete(entry.deliveryId);
+            inflightBodies.delete(key);
+            keys.delete(record.seq);
             reject(err);
           },
         });
       });
       inflight.set(entry.deliveryId, done);
+      inflightBodies.set(key, done);
+      keys.set(record.seq, key);
       return done;
     },
 
@@ -260,6 +279,10 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
         for (const [id, s] of index) {
           if (s > seg.lastSeq) break;
           index.delete(id);
+        }
+        for (const [key, s] of bodies) {
+          if (s > seg.lastSeq) break;
+          bodies.delete(key);
         }
         logger?.info({ segment: seg.no, lastSeq: seg.lastSeq }, 'spool: pruned an applied segment past retention');
       }

@@ -1,7 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../logger.js';
 import { applyBatch, type ApplierWarehouse, type ApplyBatchResult } from './apply-batch.js';
-import { readAppliedSeq } from './applier-sql.js';
+import { commitApplierWrite, readAppliedSeq } from './applier-sql.js';
+import { deadLetterOf } from './dead-letter-of.js';
+import { CrmsyncError } from '../errors.js';
+import type { SpoolRecord } from './spool-frame.js';
 import type { WebhookRefetcher } from './refetcher.js';
 import type { Spool } from './spool.js';
 import type { WebhookMetrics } from './webhook-metrics.js';
@@ -39,6 +42,8 @@ export interface ApplierStatus {
   consecutiveFailures: number;
   lastError: string | null;
   lastBatch: ApplyBatchResult | null;
+  /** Deliveries set aside in webhook_dead_letters since start (failed alone, or unreadable). */
+  deadLettered: number;
 }
 
 export interface WebhookApplier {
@@ -49,7 +54,17 @@ export interface WebhookApplier {
   stop(): Promise<void>;
 }
 
-/** Drains the spool into the warehouse in batches, in order, retrying a failed batch with backoff. */
+/** Waiting helps: the CRM or the warehouse is busy or down (`retryable` errors). Anything else is about the deliveries. */
+export function isTransient(err: unknown): boolean {
+  return err instanceof CrmsyncError && err.retryable;
+}
+
+/**
+ * Drains the spool into the warehouse in batches, in order. A transient failure retries the same
+ * batch with backoff (nothing is skipped, so events keep their order). Any other failure splits
+ * the batch in halves until the delivery that fails is applied alone; that one goes to
+ * `webhook_dead_letters` with the error, and the applier moves on.
+ */
 export function createWebhookApplier(options: WebhookApplierOptions): WebhookApplier {
   const { spool, logger, metrics } = options;
   // Large batches amortize the write scope (open, migrate check, checkpoint: ~100-200 ms); a
@@ -63,7 +78,45 @@ export function createWebhookApplier(options: WebhookApplierOptions): WebhookApp
   const abort = new AbortController();
   let cursor: number | undefined;
   let running: Promise<void> | undefined;
-  const status: ApplierStatus = { appliedSeq: 0, batches: 0, consecutiveFailures: 0, lastError: null, lastBatch: null };
+  const status: ApplierStatus = { appliedSeq: 0, batches: 0, consecutiveFailures: 0, lastError: null, lastBatch: null, deadLettered: 0 };
+  // Isolation: after a failed batch, read at most `limit` deliveries until past `isolateUntil`.
+  let limit = batchSize;
+  let isolateUntil = 0;
+
+  // One transaction: the dead letter, a failed webhook_events row (no payload: it may be the cause), the offset.
+  const deadLetter = async (record: SpoolRecord, err: unknown): Promise<void> => {
+    const e = err as { code?: string; name?: string; message?: string };
+    const error = `${e.code ?? e.name ?? 'Error'}: ${String(e.message ?? err).slice(0, 500)}`;
+    const at = new Date((options.now ?? Date.now)());
+    await options.withWarehouse((w) =>
+      commitApplierWrite(w.connection, {
+        spoolId: options.spoolId,
+        appliedSeq: record.seq,
+        loadId: `webhooks-${options.spoolId.slice(0, 8)}-dead-${record.seq}`,
+        syncedAt: at,
+        webhookEvents: [
+          {
+            delivery_id: record.deliveryId,
+            event: record.event,
+            webhook_id: record.webhookId,
+            received_at: new Date(record.receivedAt).toISOString(),
+            event_at: new Date(record.receivedAt).toISOString(),
+            known_event: record.known,
+            spool_seq: record.seq,
+            payload: null,
+            status: 'failed',
+            error,
+            applied_at: at.toISOString(),
+          },
+        ],
+        deadLetters: [deadLetterOf(record, 'apply_error', error)],
+        emailEvents: [],
+        commerceEvents: [],
+        contactMarks: [],
+      }),
+    );
+    logger?.warn({ delivery: record.deliveryId, seq: record.seq, event: record.event, error }, 'a webhook delivery cannot be applied; set aside in webhook_dead_letters');
+  };
 
   const init = async (): Promise<number> =>
     options.withWarehouse(async (w) => {
@@ -95,9 +148,26 @@ export function createWebhookApplier(options: WebhookApplierOptions): WebhookApp
         if (!(await spool.waitFor(cursor, 500))) continue;
         if (lingerMs > 0 && spool.stats().committedSeq - cursor < batchSize) await pause(lingerMs);
         // Bodies may be up to the receiver's limit each: bound the batch by bytes too.
-        const records = await spool.read(cursor, batchSize, 32 * 1024 * 1024);
+        const records = await spool.read(cursor, limit, 32 * 1024 * 1024);
         if (records.length === 0) continue;
-        const result = await applyBatch(records, { spoolId: options.spoolId, refetcher: options.refetcher, withWarehouse: options.withWarehouse, lastApplied, concurrency: options.concurrency ?? 8, ...(logger ? { logger } : {}), ...(options.now ? { now: options.now } : {}) });
+        let result: ApplyBatchResult;
+        try {
+          result = await applyBatch(records, { spoolId: options.spoolId, refetcher: options.refetcher, withWarehouse: options.withWarehouse, lastApplied, concurrency: options.concurrency ?? 8, ...(logger ? { logger } : {}), ...(options.now ? { now: options.now } : {}) });
+        } catch (err) {
+          if (abort.signal.aborted || isTransient(err)) throw err;
+          if (records.length > 1) {
+            isolateUntil = Math.max(isolateUntil, records.at(-1)!.seq);
+            limit = Math.ceil(records.length / 2);
+            logger?.warn({ code: (err as { code?: string }).code, deliveries: records.length, nextBatch: limit }, 'a webhook batch failed; applying it in smaller parts to find the delivery that fails');
+            continue;
+          }
+          // Alone, it still fails for a reason waiting will not change. If even recording that
+          // fails, the warehouse itself is the problem: that error is retried with backoff.
+          await deadLetter(records[0]!, err);
+          result = { appliedSeq: records[0]!.seq, events: 1, contactsLoaded: 0, contactsTombstoned: 0, refetches: 0, skippedLate: 0, failed: 1, failedIds: [records[0]!.deliveryId], fetchMs: 0, writeMs: 0 };
+        }
+        if (result.appliedSeq >= isolateUntil) limit = batchSize;
+        status.deadLettered += result.failed;
         cursor = result.appliedSeq;
         status.appliedSeq = cursor;
         status.batches++;

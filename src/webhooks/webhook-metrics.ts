@@ -2,13 +2,17 @@
 export type ReceiveOutcome =
   | 'accepted'
   | 'duplicate'
+  | 'replayed'
   | 'method_not_allowed'
   | 'unsupported_media_type'
   | 'payload_too_large'
   | 'missing_headers'
   | 'unknown_webhook'
   | 'bad_signature'
+  | 'invalid_utf8'
+  | 'json_too_deep'
   | 'malformed_json'
+  | 'event_time_out_of_range'
   | 'invalid_envelope'
   | 'spool_unavailable';
 
@@ -37,7 +41,7 @@ export function createWebhookMetrics(): WebhookMetrics {
     render(gauges = {}) {
       const lines = ['# TYPE crmsync_webhook_deliveries_total counter'];
       for (const [outcome, n] of received) {
-        const kind = outcome === 'accepted' || outcome === 'duplicate' ? outcome : outcome === 'spool_unavailable' ? 'unavailable' : 'rejected';
+        const kind = outcome === 'accepted' || outcome === 'duplicate' ? outcome : outcome === 'replayed' ? 'duplicate' : outcome === 'spool_unavailable' ? 'unavailable' : 'rejected';
         lines.push(`crmsync_webhook_deliveries_total{outcome="${kind}",reason="${outcome}"} ${n}`);
       }
       lines.push('# TYPE crmsync_webhook_applied_total counter');

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { handleWebhookRequest, type WebhookHandlerDeps } from './handle-webhook-request.js';
+import { DEFAULT_CONNECTION_LIMITS, guardConnections, type ConnectionLimits, type ConnectionStats } from './guard-connections.js';
 import { incomingBody } from './read-limited-body.js';
 
 export interface WebhookServerOptions {
@@ -15,6 +16,8 @@ export interface WebhookServerOptions {
   isReady: () => { ready: boolean; detail: Record<string, unknown> };
   /** Gauges sampled for /metrics. */
   gauges?: () => Record<string, number>;
+  /** Timeouts and connection caps (defaults: DEFAULT_CONNECTION_LIMITS). */
+  limits?: Partial<ConnectionLimits>;
   logger?: Logger;
 }
 
@@ -22,6 +25,7 @@ export interface WebhookServer {
   /** The URL to register with the CRM (or to put behind an HTTPS proxy). */
   url: string;
   port: number;
+  connections(): ConnectionStats;
   close(): Promise<void>;
 }
 
@@ -45,7 +49,11 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     res.end(body);
   };
 
-  const server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000, keepAliveTimeout: 5_000 }, (req: IncomingMessage, res: ServerResponse) => {
+  const limits: ConnectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };
+  let connections: () => ConnectionStats = () => ({ open: 0, mostFromOneAddress: 0, evicted: 0, refused: 0 });
+  // Node checks the header and request timeouts every connectionsCheckingInterval (30 s by
+  // default, which let a silent socket live 30 to 60 s): check every second instead.
+  const server = createServer({ requestTimeout: limits.requestTimeoutMs, headersTimeout: limits.headersTimeoutMs, keepAliveTimeout: limits.keepAliveTimeoutMs, connectionsCheckingInterval: 1_000 }, (req: IncomingMessage, res: ServerResponse) => {
     const url = (req.url ?? '/').split('?')[0];
     if (url === path) {
       handleWebhookRequest({ method: req.method ?? 'GET', headers: req.headers, body: incomingBody(req) }, options.handler).then(
@@ -64,11 +72,15 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       const r = options.isReady();
       return send(res, r.ready ? 200 : 503, JSON.stringify({ status: r.ready ? 'ready' : 'not_ready', ...r.detail }));
     }
-    if (url === '/metrics') return send(res, 200, options.handler.metrics.render(options.gauges?.() ?? {}), {}, 'text/plain; version=0.0.4');
+    if (url === '/metrics') {
+      const c = connections();
+      return send(res, 200, options.handler.metrics.render({ ...options.gauges?.(), connections_open: c.open, connections_evicted: c.evicted, connections_refused: c.refused }), {}, 'text/plain; version=0.0.4');
+    }
     send(res, 404, JSON.stringify({ status: 'not_found', message: `Post deliveries to ${path}.` }));
   });
-  // Bounded: every connection holds a socket and up to one body; the CRM needs only a few.
-  server.maxConnections = 1024;
+  // Bounded: every connection holds a socket and up to one body; the CRM needs only a few. The
+  // guard closes idle connections to make room rather than refusing new ones.
+  connections = guardConnections(server, limits);
   server.on('clientError', (_err, socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
     else socket.destroy();
@@ -90,6 +102,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   return {
     url: `http://${host}:${port}${path}`,
     port,
+    connections: () => connections(),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

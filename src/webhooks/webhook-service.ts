@@ -1,4 +1,6 @@
 import type { Logger } from '../logger.js';
+import type { EventTimeWindow } from './check-event-time.js';
+import type { ConnectionLimits } from './guard-connections.js';
 import { DEFAULT_MAX_BODY_BYTES } from './handle-webhook-request.js';
 import type { WebhookRefetcher } from './refetcher.js';
 import type { SecretResolver } from './secret-resolver.js';
@@ -15,6 +17,10 @@ export interface WebhookServiceOptions {
   secrets: SecretResolver;
   logger?: Logger;
   maxBodyBytes?: number;
+  /** How far an event's own timestamp may be from now (default: 30 h back, 5 min ahead). */
+  eventTimeWindow?: EventTimeWindow;
+  /** Timeouts and connection caps of the HTTP server. */
+  limits?: Partial<ConnectionLimits>;
   maxSegmentBytes?: number;
   /** fdatasyncs in flight at once (see the spool writer). */
   syncsInFlight?: number;
@@ -35,6 +41,7 @@ export interface WebhookService {
   spool: Spool;
   metrics: WebhookMetrics;
   applier: WebhookApplier | undefined;
+  connections: WebhookServer['connections'];
   close(): Promise<void>;
 }
 
@@ -74,13 +81,14 @@ export async function startWebhookService(options: WebhookServiceOptions): Promi
       host: options.host,
       port: options.port,
       ...(options.path ? { path: options.path } : {}),
-      handler: { secrets: options.secrets, spool, metrics, maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, ...(logger ? { logger } : {}) },
+      handler: { secrets: options.secrets, spool, metrics, maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, ...(options.eventTimeWindow ? { eventTimeWindow: options.eventTimeWindow } : {}), ...(logger ? { logger } : {}) },
+      ...(options.limits ? { limits: options.limits } : {}),
       isReady: () => {
         const s = spool.stats();
         const a = applier?.status();
         return {
           ready: s.healthy,
-          detail: { spool: { healthy: s.healthy, committedSeq: s.committedSeq, segments: s.segments }, applier: a ? { appliedSeq: a.appliedSeq, lag: s.committedSeq - a.appliedSeq, lastError: a.lastError } : null },
+          detail: { spool: { healthy: s.healthy, committedSeq: s.committedSeq, segments: s.segments }, applier: a ? { appliedSeq: a.appliedSeq, lag: s.committedSeq - a.appliedSeq, lastError: a.lastError, deadLettered: a.deadLettered } : null },
         };
       },
       gauges: () => {
@@ -91,7 +99,7 @@ export async function startWebhookService(options: WebhookServiceOptions): Promi
           spool_segments: s.segments,
           spool_indexed_deliveries: s.indexedDeliveries,
           spool_healthy: s.healthy ? 1 : 0,
-          ...(a ? { applied_seq: a.appliedSeq, apply_lag: s.committedSeq - a.appliedSeq, apply_consecutive_failures: a.consecutiveFailures } : {}),
+          ...(a ? { applied_seq: a.appliedSeq, apply_lag: s.committedSeq - a.appliedSeq, apply_consecutive_failures: a.consecutiveFailures, dead_lettered: a.deadLettered } : {}),
         };
       },
       ...(logger ? { logger } : {}),
@@ -107,6 +115,7 @@ export async function startWebhookService(options: WebhookServiceOptions): Promi
     spool,
     metrics,
     applier,
+    connections: () => server.connections(),
     async close() {
       try {
         await server.close();

@@ -10,6 +10,9 @@ export interface Delivery {
   deliveryId: string;
 }
 
+// Makes each default body unique: the receiver stores a body once, whatever delivery id it comes under.
+let made = 0;
+
 export function makeDelivery(opts: {
   secret: string;
   webhookId?: number;
@@ -26,7 +29,7 @@ export function makeDelivery(opts: {
       event,
       timestamp: opts.timestamp ?? new Date().toISOString(),
       webhook_id: webhookId,
-      data: opts.data ?? { contact: { id: 7, email: 'a@example.com', first_name: 'A', last_name: 'B', status: 'subscribed', created_at: '2026-01-01 00:00:00' } },
+      data: opts.data ?? { contact: { id: 7, email: 'a@example.com', first_name: 'A', last_name: `B${++made}`, status: 'subscribed', created_at: '2026-01-01 00:00:00' } },
     }),
   );
   return {

@@ -101,7 +101,7 @@ describe('handleWebhookRequest', () => {
         headers: { ...makeDelivery({ secret: SECRET }).headers, 'x-service-event': event, 'x-service-signature': signBody(body, SECRET) },
       });
       expect((await post(signed(Buffer.from('{"event":')), deps)).body.reason).toBe('malformed_json');
-      expect((await post(signed(Buffer.from([0x7b, 0xff, 0x7d])), deps)).body.reason).toBe('malformed_json');
+      expect((await post(signed(Buffer.from([0x7b, 0xff, 0x7d])), deps)).body.reason).toBe('invalid_utf8');
       expect((await post(signed(Buffer.from('[]')), deps)).body.reason).toBe('invalid_envelope');
       const noData = Buffer.from(JSON.stringify({ event: 'contact.updated', timestamp: '2026-01-01T00:00:00Z', webhook_id: 1 }));
       expect((await post(signed(noData), deps)).status).toBe(400);
