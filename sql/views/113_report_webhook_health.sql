@@ -1,6 +1,6 @@
 -- Webhook receiver health from `webhook_events`: per day, deliveries, how late they arrived after
 -- the event (delivery lag) and how long they waited to be applied (apply lag); and the dead
--- letters, deliveries recorded as failed with their error (they are not retried).
+-- letters the applier set aside and no retry has applied yet (`crmsync webhooks dead-letters`).
 CREATE OR REPLACE VIEW webhook_lag_daily AS
 SELECT CAST(received_at AS DATE) AS day,
   count(*) AS deliveries,
@@ -13,7 +13,8 @@ FROM webhook_events WHERE received_at IS NOT NULL
 GROUP BY 1
 ORDER BY 1;
 
-CREATE OR REPLACE VIEW webhook_dead_letters AS
-SELECT delivery_id, event, webhook_id, received_at, applied_at, error
-FROM webhook_events WHERE status = 'failed'
-ORDER BY received_at DESC, delivery_id;
+CREATE OR REPLACE VIEW webhook_dead_letters_open AS
+SELECT delivery_id, event, webhook_id, received_at, last_failed_at AS failed_at, attempts,
+  coalesce(error, reason) AS error
+FROM webhook_dead_letters WHERE resolved_at IS NULL
+ORDER BY last_failed_at DESC, delivery_id;

@@ -10,7 +10,7 @@ const LAGS = [
   { key: 'apply_lag_p50_s', name: 'apply lag, median', color: seriesColor(1) },
 ] as const;
 
-/** Webhook delivery and apply lag per day, and dead letters (views webhook_lag_daily, webhook_dead_letters). */
+/** Webhook delivery and apply lag per day, and dead letters (views webhook_lag_daily, webhook_dead_letters_open). */
 export function webhookSection(w: ReportData['webhooks']): string {
   const head = `<h2>Webhooks</h2>`;
   if (w === null) return `<section id="webhooks">${head}<p class="empty">This warehouse has no webhook tables.</p></section>`;
@@ -45,5 +45,5 @@ export function webhookSection(w: ReportData['webhooks']): string {
       { key: 'error', label: 'error', wrap: true, cell: (d) => d.error ?? '' },
     ],
   });
-  return `<section id="webhooks">${head}${note}${chart}${table}<h3>Dead letters</h3><p class="note">Deliveries recorded as failed, with their error (view <code>webhook_dead_letters</code>); they are not retried.${esc(shown)}</p>${dead}</section>`;
+  return `<section id="webhooks">${head}${note}${chart}${table}<h3>Dead letters</h3><p class="note">Deliveries the applier set aside, with their error (view <code>webhook_dead_letters_open</code>); <code>crmsync webhooks dead-letters --retry</code> applies them again.${esc(shown)}</p>${dead}</section>`;
 }

@@ -48,7 +48,7 @@ const NEEDED_VIEWS = [
   'subscriber_growth_by_period', 'campaign_performance', 'funnel_step_dropoff', 'tag_list_member_counts',
   'sync_run_health', 'sync_stream_freshness', 'sync_failures',
 ] as const;
-const WEBHOOK_VIEWS = ['webhook_lag_daily', 'webhook_dead_letters'] as const;
+const DEAD_LETTERS_VIEW = 'webhook_dead_letters_open';
 
 /**
  * Everything `crmsync report` draws, read from the analyst views of sql/views/ (the same
@@ -82,12 +82,12 @@ export async function readReportData(connection: DuckDBConnection): Promise<Repo
   const failureTotal = await count('sync_failures', 'SELECT count(*) AS n FROM sync_failures');
 
   let webhooks: ReportData['webhooks'] = null;
-  if (WEBHOOK_VIEWS.every(has)) {
+  if (has('webhook_lag_daily')) {
     const lag = await rows<WebhookLagRow>('webhook_lag_daily',
       `SELECT * FROM (SELECT strftime(day, '%Y-%m-%d') AS day, * EXCLUDE (day) FROM webhook_lag_daily ORDER BY day DESC LIMIT ${L.webhookDays}) ORDER BY day`);
-    const deadLetters = await rows<DeadLetterRow>('webhook_dead_letters',
-      `SELECT delivery_id, event, received_at, error FROM webhook_dead_letters ORDER BY received_at DESC, delivery_id LIMIT ${L.deadLetters}`);
-    webhooks = { lag, deadLetters, deadLetterTotal: await count('webhook_dead_letters', 'SELECT count(*) AS n FROM webhook_dead_letters') };
+    const deadLetters = await rows<DeadLetterRow>(DEAD_LETTERS_VIEW,
+      `SELECT delivery_id, event, received_at, error FROM ${DEAD_LETTERS_VIEW} LIMIT ${L.deadLetters}`);
+    webhooks = { lag, deadLetters, deadLetterTotal: await count(DEAD_LETTERS_VIEW, `SELECT count(*) AS n FROM ${DEAD_LETTERS_VIEW}`) };
   }
   return {
     growth,

@@ -75,6 +75,8 @@ beforeAll(async () => {
       });
       await w.connection.run(`INSERT INTO webhook_events (delivery_id, event, received_at, event_at, applied_at, status, error) VALUES
         ('d-dead', 'contact.updated', TIMESTAMPTZ '2026-03-02 09:00:01+00', TIMESTAMPTZ '2026-03-02 09:00:00+00', TIMESTAMPTZ '2026-03-02 09:00:02+00', 'failed', 'validation failed for contact 12: email is invalid')`);
+      await w.connection.run(`INSERT INTO webhook_dead_letters (delivery_id, event, received_at, reason, error, first_failed_at, last_failed_at, attempts) VALUES
+        ('d-dead', 'contact.updated', TIMESTAMPTZ '2026-03-02 09:00:01+00', 'record', 'validation failed for contact 12: email is invalid', TIMESTAMPTZ '2026-03-02 09:00:02+00', TIMESTAMPTZ '2026-03-02 09:00:02+00', 1)`);
     });
     cli = await runCli(['report', '--out', out, '--wait-ms', '60000'], env.env, 120_000);
     expected = await env.read(async (w) => {

@@ -10,7 +10,7 @@ export const VIEW_QUERIES = {
   freshness: `SELECT * FROM sync_stream_freshness`,
   failures: `SELECT * FROM sync_failures`,
   webhookLag: `SELECT strftime(day, '%Y-%m-%d') AS day, * EXCLUDE (day) FROM webhook_lag_daily`,
-  deadLetters: `SELECT * FROM webhook_dead_letters`,
+  deadLetters: `SELECT * FROM webhook_dead_letters_open`,
 } as const;
 
 type N = number | null;

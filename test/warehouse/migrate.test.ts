@@ -24,7 +24,7 @@ describe('migrate', () => {
     for (const t of ['contacts', 'contacts_history', 'contact_tags', 'contact_lists', 'tags', 'lists', 'companies', 'custom_fields', 'campaigns', 'funnels', 'funnel_subscribers', 'report_overview', 'report_automation_step_rows', 'webhook_events', '_sync_state', '_sync_runs', '_migrations']) {
       expect(tables, t).toContain(t);
     }
-    for (const v of ['contacts_current', 'campaign_performance', 'funnel_step_dropoff', 'subscriber_growth', 'subscriber_growth_by_period', 'tag_list_member_counts', 'sync_run_health', 'sync_stream_freshness', 'sync_failures', 'webhook_lag_daily', 'webhook_dead_letters']) {
+    for (const v of ['contacts_current', 'campaign_performance', 'funnel_step_dropoff', 'subscriber_growth', 'subscriber_growth_by_period', 'tag_list_member_counts', 'sync_run_health', 'sync_stream_freshness', 'sync_failures', 'webhook_lag_daily', 'webhook_dead_letters_open']) {
       expect(first.views.map((r) => r.view_name)).toContain(v);
     }
 
