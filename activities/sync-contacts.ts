@@ -157,7 +157,7 @@ export function createContactActivities(deps: SyncActivityDeps) {
             await sink.room();
             hb.throwIfCancelled();
             if (failed) return;
-            const p = await client.contacts.listPage({ page, perPage: input.perPage, order: 'asc', orderBy: 'id' });
+            const p = await client.contacts.listPage({ page, perPage: input.perPage, order: 'asc', orderBy: 'id', customFields: true });
             result.requests++;
             if ((p.total !== undefined && p.total !== input.expectedTotal) || (p.items.length < input.perPage && page * input.perPage < input.expectedTotal)) {
               result.drift = true;

@@ -39,7 +39,7 @@ export function createNewContactActivities(deps: SyncActivityDeps) {
       try {
         for (let page = 1; page <= MAX_NEW_PAGES; page++) {
           hb.throwIfCancelled();
-          const p = await client.contacts.listPage({ page, perPage: input.perPage, order: 'desc', orderBy: 'id' });
+          const p = await client.contacts.listPage({ page, perPage: input.perPage, order: 'desc', orderBy: 'id', customFields: true });
           result.requests++;
           if (page === 1) result.crmTotal = p.total ?? p.items.length;
           const fresh = p.items.filter((c) => c.id > sinceMaxId);

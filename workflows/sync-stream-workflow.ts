@@ -2,7 +2,7 @@ import { CancellationScope, isCancellation, setHandler, workflowInfo } from '@te
 import { bookkeepingActivities, syncActivities } from './sync-activity-proxies.js';
 import { runContactsFlow } from './sync-contacts-flow.js';
 import { progressQuery } from './sync-queries.js';
-import { addTotals, emptyTotals, type ContactsMode, type StreamProgress, type StreamResult, type StreamTotals, type StreamWorkflowInput } from './sync-types.js';
+import { addTotals, emptyTotals, type ContactsMode, type FreshSummary, type StreamProgress, type StreamResult, type StreamTotals, type StreamWorkflowInput } from './sync-types.js';
 
 const SMALL = ['tags', 'lists', 'custom_fields', 'companies', 'campaigns', 'funnels'] as const;
 type Small = (typeof SMALL)[number];
@@ -47,13 +47,22 @@ export async function syncStreamWorkflow(input: StreamWorkflowInput): Promise<St
     });
 
   if (!input.carry) await record('running', null);
+  let fresh: FreshSummary | undefined;
   try {
-    mode = await runStream(input, totals, progress, () => {
-      progress.drift = true;
-    });
+    mode = await runStream(
+      input,
+      totals,
+      progress,
+      () => {
+        progress.drift = true;
+      },
+      (f) => {
+        fresh = f;
+      },
+    );
     progress.phase = 'done';
     await record('succeeded', null);
-    return { stream: input.stream, mode, drift: progress.drift, ...totals };
+    return { stream: input.stream, mode, drift: progress.drift, ...totals, ...(fresh ? { fresh } : {}) };
   } catch (err) {
     const cancelled = isCancellation(err);
     progress.phase = cancelled ? 'cancelled' : 'failed';
@@ -64,11 +73,17 @@ export async function syncStreamWorkflow(input: StreamWorkflowInput): Promise<St
   }
 }
 
-async function runStream(input: StreamWorkflowInput, totals: StreamTotals, progress: StreamProgress, onDrift: () => void): Promise<ContactsMode> {
+async function runStream(
+  input: StreamWorkflowInput,
+  totals: StreamTotals,
+  progress: StreamProgress,
+  onDrift: () => void,
+  onFresh: (f: FreshSummary) => void,
+): Promise<ContactsMode> {
   const acts = syncActivities(input.warehouseTaskQueue, input.tuning);
   const loadId = `${input.runId}:${input.stream}`;
   const stream = input.stream;
-  if (stream === 'contacts') return await runContactsFlow(input, totals, progress, onDrift);
+  if (stream === 'contacts') return await runContactsFlow(input, totals, progress, onDrift, onFresh);
   progress.phase = input.full ? 'backfill' : 'incremental';
   if (isSmall(stream)) {
     const r = await acts.syncEntityStream({ stream, loadId });

@@ -6,8 +6,16 @@ import type { Campaign, Company, Contact, CustomField, Funnel, FunnelSubscriber,
  */
 export interface SyncCrmClient {
   contacts: {
-    listPage(opts: { page: number; perPage: number; order: 'asc' | 'desc'; orderBy: 'id' }): Promise<Page<Contact>>;
-    get(id: number): Promise<Contact | null>;
+    listPage(opts: {
+      page: number;
+      perPage: number;
+      order: 'asc' | 'desc';
+      orderBy: 'id' | 'updated_at';
+      tags?: number[];
+      lists?: number[];
+      customFields?: boolean;
+    }): Promise<Page<Contact>>;
+    get(id: number, opts?: { with?: string[] }): Promise<Contact | null>;
   };
   tags: { list(): Promise<Tag[]> };
   lists: { list(): Promise<List[]> };
