@@ -34,12 +34,13 @@ export function createContactSliceActivities(deps: SyncActivityDeps) {
      */
     async sweepContactSlice(input: { perPage: number; loadId: string; sweepRuns: number }): Promise<SliceResult> {
       const startedAtMs = now();
-      const { state, startPage, pages } = await writes.run(async (w) => {
+      const { state, offset, pages } = await writes.run(async (w) => {
         const s = await readContactsState(w);
         // Where the cursor sits in the CRM's id-ascending listing, as far as the warehouse knows.
-        const offset = s.sweepCursorId > 0 ? await liveContactsUpTo(w, s.sweepCursorId) : 0;
-        return { state: s, startPage: Math.floor(offset / input.perPage) + 1, pages: slicePages(await liveContactCount(w), input.perPage, input.sweepRuns) };
+        const at = s.sweepCursorId > 0 ? await liveContactsUpTo(w, s.sweepCursorId) : 0;
+        return { state: s, offset: at, pages: slicePages(await liveContactCount(w), input.perPage, input.sweepRuns) };
       });
+      const startPage = Math.floor(offset / input.perPage) + 1;
       const cursor = state.sweepCursorId;
       const result: SliceResult = { pages: 0, rows: 0, requests: 0, fromId: cursor + 1, toId: cursor, cycleDone: false, inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
       const read = async (page: number) => {
@@ -51,13 +52,15 @@ export function createContactSliceActivities(deps: SyncActivityDeps) {
       try {
         let page = startPage;
         let p = await read(page);
-        // The page should start at or before the cursor; one starting after it may have shifted
-        // (deletes below the cursor move rows left): step back until it does not.
-        while (page > 1 && cursor > 0 && (p.items[0]?.id ?? 0) > cursor) {
+        // Unless the cursor ends a page, its page holds it; if it starts above the cursor, rows
+        // shifted left (deletes below it): step back until it does not. Where the cursor ends a
+        // page, a shift cannot be seen from here, but deletes change the CRM's total, which makes
+        // the run a reconcile sweep instead.
+        while (offset % input.perPage !== 0 && page > 1 && (p.items[0]?.id ?? 0) > cursor) {
           page--;
           p = await read(page);
         }
-        for (let n = 0; ; n++) {
+        for (;;) {
           hb.throwIfCancelled();
           const rows: Contact[] = p.items.filter((c) => c.id > cursor);
           if (rows.length > 0) {
@@ -74,7 +77,7 @@ export function createContactSliceActivities(deps: SyncActivityDeps) {
             result.cycleDone = true;
             break;
           }
-          if (n + 1 >= pages) break;
+          if (page >= startPage + pages - 1) break;
           page++;
           p = await read(page);
         }
