@@ -90,8 +90,8 @@ export function createContactSliceActivities(deps: SyncActivityDeps) {
         await writeContactsState(
           w,
           result.cycleDone
-            ? { ...s, sweepCursorId: 0, sweepCycleStartedAtMs: null, sweepCycleRuns: 0, lastSweepCycleStartedAtMs: cycleStart }
-            : { ...s, sweepCursorId: result.toId, sweepCycleStartedAtMs: cycleStart, sweepCycleRuns: s.sweepCycleRuns + 1 },
+            ? { ...s, sweepCursorId: 0, sweepCycleStartedAtMs: null, sweepCycleRuns: 0, lastSweepCycleStartedAtMs: cycleStart, sweepRuns: input.sweepRuns }
+            : { ...s, sweepCursorId: result.toId, sweepCycleStartedAtMs: cycleStart, sweepCycleRuns: s.sweepCycleRuns + 1, sweepRuns: input.sweepRuns },
         );
       });
       return result;

@@ -37,6 +37,8 @@ export const ContactsState = z.object({
   sweepCursorId: z.number().int().nonnegative().default(0),
   sweepCycleStartedAtMs: z.number().nullable().default(null),
   sweepCycleRuns: z.number().int().nonnegative().default(0),
+  /** The configured cycle length (--sweep-runs) the last slice was sized for. */
+  sweepRuns: z.number().int().positive().nullable().default(null),
   /** When the last full rolling-sweep cycle began: every contact has been re-read since then. */
   lastSweepCycleStartedAtMs: z.number().nullable().default(null),
 });
