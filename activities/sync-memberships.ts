@@ -1,5 +1,6 @@
 import pLimit from 'p-limit';
 import type { Contact, Tag } from '../src/crm/types.js';
+import { liveContactCount } from '../src/sync/scan-tables.js';
 import { heldMembers, membershipCounts, type MembershipCount } from '../src/warehouse/membership-counts.js';
 import type { LoadStats } from '../src/warehouse/types.js';
 import { startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
@@ -12,6 +13,11 @@ export interface MembershipRepairResult extends LoadStats {
   rows: number;
   confirmed: number;
   requests: number;
+  /**
+   * The members to re-read outnumber the contacts held: nothing was re-read, and the run sweeps
+   * instead (a sweep reads each contact once, in parallel ranges; this would read more).
+   */
+  sweepInstead: boolean;
 }
 
 const MAX_PAGES = 100_000;
@@ -38,15 +44,24 @@ export function createMembershipActivities(deps: SyncActivityDeps) {
      * gone: tombstoned).
      */
     async repairMemberships(input: { perPage: number; loadId: string }): Promise<MembershipRepairResult> {
-      const result: MembershipRepairResult = { checked: 0, differing: [], rows: 0, confirmed: 0, requests: 2, inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
+      const result: MembershipRepairResult = { checked: 0, differing: [], rows: 0, confirmed: 0, requests: 2, sweepInstead: false, inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
       const [tags, lists] = await Promise.all([client.tags.list(), client.lists.list()]);
-      const held = await writes.run(async (w) => ({ tags: await membershipCounts(w, 'tags'), lists: await membershipCounts(w, 'lists') }));
+      const held = await writes.run(async (w) => ({ tags: await membershipCounts(w, 'tags'), lists: await membershipCounts(w, 'lists'), live: await liveContactCount(w) }));
       const todo: { kind: 'tags' | 'lists'; id: number }[] = [];
+      let toRead = 0;
       for (const [kind, items] of [['tags', tags], ['lists', lists]] as const) {
         for (const item of items) {
           result.checked++;
-          if (differs(item, held[kind].get(item.id))) todo.push({ kind, id: item.id });
+          const h = held[kind].get(item.id);
+          if (!differs(item, h)) continue;
+          todo.push({ kind, id: item.id });
+          toRead += Math.max(item.total_count ?? 0, item.subscribers_count ?? 0, h?.total ?? 0);
         }
+      }
+      if (toRead > held.live) {
+        result.sweepInstead = true;
+        result.differing = todo.map(({ kind, id }) => `${kind === 'tags' ? 'tag' : 'list'} ${id}`);
+        return result;
       }
       const ctx = () => ({ loadId: input.loadId, syncedAt: new Date(now()) });
       const add = (s: LoadStats): void => {

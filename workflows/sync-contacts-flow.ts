@@ -43,8 +43,11 @@ export async function runContactsFlow(
       const sweepNow = fresh.crmTotal !== fresh.liveCount || (plan.reconcileDue && input.reconcile !== 'never');
       if (!sweepNow) {
         // Edits to existing contacts (the free CRM sends no webhooks); older histories ran without it.
-        if (patched('fresh-contacts')) onFresh(await refreshExisting(input, totals, progress, loadId));
-        return 'incremental';
+        if (!patched('fresh-contacts')) return 'incremental';
+        const summary = await refreshExisting(input, totals, progress, loadId);
+        onFresh(summary);
+        // Member counts differ by more than a sweep costs: sweep now rather than re-read by tag.
+        if (!summary.memberships.sweepInstead) return 'incremental';
       }
       mode = 'reconcile';
     }
@@ -115,11 +118,23 @@ async function refreshExisting(input: StreamWorkflowInput, totals: StreamTotals,
   track(up);
   const members = await acts.repairMemberships({ perPage: tuning.perPage, loadId });
   track({ ...members, pages: 0 });
+  const memberships = {
+    checked: members.checked,
+    differing: members.differing,
+    rows: members.rows,
+    updated: members.updated,
+    deleted: members.deleted,
+    requests: members.requests,
+    sweepInstead: members.sweepInstead,
+  };
+  const updatedFirst = up.ran ? { updatedFirst: { rows: up.rows, updated: up.updated, requests: up.requests, orderBroken: up.orderBroken } } : {};
+  // A sweep follows: the slice would re-read what it reads anyway.
+  if (members.sweepInstead) return { ...updatedFirst, memberships };
   const slice = await acts.sweepContactSlice({ perPage: tuning.perPage, loadId, sweepRuns: tuning.sweepRuns });
   track(slice);
   return {
-    ...(up.ran ? { updatedFirst: { rows: up.rows, updated: up.updated, requests: up.requests, orderBroken: up.orderBroken } } : {}),
-    memberships: { checked: members.checked, differing: members.differing, rows: members.rows, updated: members.updated, deleted: members.deleted, requests: members.requests },
+    ...updatedFirst,
+    memberships,
     slice: { fromId: slice.fromId, toId: slice.toId, rows: slice.rows, updated: slice.updated, requests: slice.requests, cycleDone: slice.cycleDone },
   };
 }

@@ -105,8 +105,10 @@ export interface StreamResult extends StreamTotals {
 export interface FreshSummary {
   /** Updated-first scan: absent when the CRM does not order by updated_at. */
   updatedFirst?: { rows: number; updated: number; requests: number; orderBroken: boolean };
-  memberships: { checked: number; differing: string[]; rows: number; updated: number; deleted: number; requests: number };
-  slice: { fromId: number; toId: number; rows: number; updated: number; requests: number; cycleDone: boolean };
+  /** `sweepInstead`: more members to re-read than contacts held, so the run swept instead. */
+  memberships: { checked: number; differing: string[]; rows: number; updated: number; deleted: number; requests: number; sweepInstead: boolean };
+  /** Absent when the run swept instead. */
+  slice?: { fromId: number; toId: number; rows: number; updated: number; requests: number; cycleDone: boolean };
 }
 
 export interface SyncProgress {

@@ -111,8 +111,10 @@ export function describeFresh(f: FreshSummary): string[] {
     up
       ? `updated-first scan: ${up.rows} recently updated read, ${up.updated} changed (${up.requests} requests)${up.orderBroken ? '; rows came out of updated_at order, so the next run sweeps' : ''}`
       : 'updated-first scan: not run (the CRM does not order contacts by updated_at)',
-    `membership repair: ${m.checked} tags and lists compared, ${m.differing.length} differed${m.differing.length ? ` (${m.differing.slice(0, 5).join(', ')}${m.differing.length > 5 ? ', …' : ''}), ${m.rows} members re-read, ${m.updated} changed, ${m.deleted} deleted` : ''} (${m.requests} requests)`,
-    `rolling sweep: ids ${f.slice.fromId}–${f.slice.toId}, ${f.slice.rows} re-read, ${f.slice.updated} changed (${f.slice.requests} requests)${f.slice.cycleDone ? '; every contact re-read this cycle' : ''}`,
+    `membership repair: ${m.checked} tags and lists compared, ${m.differing.length} differed${m.sweepInstead ? ' (too many members to re-read)' : ''}${m.differing.length ? ` (${m.differing.slice(0, 5).join(', ')}${m.differing.length > 5 ? ', …' : ''}), ${m.rows} members re-read, ${m.updated} changed, ${m.deleted} deleted` : ''} (${m.requests} requests)`,
+    f.slice
+      ? `rolling sweep: ids ${f.slice.fromId}–${f.slice.toId}, ${f.slice.rows} re-read, ${f.slice.updated} changed (${f.slice.requests} requests)${f.slice.cycleDone ? '; every contact re-read this cycle' : ''}`
+      : 'rolling sweep: not run (more members to re-read than contacts held: the run swept every contact instead)',
   ];
 }
 

@@ -30,7 +30,7 @@ describe('incremental sync and reconciliation', () => {
       expect(Number(tombstoned[0]?.n)).toBe(4);
 
       // Updates alone do not change counts: in spec mode (no updated_at ordering) they wait for the
-      // rolling sweep's slice to reach them (past id 50 here) or the reconcile sweep.
+      // rolling sweep's slice to reach them (this run's slice is past them) or the reconcile sweep.
       env.sim.mutate.updateContact(ids[20] as number, { last_name: 'Later' });
       await env.sync({ streams: ['contacts'], reconcile: 'never' });
       expect((await env.read((w) => differencesFromTruth(w, env.sim.truth(), ['contacts']))).join()).toMatch(/1 differ/);

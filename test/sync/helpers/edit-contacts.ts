@@ -40,18 +40,22 @@ export function editContacts(sim: RunningSimulator, seed = 1): EditCounts {
     sim.mutate.updateContact(c.id, { custom_values: { job_title: `Title ${seed}-${c.id}` } });
     edits.customValues.push(c.id);
   }
-  for (const [i, c] of pick(10, (x) => x.status === 'subscribed', used).entries()) {
-    const missing = tags.find((t) => !c.tags.includes(t));
-    if (i % 2 === 0 && missing !== undefined) sim.mutate.addTag(c.id, missing);
-    else if (c.tags.length > 0) sim.mutate.removeTag(c.id, c.tags[0]!);
-    else sim.mutate.addTag(c.id, tags[0]!);
+  // On the smallest tag and list: re-reading their members costs less than a sweep, so the run
+  // repairs by membership (with many large tags differing it would sweep instead).
+  const smallest = (ids: number[], has: (c: (typeof contacts)[number], id: number) => boolean): number =>
+    ids.map((id) => ({ id, n: contacts.filter((c) => has(c, id)).length })).sort((a, b) => a.n - b.n)[0]!.id;
+  const tag = smallest(tags, (c, id) => c.tags.includes(id));
+  const list = smallest(lists, (c, id) => c.lists.includes(id));
+  // Seven adds and three removals each: the counts move (by 4), and removals exercise the held
+  // members a re-read no longer returns.
+  for (const [i, c] of [...pick(7, (x) => x.status === 'subscribed' && !x.tags.includes(tag), used), ...pick(3, (x) => x.status === 'subscribed' && x.tags.includes(tag), used)].entries()) {
+    if (i < 7) sim.mutate.addTag(c.id, tag);
+    else sim.mutate.removeTag(c.id, tag);
     edits.tagOnly.push(c.id);
   }
-  for (const [i, c] of pick(10, () => true, used).entries()) {
-    const missing = lists.find((l) => !c.lists.includes(l));
-    if (i % 2 === 0 && missing !== undefined) sim.mutate.addToList(c.id, missing);
-    else if (c.lists.length > 0) sim.mutate.removeFromList(c.id, c.lists[0]!);
-    else sim.mutate.addToList(c.id, lists[0]!);
+  for (const [i, c] of [...pick(7, (x) => !x.lists.includes(list), used), ...pick(3, (x) => x.lists.includes(list), used)].entries()) {
+    if (i < 7) sim.mutate.addToList(c.id, list);
+    else sim.mutate.removeFromList(c.id, list);
     edits.listOnly.push(c.id);
   }
   return edits;
