@@ -21,6 +21,8 @@ export interface MembershipRepairResult extends LoadStats {
 }
 
 const MAX_PAGES = 100_000;
+/** Member pages requested at once while re-reading one tag or list. */
+const PAGES_AT_ONCE = 4;
 
 /**
  * Whether a CRM count disagrees with the warehouse's. `subscribersCount` counts subscribed members
@@ -75,7 +77,7 @@ export function createMembershipActivities(deps: SyncActivityDeps) {
         for (const { kind, id } of todo) {
           result.differing.push(`${kind === 'tags' ? 'tag' : 'list'} ${id}`);
           const seen = new Set<number>();
-          for (let page = 1; page <= MAX_PAGES; page++) {
+          const readPage = async (page: number) => {
             hb.throwIfCancelled();
             const p = await client.contacts.listPage({ page, perPage: input.perPage, order: 'asc', orderBy: 'id', customFields: true, ...(kind === 'tags' ? { tags: [id] } : { lists: [id] }) });
             result.requests++;
@@ -83,8 +85,22 @@ export function createMembershipActivities(deps: SyncActivityDeps) {
             if (p.items.length > 0) add(await writes.run((w) => w.loadContacts(p.items, ctx())));
             result.rows += p.items.length;
             hb.beat();
-            const last = p.lastPage !== undefined ? page >= p.lastPage : p.items.length < input.perPage;
-            if (last || p.items.length === 0) break;
+            return p;
+          };
+          // Page 1 tells the page count; the rest go several at once (the client's limiter caps them).
+          const first = await readPage(1);
+          const lastPage = first.lastPage ?? (first.items.length < input.perPage ? 1 : undefined);
+          if (lastPage !== undefined) {
+            const pages = pLimit(PAGES_AT_ONCE);
+            // Settled, not Promise.all: a failed page must not leave the others loading after the activity ends.
+            const settled = await Promise.allSettled(Array.from({ length: Math.max(0, Math.min(lastPage, MAX_PAGES) - 1) }, (_, i) => pages(() => readPage(i + 2))));
+            const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+            if (failure) throw failure.reason;
+          } else {
+            for (let page = 2; page <= MAX_PAGES; page++) {
+              const p = await readPage(page);
+              if (p.items.length < input.perPage) break;
+            }
           }
           // Held as members but not returned: re-read each (it lost the membership) or tombstone it (gone).
           const stale = (await writes.run((w) => heldMembers(w, kind, id))).filter((c) => !seen.has(c));
