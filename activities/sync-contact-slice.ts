@@ -1,4 +1,5 @@
 import type { Contact } from '../src/crm/types.js';
+import { createContactLoadBatch } from '../src/sync/contact-load-batch.js';
 import { readContactsState, writeContactsState } from '../src/sync/contacts-state.js';
 import { liveContactCount } from '../src/sync/scan-tables.js';
 import { liveContactsUpTo } from '../src/warehouse/live-contacts-up-to.js';
@@ -49,6 +50,7 @@ export function createContactSliceActivities(deps: SyncActivityDeps) {
         return await client.contacts.listPage({ page, perPage: input.perPage, order: 'asc', orderBy: 'id', customFields: true });
       };
       const hb = startHeartbeats(() => ({ pages: result.pages }));
+      const batch = createContactLoadBatch(writes, () => ({ loadId: input.loadId, syncedAt: new Date(now()) }));
       try {
         let page = startPage;
         let p = await read(page);
@@ -64,10 +66,7 @@ export function createContactSliceActivities(deps: SyncActivityDeps) {
           hb.throwIfCancelled();
           const rows: Contact[] = p.items.filter((c) => c.id > cursor);
           if (rows.length > 0) {
-            const s = await writes.run((w) => w.loadContacts(rows, { loadId: input.loadId, syncedAt: new Date(now()) }));
-            result.inserted += s.inserted;
-            result.updated += s.updated;
-            result.unchanged += s.unchanged;
+            await batch.add(rows);
             result.rows += rows.length;
             result.toId = Math.max(result.toId, ...rows.map((c) => c.id));
           }
@@ -81,6 +80,10 @@ export function createContactSliceActivities(deps: SyncActivityDeps) {
           page++;
           p = await read(page);
         }
+        const s = await batch.flush();
+        result.inserted += s.inserted;
+        result.updated += s.updated;
+        result.unchanged += s.unchanged;
       } finally {
         hb.stop();
       }

@@ -1,5 +1,6 @@
 import pLimit from 'p-limit';
 import type { Contact, Tag } from '../src/crm/types.js';
+import { createContactLoadBatch } from '../src/sync/contact-load-batch.js';
 import { liveContactCount } from '../src/sync/scan-tables.js';
 import { heldMembers, membershipCounts, type MembershipCount } from '../src/warehouse/membership-counts.js';
 import type { LoadStats } from '../src/warehouse/types.js';
@@ -77,12 +78,13 @@ export function createMembershipActivities(deps: SyncActivityDeps) {
         for (const { kind, id } of todo) {
           result.differing.push(`${kind === 'tags' ? 'tag' : 'list'} ${id}`);
           const seen = new Set<number>();
+          const batch = createContactLoadBatch(writes, ctx);
           const readPage = async (page: number) => {
             hb.throwIfCancelled();
             const p = await client.contacts.listPage({ page, perPage: input.perPage, order: 'asc', orderBy: 'id', customFields: true, ...(kind === 'tags' ? { tags: [id] } : { lists: [id] }) });
             result.requests++;
             for (const c of p.items) seen.add(c.id);
-            if (p.items.length > 0) add(await writes.run((w) => w.loadContacts(p.items, ctx())));
+            await batch.add(p.items);
             result.rows += p.items.length;
             hb.beat();
             return p;
@@ -102,6 +104,7 @@ export function createMembershipActivities(deps: SyncActivityDeps) {
               if (p.items.length < input.perPage) break;
             }
           }
+          add(await batch.flush());
           // Held as members but not returned: re-read each (it lost the membership) or tombstone it (gone).
           const stale = (await writes.run((w) => heldMembers(w, kind, id))).filter((c) => !seen.has(c));
           const found: Contact[] = [];

@@ -1,5 +1,6 @@
 import type { Contact } from '../src/crm/types.js';
 import { CrmsyncError } from '../src/errors.js';
+import { createContactLoadBatch } from '../src/sync/contact-load-batch.js';
 import { readContactsState, writeContactsState, type ContactsState } from '../src/sync/contacts-state.js';
 import { isNewestUpdatedFirst, updatedMs, updatedOrderVerdict } from '../src/sync/updated-order.js';
 import type { LoadStats } from '../src/warehouse/types.js';
@@ -75,6 +76,7 @@ export function createUpdatedContactActivities(deps: SyncActivityDeps) {
       let newestMs = state.updatedWatermark ? Date.parse(state.updatedWatermark) : Number.NEGATIVE_INFINITY;
       let previousMs = Number.POSITIVE_INFINITY;
       const hb = startHeartbeats(() => ({ pages: result.pages }));
+      const batch = createContactLoadBatch(writes, () => ({ loadId: input.loadId, syncedAt: new Date(now()) }));
       try {
         let p = first;
         for (let n = 1; n <= MAX_PAGES; n++) {
@@ -91,10 +93,7 @@ export function createUpdatedContactActivities(deps: SyncActivityDeps) {
           }
           const changed: Contact[] = p.items.filter((c) => updatedMs(c) >= cutoffMs);
           if (changed.length > 0) {
-            const stats = await writes.run((w) => w.loadContacts(changed, { loadId: input.loadId, syncedAt: new Date(now()) }));
-            result.inserted += stats.inserted;
-            result.updated += stats.updated;
-            result.unchanged += stats.unchanged;
+            await batch.add(changed);
             result.rows += changed.length;
             newestMs = Math.max(newestMs, updatedMs(changed[0]!));
           }
@@ -104,6 +103,10 @@ export function createUpdatedContactActivities(deps: SyncActivityDeps) {
           if (!last || lastPage || updatedMs(last) < cutoffMs) break;
           previousMs = updatedMs(last);
         }
+        const stats = await batch.flush();
+        result.inserted += stats.inserted;
+        result.updated += stats.updated;
+        result.unchanged += stats.unchanged;
       } finally {
         hb.stop();
       }
