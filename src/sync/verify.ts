@@ -103,7 +103,7 @@ export async function verifyContacts(client: SyncCrmClient, read: <T>(fn: (w: Wa
   const crm = new Map<number, Comparable>();
   let total: number | undefined;
   for (let page = 1; ; page++) {
-    const p = await client.contacts.listPage({ page, perPage, order: 'asc', orderBy: 'id' });
+    const p = await client.contacts.listPage({ page, perPage, order: 'asc', orderBy: 'id', customFields: true });
     total ??= p.total;
     for (const c of p.items) crm.set(c.id, comparableFromCrm(c));
     if (p.items.length < perPage || (p.lastPage !== undefined && page >= p.lastPage)) break;
