@@ -1,6 +1,9 @@
 import { createContactActivities } from './sync-contacts.js';
 import type { SyncActivityDeps } from './sync-deps.js';
 import { createNewContactActivities } from './sync-new-contacts.js';
+import { createContactSliceActivities } from './sync-contact-slice.js';
+import { createMembershipActivities } from './sync-memberships.js';
+import { createUpdatedContactActivities } from './sync-updated-contacts.js';
 import { createEntityActivities } from './sync-entities.js';
 import { createFunnelActivities } from './sync-funnels.js';
 import { createReportActivities } from './sync-reports.js';
@@ -15,6 +18,9 @@ export function createSyncActivities(deps: SyncActivityDeps) {
   return withFailureClassification({
     ...createContactActivities(deps),
     ...createNewContactActivities(deps),
+    ...createUpdatedContactActivities(deps),
+    ...createMembershipActivities(deps),
+    ...createContactSliceActivities(deps),
     ...createEntityActivities(deps),
     ...createFunnelActivities(deps),
     ...createReportActivities(deps),

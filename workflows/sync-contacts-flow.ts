@@ -1,7 +1,7 @@
-import { CancellationScope, continueAsNew, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, continueAsNew, patched, workflowInfo } from '@temporalio/workflow';
 import { planPageRanges, rangeSizeFor } from './page-ranges.js';
 import { syncActivities } from './sync-activity-proxies.js';
-import { addTotals, type ContactsMode, type StreamProgress, type StreamTotals, type StreamWorkflowInput } from './sync-types.js';
+import { addTotals, type ContactsMode, type FreshSummary, type StreamProgress, type StreamTotals, type StreamWorkflowInput } from './sync-types.js';
 
 /**
  * A run sweeps once more when the CRM changed under its scan (one repair pass: a full re-read is
@@ -19,6 +19,7 @@ export async function runContactsFlow(
   totals: StreamTotals,
   progress: StreamProgress,
   onDrift: () => void,
+  onFresh: (summary: FreshSummary) => void = () => undefined,
 ): Promise<ContactsMode> {
   const { tuning } = input;
   const acts = syncActivities(input.warehouseTaskQueue, tuning);
@@ -39,8 +40,15 @@ export async function runContactsFlow(
       progress.rows = totals.rows;
       progress.requests = totals.requests;
       // A live count that disagrees with the CRM's total means deletes (or rows missed by drift): sweep now.
-      if (!plan.reconcileDue && fresh.crmTotal === fresh.liveCount) return 'incremental';
-      if (input.reconcile === 'never' && fresh.crmTotal === fresh.liveCount) return 'incremental';
+      const sweepNow = fresh.crmTotal !== fresh.liveCount || (plan.reconcileDue && input.reconcile !== 'never');
+      if (!sweepNow) {
+        // Edits to existing contacts (the free CRM sends no webhooks); older histories ran without it.
+        if (!patched('fresh-contacts')) return 'incremental';
+        const summary = await refreshExisting(input, totals, progress, loadId);
+        onFresh(summary);
+        // Member counts differ by more than a sweep costs: sweep now rather than re-read by tag.
+        if (!summary.memberships.sweepInstead) return 'incremental';
+      }
       mode = 'reconcile';
     }
   }
@@ -90,6 +98,45 @@ export async function runContactsFlow(
     if (!changed || passes >= MAX_SCAN_PASSES) return mode;
     mode = 'reconcile';
   }
+}
+
+/**
+ * Finds edits to existing contacts without `updated_since`: the updated-first scan (where the CRM
+ * orders by updated_at), membership repair from the tag and list counts, and one slice of the
+ * rolling sweep. Each loads what it finds; the summary says what each found.
+ */
+async function refreshExisting(input: StreamWorkflowInput, totals: StreamTotals, progress: StreamProgress, loadId: string): Promise<FreshSummary> {
+  const { tuning } = input;
+  const acts = syncActivities(input.warehouseTaskQueue, tuning);
+  const track = (r: Partial<StreamTotals>): void => {
+    addTotals(totals, r);
+    progress.pagesDone += r.pages ?? 0;
+    progress.rows = totals.rows;
+    progress.requests = totals.requests;
+  };
+  const up = await acts.scanUpdatedContacts({ perPage: tuning.perPage, loadId, overlapMs: tuning.updatedOverlapMs, reprobeAfterMs: input.reconcileEveryMs });
+  track(up);
+  const members = await acts.repairMemberships({ perPage: tuning.perPage, loadId });
+  track({ ...members, pages: 0 });
+  const memberships = {
+    checked: members.checked,
+    differing: members.differing,
+    rows: members.rows,
+    updated: members.updated,
+    deleted: members.deleted,
+    requests: members.requests,
+    sweepInstead: members.sweepInstead,
+  };
+  const updatedFirst = up.ran ? { updatedFirst: { rows: up.rows, updated: up.updated, requests: up.requests, orderBroken: up.orderBroken } } : {};
+  // A sweep follows: the slice would re-read what it reads anyway.
+  if (members.sweepInstead) return { ...updatedFirst, memberships };
+  const slice = await acts.sweepContactSlice({ perPage: tuning.perPage, loadId, sweepRuns: tuning.sweepRuns });
+  track(slice);
+  return {
+    ...updatedFirst,
+    memberships,
+    slice: { fromId: slice.fromId, toId: slice.toId, rows: slice.rows, updated: slice.updated, requests: slice.requests, cycleDone: slice.cycleDone },
+  };
 }
 
 /**

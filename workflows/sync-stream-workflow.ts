@@ -2,7 +2,7 @@ import { CancellationScope, isCancellation, setHandler, workflowInfo } from '@te
 import { bookkeepingActivities, syncActivities } from './sync-activity-proxies.js';
 import { runContactsFlow } from './sync-contacts-flow.js';
 import { progressQuery } from './sync-queries.js';
-import { addTotals, emptyTotals, type ContactsMode, type StreamProgress, type StreamResult, type StreamTotals, type StreamWorkflowInput } from './sync-types.js';
+import { addTotals, emptyTotals, type ContactsMode, type FreshSummary, type StreamProgress, type StreamResult, type StreamTotals, type StreamWorkflowInput } from './sync-types.js';
 
 const SMALL = ['tags', 'lists', 'custom_fields', 'companies', 'campaigns', 'funnels'] as const;
 type Small = (typeof SMALL)[number];
@@ -47,15 +47,24 @@ export async function syncStreamWorkflow(input: StreamWorkflowInput): Promise<St
     });
 
   if (!input.carry) await record('running', null);
+  let fresh: FreshSummary | undefined;
   try {
-    const ran = await runStream(input, totals, progress, () => {
-      progress.drift = true;
-    });
+    const ran = await runStream(
+      input,
+      totals,
+      progress,
+      () => {
+        progress.drift = true;
+      },
+      (f) => {
+        fresh = f;
+      },
+    );
     mode = ran.mode;
     progress.phase = 'done';
     // A stream the CRM lacks is recorded as skipped, its reason where a failure's error goes.
     await record(ran.skipped ? 'skipped' : 'succeeded', ran.skipped ?? null);
-    return { stream: input.stream, mode, drift: progress.drift, ...totals, ...(ran.skipped ? { skipped: ran.skipped } : {}) };
+    return { stream: input.stream, mode, drift: progress.drift, ...totals, ...(ran.skipped ? { skipped: ran.skipped } : {}), ...(fresh ? { fresh } : {}) };
   } catch (err) {
     const cancelled = isCancellation(err);
     progress.phase = cancelled ? 'cancelled' : 'failed';
@@ -66,11 +75,17 @@ export async function syncStreamWorkflow(input: StreamWorkflowInput): Promise<St
   }
 }
 
-async function runStream(input: StreamWorkflowInput, totals: StreamTotals, progress: StreamProgress, onDrift: () => void): Promise<{ mode: ContactsMode; skipped?: string }> {
+async function runStream(
+  input: StreamWorkflowInput,
+  totals: StreamTotals,
+  progress: StreamProgress,
+  onDrift: () => void,
+  onFresh: (f: FreshSummary) => void,
+): Promise<{ mode: ContactsMode; skipped?: string }> {
   const acts = syncActivities(input.warehouseTaskQueue, input.tuning);
   const loadId = `${input.runId}:${input.stream}`;
   const stream = input.stream;
-  if (stream === 'contacts') return { mode: await runContactsFlow(input, totals, progress, onDrift) };
+  if (stream === 'contacts') return { mode: await runContactsFlow(input, totals, progress, onDrift, onFresh) };
   progress.phase = input.full ? 'backfill' : 'incremental';
   const mode: ContactsMode = input.full ? 'backfill' : 'incremental';
   let skipped: string | undefined;

@@ -15,6 +15,10 @@ export interface SyncTuning {
   heartbeatTimeoutMs: number;
   /** continueAsNew once history has this many events (Temporal also suggests it on size). */
   maxHistoryEvents: number;
+  /** Rolling sweep: every contact is re-read within this many incremental runs. */
+  sweepRuns: number;
+  /** Updated-first scan: how far before the watermark it reads (same-second timestamps, clock skew). */
+  updatedOverlapMs: number;
 }
 
 export const DEFAULT_TUNING: SyncTuning = {
@@ -23,6 +27,8 @@ export const DEFAULT_TUNING: SyncTuning = {
   maxPagesPerRange: 20,
   heartbeatTimeoutMs: 20_000,
   maxHistoryEvents: 8_000,
+  sweepRuns: 96,
+  updatedOverlapMs: 300_000,
 };
 
 export interface SyncWorkflowInput {
@@ -93,6 +99,18 @@ export interface StreamResult extends StreamTotals {
   drift: boolean;
   /** Set when the CRM lacks what the stream reads ("not available on this CRM (...)"): a warning, not a failure. */
   skipped?: string;
+  /** Contacts, incremental: which freshness checks ran and what each found. */
+  fresh?: FreshSummary;
+}
+
+/** Counts of the checks an incremental contacts run makes for edits to existing contacts. */
+export interface FreshSummary {
+  /** Updated-first scan: absent when the CRM does not order by updated_at. */
+  updatedFirst?: { rows: number; updated: number; requests: number; orderBroken: boolean };
+  /** `sweepInstead`: more members to re-read than contacts held, so the run swept instead. */
+  memberships: { checked: number; differing: string[]; rows: number; updated: number; deleted: number; requests: number; sweepInstead: boolean };
+  /** Absent when the run swept instead. */
+  slice?: { fromId: number; toId: number; rows: number; updated: number; requests: number; cycleDone: boolean };
 }
 
 export interface SyncProgress {

@@ -18,6 +18,7 @@ export const BENCHMARKS: readonly BenchmarkEntry[] = [
   { name: 'webhooks-apply', file: 'webhooks-apply.ts', args: [], what: 'webhook events applied to the warehouse per second' },
   { name: 'push', file: 'push.ts', args: [], what: 'push requests/s and 429 share at allowed rates of 10, 50 and 200 req/s' },
   { name: 'report', file: 'report.ts', args: ['100000'], what: 'crmsync report at 100k contacts: seconds, ratio to a one-count crmsync query, file size' },
+  { name: 'freshness', file: 'freshness.ts', args: ['100000'], what: 'no-change and 1%-edited incremental runs against a full reconcile at 100k contacts: requests and seconds' },
   { name: 'backfill', file: 'backfill.ts', args: ['100000', '1000000'], what: 'backfill rows/s, requests, memory, ratio to a raw fetch floor, dlt comparison' },
 ];
 

@@ -34,7 +34,7 @@ export async function statusCommand(config: Config): Promise<StatusReport> {
   } catch (err) {
     // During the first sync there is no lake to fall back to: still show the live progress.
     if (!(err instanceof WarehouseLockedError || err instanceof WarehouseNotFoundError)) throw err;
-    report = { source: `unavailable (${err.message})`, contacts: null, streams: STREAM_NAMES.map((stream) => ({ stream, rows: null, tombstoned: null, lastRun: null, lastSuccessAt: null, lastError: null, warning: null })) };
+    report = { source: `unavailable (${err.message})`, contacts: null, streams: STREAM_NAMES.map((stream) => ({ stream, rows: null, tombstoned: null, lastRun: null, lastSuccessAt: null, lastError: null, warning: null, staleness: { allReadSince: null, bound: 'unknown' } })) };
   }
   for (const p of await liveProgress(config)) {
     const s = report.streams.find((x) => x.stream === p.stream);
@@ -72,6 +72,7 @@ export function formatStatus(report: StatusReport, nowMs: number): string {
     );
     if (s.warning) lines.push(`${''.padEnd(18)} warning: ${s.warning}`);
     if (s.lastError) lines.push(`${''.padEnd(18)} last error ${formatAge(s.lastError.at, nowMs)}: ${s.lastError.error}`);
+    if (s.stream === 'contacts' && s.staleness) lines.push(`${''.padEnd(18)} staleness: every contact read ${formatAge(s.staleness.allReadSince, nowMs)} or later; ${s.staleness.bound}`);
     if (s.live) lines.push(`${''.padEnd(18)} running: ${formatProgressLine(s.live, nowMs, true)}`);
   }
   const c = report.contacts;

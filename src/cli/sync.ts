@@ -9,7 +9,7 @@ import { quietTemporalRuntime } from '../sync/quiet-temporal-runtime.js';
 import { createSyncRuntime, withInProcessWorkers } from '../sync/sync-runtime.js';
 import { withTemporal } from '../temporal/connect.js';
 import { taskQueues } from '../temporal/task-queues.js';
-import type { SyncResult, SyncTuning } from '../../workflows/sync-types.js';
+import type { FreshSummary, SyncResult, SyncTuning } from '../../workflows/sync-types.js';
 import { createProgressRenderer } from './progress.js';
 
 const positiveInt = (flag: string) =>
@@ -22,6 +22,7 @@ export const SyncOptions = z
     reconcile: z.boolean().optional(),
     perPage: positiveInt('--per-page').max(1000, '--per-page must be at most 1000').optional(),
     parallelism: positiveInt('--parallelism').max(32, '--parallelism must be at most 32').optional(),
+    sweepRuns: positiveInt('--sweep-runs').max(100_000, '--sweep-runs must be at most 100000').optional(),
   })
   .refine((o) => !(o.full && o.reconcile === false), { message: '`--full` already re-reads everything; drop `--no-reconcile`.' });
 export type SyncOptions = z.infer<typeof SyncOptions>;
@@ -45,6 +46,7 @@ export function registerSyncCommand(program: Command): void {
     .option('--reconcile', 'run the contacts reconciliation sweep now')
     .option('--no-reconcile', 'skip the contacts reconciliation sweep even when due')
     .option('--per-page <n>', 'contacts per page request')
+    .option('--sweep-runs <n>', 'rolling sweep: re-read every contact within this many incremental runs (default 96)')
     .option('--parallelism <n>', 'page ranges fetched at once')
     .action(async (raw: unknown) => {
       const config = loadConfig();
@@ -74,6 +76,7 @@ export async function syncCommand(config: Config, opts: SyncOptions, logger: Log
     const tuning: Partial<SyncTuning> = {};
     if (opts.perPage) tuning.perPage = opts.perPage;
     if (opts.parallelism) tuning.parallelism = opts.parallelism;
+    if (opts.sweepRuns) tuning.sweepRuns = opts.sweepRuns;
     const renderer = createProgressRenderer(out);
     quietTemporalRuntime(config.logLevel);
     const embedded = !config.temporal.address;
@@ -100,6 +103,21 @@ export async function syncCommand(config: Config, opts: SyncOptions, logger: Log
   }
 }
 
+/** The freshness checks of an incremental contacts run, one line each: which ran and what each found. */
+export function describeFresh(f: FreshSummary): string[] {
+  const up = f.updatedFirst;
+  const m = f.memberships;
+  return [
+    up
+      ? `updated-first scan: ${up.rows} recently updated read, ${up.updated} changed (${up.requests} requests)${up.orderBroken ? '; rows came out of updated_at order, so the next run sweeps' : ''}`
+      : 'updated-first scan: not run (the CRM does not order contacts by updated_at)',
+    `membership repair: ${m.checked} tags and lists compared, ${m.differing.length} differed${m.sweepInstead ? ' (too many members to re-read)' : ''}${m.differing.length ? ` (${m.differing.slice(0, 5).join(', ')}${m.differing.length > 5 ? ', …' : ''}), ${m.rows} members re-read, ${m.updated} changed, ${m.deleted} deleted` : ''} (${m.requests} requests)`,
+    f.slice
+      ? `rolling sweep: ids ${f.slice.fromId}–${f.slice.toId}, ${f.slice.rows} re-read, ${f.slice.updated} changed (${f.slice.requests} requests)${f.slice.cycleDone ? '; every contact re-read this cycle' : ''}`
+      : 'rolling sweep: not run (more members to re-read than contacts held: the run swept every contact instead)',
+  ];
+}
+
 export function printSummary(result: SyncResult, out: NodeJS.WritableStream): void {
   out.write(`sync ${result.runId} finished\n`);
   for (const s of result.streams) {
@@ -111,5 +129,6 @@ export function printSummary(result: SyncResult, out: NodeJS.WritableStream): vo
     out.write(
       `  ${s.stream.padEnd(18)} ${s.mode.padEnd(11)} rows ${s.rows}  inserted ${s.inserted}  updated ${s.updated}  deleted ${s.deleted}  requests ${s.requests}${s.drift ? '  (CRM changed during the run; the next run reconciles)' : ''}\n`,
     );
+    if (s.fresh) for (const line of describeFresh(s.fresh)) out.write(`  ${''.padEnd(18)} ${line}\n`);
   }
 }

@@ -224,7 +224,11 @@ export class SimState {
     const isDirty = !sameContact(old, next);
     if (!isDirty) return { contact: old, isDirty };
     const now = this.now;
-    next.updatedAt = Math.max(now, old.updatedAt);
+    // fluentcrm-2.9 writes tag and list attach/detach to a pivot table only: the contact's
+    // updated_at stays (site-ny README, "updated_at vs membership"). The written interface says
+    // nothing, so spec mode keeps bumping it on every change.
+    const membershipOnly = this.opts.mode === 'real' && sameContact(old, { ...next, tags: old.tags, lists: old.lists });
+    next.updatedAt = membershipOnly ? old.updatedAt : Math.max(now, old.updatedAt);
     this.#write(old, next);
     const ev = contactEventData(next, this);
     this.emit('contact.updated', { contact: ev }, now);

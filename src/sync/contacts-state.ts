@@ -26,6 +26,21 @@ export const ContactsState = z.object({
   needsReconcile: z.boolean().default(false),
   activeScan: ActiveScan.nullable().default(null),
   lastRunAtMs: z.number().nullable().default(null),
+  /**
+   * Whether the CRM orders contacts by `updated_at` (probed on the rows it returns, not trusted
+   * from the parameter), and when that was found out.
+   */
+  updatedOrder: z.object({ supported: z.boolean(), probedAtMs: z.number() }).nullable().default(null),
+  /** Newest `updated_at` (ISO UTC) the updated-first scan has seen: the next one reads back to it, less an overlap. */
+  updatedWatermark: z.string().nullable().default(null),
+  /** Rolling sweep: the last contact id the current cycle has re-read, and when and how many runs ago the cycle began. */
+  sweepCursorId: z.number().int().nonnegative().default(0),
+  sweepCycleStartedAtMs: z.number().nullable().default(null),
+  sweepCycleRuns: z.number().int().nonnegative().default(0),
+  /** The configured cycle length (--sweep-runs) the last slice was sized for. */
+  sweepRuns: z.number().int().positive().nullable().default(null),
+  /** When the last full rolling-sweep cycle began: every contact has been re-read since then. */
+  lastSweepCycleStartedAtMs: z.number().nullable().default(null),
 });
 export type ContactsState = z.infer<typeof ContactsState>;
 

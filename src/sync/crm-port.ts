@@ -6,8 +6,16 @@ import type { Campaign, Company, Contact, CustomField, Funnel, FunnelSubscriber,
  */
 export interface SyncCrmClient {
   contacts: {
-    /** `customFields: true` asks for custom values (`custom_fields=true`; without it the real CRM leaves them out). */
-    listPage(opts: { page: number; perPage: number; order: 'asc' | 'desc'; orderBy: 'id'; customFields?: boolean }): Promise<Page<Contact>>;
+    listPage(opts: {
+      page: number;
+      perPage: number;
+      order: 'asc' | 'desc';
+      orderBy: 'id' | 'updated_at';
+      tags?: number[];
+      lists?: number[];
+      /** Ask for custom values (`custom_fields=true`; without it the real CRM leaves them out). */
+      customFields?: boolean;
+    }): Promise<Page<Contact>>;
     /** `with: ['subscriber.custom_values']` asks for custom values (the real CRM sends them only then). */
     get(id: number, opts?: { with?: string[] }): Promise<Contact | null>;
   };

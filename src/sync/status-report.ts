@@ -13,6 +13,8 @@ export interface StreamStatus {
   lastError: { at: string; error: string } | null;
   /** Set when the last run skipped the stream because the CRM lacks it ("not available on this CRM (...)"). */
   warning: string | null;
+  /** How stale the stream's rows can be: every row was read at or after `allReadSince`; `bound` says what is fresher. */
+  staleness: { allReadSince: string | null; bound: string };
   live?: StreamProgress;
 }
 
@@ -85,6 +87,7 @@ export async function buildStatusReport(w: WarehouseSession, source: string): Pr
       lastSuccessAt: iso(ok?.t),
       lastError: err ? { at: iso(err.finished_at) ?? '', error: String(err.error) } : null,
       warning: last && String(last.status) === 'skipped' ? String(last.error ?? 'not available on this CRM') : null,
+      staleness: { allReadSince: iso(ok?.t), bound: stream === 'reports' ? 'a dated snapshot each run' : 're-read whole each run: as of the last success' },
     });
   }
   let contacts: ContactsState | null = null;
@@ -93,7 +96,24 @@ export async function buildStatusReport(w: WarehouseSession, source: string): Pr
   } catch {
     contacts = null;
   }
+  const cs = streams.find((s) => s.stream === 'contacts');
+  if (cs) cs.staleness = contactsStaleness(contacts, cs.lastSuccessAt);
   return { streams, contacts, source };
+}
+
+/**
+ * Contacts: every contact was read at or after the later of the last full sweep's start and the
+ * start of the last completed rolling-sweep cycle; new contacts, and edits the updated-first scan
+ * or the member counts reveal, are as fresh as the last run.
+ */
+export function contactsStaleness(c: ContactsState | null, lastSuccessAt: string | null): StreamStatus['staleness'] {
+  if (!c || !c.backfillDone) return { allReadSince: null, bound: 'not backfilled yet' };
+  const since = Math.max(c.lastReconcileAtMs ?? 0, c.lastSweepCycleStartedAtMs ?? 0);
+  const scan = c.updatedOrder?.supported
+    ? 'new contacts, edits that change updated_at, and tag or list changes that change a member count: as of the last run'
+    : 'new contacts and tag or list changes that change a member count: as of the last run (the CRM does not order by updated_at)';
+  const cycle = c.sweepRuns ? `; anything else within ${c.sweepRuns} incremental runs (rolling sweep at run ${c.sweepCycleRuns + 1} of its cycle)` : '; anything else at the next rolling sweep or reconciliation';
+  return { allReadSince: since > 0 ? new Date(since).toISOString() : lastSuccessAt, bound: `${scan}${cycle}` };
 }
 
 export function formatAge(fromIso: string | null, nowMs: number): string {

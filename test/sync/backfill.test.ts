@@ -35,8 +35,12 @@ describe('sync against the simulator on a real Temporal dev server', () => {
       const contactRequests = Object.entries(env.sim.stats().byRoute)
         .filter(([route]) => /subscribers/.test(route))
         .reduce((n, [, c]) => n + Number(c), 0);
-      expect(contactRequests).toBeGreaterThanOrEqual(1);
-      expect(contactRequests).toBeLessThanOrEqual(2);
+      // Besides the rolling sweep's slice (issue 15): the newest-ids read, and here the one refused
+      // probe of updated_at ordering (the written interface does not offer it).
+      const slice = second.streams[0]?.fresh?.slice?.requests ?? 0;
+      expect(slice).toBeGreaterThanOrEqual(1);
+      expect(contactRequests - slice).toBeGreaterThanOrEqual(1);
+      expect(contactRequests - slice).toBeLessThanOrEqual(2);
     });
   });
 });

@@ -9,7 +9,11 @@ export interface ContactListQuery {
   page: number;
   perPage: number;
   order?: 'asc' | 'desc';
-  orderBy?: 'id' | 'email' | 'created_at';
+  /**
+   * `updated_at` is outside the written interface (id, email, created_at): fluentcrm-2.9 honours
+   * it, a CRM following the interface may refuse it or ignore it silently, so check the rows.
+   */
+  orderBy?: 'id' | 'email' | 'created_at' | 'updated_at';
   search?: string;
   statuses?: string[];
   tags?: number[];

@@ -106,10 +106,13 @@ function listContacts(ctx: RouteCtx): SimResponse {
       if (sort.key !== null) {
         const key = SORTABLE[sort.key];
         const dir = sort.desc ? -1 : 1;
+        // fluentcrm-2.9 orders by the column alone (no tie-breaker): rows sharing a value come in
+        // table order, id ascending, whichever the direction (site-ny: 501, 502, 503, 504, 3064).
+        const tie = (a: ContactRec, b: ContactRec): number => (ctx.real ? a.id - b.id : (a.id - b.id) * dir);
         matches.sort((a, b) => {
           const x = key(a);
           const y = key(b);
-          return x < y ? -dir : x > y ? dir : (a.id - b.id) * dir;
+          return x < y ? -dir : x > y ? dir : tie(a, b);
         });
       }
       total = matches.length;

@@ -36,7 +36,8 @@ function withCounts(ctx: RouteCtx, kind: Taxonomy, t: TaxonomyRec, counts: boole
   if (counts) {
     const c = ctx.state.counts();
     const k = `${kind === 'tag' ? 't' : 'l'}:${t.id}`;
-    out.totalCount = c.total.get(k) ?? 0;
+    // fluentcrm-2.9's tags listing carries subscribersCount alone; its lists carry both.
+    if (kind === 'list' || !ctx.real) out.totalCount = c.total.get(k) ?? 0;
     out.subscribersCount = c.subscribed.get(k) ?? 0;
   }
   return out;

@@ -1,0 +1,135 @@
+import pLimit from 'p-limit';
+import type { Contact, Tag } from '../src/crm/types.js';
+import { createContactLoadBatch } from '../src/sync/contact-load-batch.js';
+import { liveContactCount } from '../src/sync/scan-tables.js';
+import { heldMembers, membershipCounts, type MembershipCount } from '../src/warehouse/membership-counts.js';
+import type { LoadStats } from '../src/warehouse/types.js';
+import { startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
+
+export interface MembershipRepairResult extends LoadStats {
+  /** Tags and lists compared, and those whose CRM count differed from the warehouse's. */
+  checked: number;
+  differing: string[];
+  /** Members re-read through the `tags[]=` / `lists[]=` filters, and held members confirmed one by one. */
+  rows: number;
+  confirmed: number;
+  requests: number;
+  /**
+   * The members to re-read outnumber the contacts held: nothing was re-read, and the run sweeps
+   * instead (a sweep reads each contact once, in parallel ranges; this would read more).
+   */
+  sweepInstead: boolean;
+}
+
+const MAX_PAGES = 100_000;
+/** Member pages requested at once while re-reading one tag or list. */
+const PAGES_AT_ONCE = 4;
+
+/**
+ * Whether a CRM count disagrees with the warehouse's. `subscribersCount` counts subscribed members
+ * only; lists (and tags in the written interface) also carry `totalCount` of every status.
+ */
+function differs(item: Pick<Tag, 'total_count' | 'subscribers_count'>, held: MembershipCount | undefined): boolean {
+  const h = held ?? { total: 0, subscribed: 0 };
+  if (item.total_count !== null && item.total_count !== h.total) return true;
+  return item.subscribers_count !== null && item.subscribers_count !== h.subscribed;
+}
+
+export function createMembershipActivities(deps: SyncActivityDeps) {
+  const { client, writes } = deps;
+  const now = deps.now ?? Date.now;
+
+  return {
+    /**
+     * Membership repair: tag and list changes leave `updated_at` alone, so compare per-tag and
+     * per-list counts from the CRM's listings with the warehouse's; re-read the members of each
+     * that differs and confirm the held members the re-read did not return (they lost it, or are
+     * gone: tombstoned).
+     */
+    async repairMemberships(input: { perPage: number; loadId: string }): Promise<MembershipRepairResult> {
+      const result: MembershipRepairResult = { checked: 0, differing: [], rows: 0, confirmed: 0, requests: 2, sweepInstead: false, inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
+      const [tags, lists] = await Promise.all([client.tags.list(), client.lists.list()]);
+      const held = await writes.run(async (w) => ({ tags: await membershipCounts(w, 'tags'), lists: await membershipCounts(w, 'lists'), live: await liveContactCount(w) }));
+      const todo: { kind: 'tags' | 'lists'; id: number }[] = [];
+      let toRead = 0;
+      for (const [kind, items] of [['tags', tags], ['lists', lists]] as const) {
+        for (const item of items) {
+          result.checked++;
+          const h = held[kind].get(item.id);
+          if (!differs(item, h)) continue;
+          todo.push({ kind, id: item.id });
+          toRead += Math.max(item.total_count ?? 0, item.subscribers_count ?? 0, h?.total ?? 0);
+        }
+      }
+      if (toRead > held.live) {
+        result.sweepInstead = true;
+        result.differing = todo.map(({ kind, id }) => `${kind === 'tags' ? 'tag' : 'list'} ${id}`);
+        return result;
+      }
+      const ctx = () => ({ loadId: input.loadId, syncedAt: new Date(now()) });
+      const add = (s: LoadStats): void => {
+        result.inserted += s.inserted;
+        result.updated += s.updated;
+        result.unchanged += s.unchanged;
+        result.deleted += s.deleted;
+      };
+      const hb = startHeartbeats(() => ({ differing: todo.length, rows: result.rows }));
+      try {
+        for (const { kind, id } of todo) {
+          result.differing.push(`${kind === 'tags' ? 'tag' : 'list'} ${id}`);
+          const seen = new Set<number>();
+          const batch = createContactLoadBatch(writes, ctx);
+          const readPage = async (page: number) => {
+            hb.throwIfCancelled();
+            const p = await client.contacts.listPage({ page, perPage: input.perPage, order: 'asc', orderBy: 'id', customFields: true, ...(kind === 'tags' ? { tags: [id] } : { lists: [id] }) });
+            result.requests++;
+            for (const c of p.items) seen.add(c.id);
+            await batch.add(p.items);
+            result.rows += p.items.length;
+            hb.beat();
+            return p;
+          };
+          // Page 1 tells the page count; the rest go several at once (the client's limiter caps them).
+          const first = await readPage(1);
+          const lastPage = first.lastPage ?? (first.items.length < input.perPage ? 1 : undefined);
+          if (lastPage !== undefined) {
+            const pages = pLimit(PAGES_AT_ONCE);
+            // Settled, not Promise.all: a failed page must not leave the others loading after the activity ends.
+            const settled = await Promise.allSettled(Array.from({ length: Math.max(0, Math.min(lastPage, MAX_PAGES) - 1) }, (_, i) => pages(() => readPage(i + 2))));
+            const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+            if (failure) throw failure.reason;
+          } else {
+            for (let page = 2; page <= MAX_PAGES; page++) {
+              const p = await readPage(page);
+              if (p.items.length < input.perPage) break;
+            }
+          }
+          add(await batch.flush());
+          // Held as members but not returned: re-read each (it lost the membership) or tombstone it (gone).
+          const stale = (await writes.run((w) => heldMembers(w, kind, id))).filter((c) => !seen.has(c));
+          const found: Contact[] = [];
+          const gone: number[] = [];
+          const limit = pLimit(deps.confirmConcurrency ?? 4);
+          await Promise.all(
+            stale.map((cid) =>
+              limit(async () => {
+                const c = await client.contacts.get(cid, { with: ['subscriber.custom_values'] });
+                result.requests++;
+                result.confirmed++;
+                if (c) found.push(c);
+                else gone.push(cid);
+              }),
+            ),
+          );
+          await writes.run(async (w) => {
+            if (found.length > 0) add(await w.loadContacts(found, ctx()));
+            if (gone.length > 0) result.deleted += await w.tombstoneContacts(gone, ctx());
+          });
+        }
+      } finally {
+        hb.stop();
+      }
+      return result;
+    },
+  };
+}

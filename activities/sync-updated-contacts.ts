@@ -1,0 +1,125 @@
+import type { Contact } from '../src/crm/types.js';
+import { CrmsyncError } from '../src/errors.js';
+import { createContactLoadBatch } from '../src/sync/contact-load-batch.js';
+import { readContactsState, writeContactsState, type ContactsState } from '../src/sync/contacts-state.js';
+import { isNewestUpdatedFirst, updatedMs, updatedOrderVerdict } from '../src/sync/updated-order.js';
+import type { LoadStats } from '../src/warehouse/types.js';
+import { startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
+
+export interface UpdatedScanResult extends LoadStats {
+  /** False when the CRM does not order by updated_at (known, or found by this run's probe). */
+  ran: boolean;
+  probed: boolean;
+  pages: number;
+  rows: number;
+  requests: number;
+  /** The CRM returned rows out of updated order: the capability is dropped and the next run sweeps. */
+  orderBroken: boolean;
+}
+
+/** Rows of the ascending probe page: enough to see an order, cheap. */
+const PROBE_ROWS = 20;
+const MAX_PAGES = 100_000;
+
+/** The CRM refused the ordering parameter (the written interface names only id, email and created_at). */
+function refused(err: unknown): boolean {
+  return err instanceof CrmsyncError && (err.code === 'CRM_VALIDATION' || err.code === 'CRM_NOT_FOUND');
+}
+
+export function createUpdatedContactActivities(deps: SyncActivityDeps) {
+  const { client, writes, logger } = deps;
+  const now = deps.now ?? Date.now;
+
+  const saveOrder = (patch: Partial<ContactsState>): Promise<void> =>
+    writes.run(async (w) => writeContactsState(w, { ...(await readContactsState(w)), ...patch }));
+
+  return {
+    /**
+     * Updated-first scan: newest-updated contacts first, until past the watermark less the overlap
+     * (same-second timestamps, clock skew, late commits). Catches field, status, email and custom
+     * value edits, which change `updated_at`; not tag or list changes, which do not.
+     */
+    async scanUpdatedContacts(input: { perPage: number; loadId: string; overlapMs: number; reprobeAfterMs: number }): Promise<UpdatedScanResult> {
+      const state = await writes.run(readContactsState);
+      const result: UpdatedScanResult = { ran: false, probed: false, pages: 0, rows: 0, requests: 0, orderBroken: false, inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
+      const known = state.updatedOrder;
+      const probe = !known || (!known.supported && now() - known.probedAtMs >= input.reprobeAfterMs);
+      if (known && !known.supported && !probe) return result;
+      result.probed = probe;
+
+      const page = (n: number, order: 'asc' | 'desc', perPage: number) =>
+        client.contacts.listPage({ page: n, perPage, order, orderBy: 'updated_at', customFields: true });
+      const unsupported = async (why: string): Promise<UpdatedScanResult> => {
+        logger.info({ why }, 'the CRM does not order contacts by updated_at; the rolling sweep keeps them fresh');
+        await saveOrder({ updatedOrder: { supported: false, probedAtMs: now() } });
+        return result;
+      };
+
+      let first;
+      try {
+        first = await page(1, 'desc', input.perPage);
+        result.requests++;
+        if (probe) {
+          const asc = await page(1, 'asc', PROBE_ROWS);
+          result.requests++;
+          if (!updatedOrderVerdict(first.items, asc.items)) return await unsupported('rows not in updated_at order');
+        }
+      } catch (err) {
+        if (!refused(err)) throw err;
+        result.requests++;
+        return await unsupported('ordering parameter refused');
+      }
+
+      result.ran = true;
+      const watermarkMs = state.updatedWatermark ? Date.parse(state.updatedWatermark) : (state.lastReconcileAtMs ?? 0);
+      const cutoffMs = watermarkMs - input.overlapMs;
+      let newestMs = state.updatedWatermark ? Date.parse(state.updatedWatermark) : Number.NEGATIVE_INFINITY;
+      let previousMs = Number.POSITIVE_INFINITY;
+      const hb = startHeartbeats(() => ({ pages: result.pages }));
+      const batch = createContactLoadBatch(writes, () => ({ loadId: input.loadId, syncedAt: new Date(now()) }));
+      try {
+        let p = first;
+        for (let n = 1; n <= MAX_PAGES; n++) {
+          hb.throwIfCancelled();
+          if (n > 1) {
+            p = await page(n, 'desc', input.perPage);
+            result.requests++;
+          }
+          result.pages++;
+          // Checked on every page: the parameter is not trusted, the rows are.
+          if (!isNewestUpdatedFirst(p.items, previousMs)) {
+            result.orderBroken = true;
+            break;
+          }
+          const changed: Contact[] = p.items.filter((c) => updatedMs(c) >= cutoffMs);
+          if (changed.length > 0) {
+            await batch.add(changed);
+            result.rows += changed.length;
+            newestMs = Math.max(newestMs, updatedMs(changed[0]!));
+          }
+          hb.beat();
+          const last = p.items[p.items.length - 1];
+          const lastPage = p.lastPage !== undefined ? n >= p.lastPage : p.items.length < input.perPage;
+          if (!last || lastPage || updatedMs(last) < cutoffMs) break;
+          previousMs = updatedMs(last);
+        }
+        const stats = await batch.flush();
+        result.inserted += stats.inserted;
+        result.updated += stats.updated;
+        result.unchanged += stats.unchanged;
+      } finally {
+        hb.stop();
+      }
+      if (result.orderBroken) {
+        logger.warn('the CRM returned contacts out of updated_at order; dropping the updated-first scan, the next run sweeps');
+        await saveOrder({ updatedOrder: { supported: false, probedAtMs: now() }, needsReconcile: true });
+        return result;
+      }
+      await saveOrder({
+        updatedOrder: { supported: true, probedAtMs: probe || !known ? now() : known.probedAtMs },
+        updatedWatermark: Number.isFinite(newestMs) ? new Date(newestMs).toISOString() : state.updatedWatermark,
+      });
+      return result;
+    },
+  };
+}
