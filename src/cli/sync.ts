@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { loadConfig, requireCrm, type Config } from '../config.js';
 import { ConfigError } from '../errors.js';
 import { createLogger, type Logger } from '../logger.js';
-import { runSync } from '../sync/run-sync.js';
+import { runSync, type JoinEvent } from '../sync/run-sync.js';
 import { resolveStreams } from '../sync/streams.js';
 import { quietTemporalRuntime } from '../sync/quiet-temporal-runtime.js';
 import { createSyncRuntime, withInProcessWorkers } from '../sync/sync-runtime.js';
@@ -86,6 +86,7 @@ export async function syncCommand(config: Config, opts: SyncOptions, logger: Log
             taskQueues: taskQueues(config),
             input: { streams, full: opts.full, reconcile: opts.reconcile === undefined ? 'auto' : opts.reconcile ? 'always' : 'never', tuning },
             onProgress: (p) => renderer.update(p),
+            onJoin: (e) => out.write(`${describeJoin(e)}\n`),
             signal: interrupt.signal,
           });
         if (!embedded || !t.nativeConnection) return await run();
@@ -100,11 +101,18 @@ export async function syncCommand(config: Config, opts: SyncOptions, logger: Log
   }
 }
 
+/** What a manual sync tells a person when it joins work already in progress. */
+export function describeJoin(e: JoinEvent): string {
+  if (e.kind === 'run') return `a sync is already running (${e.workflowId}, streams ${e.streams.join(', ')}): following it to the end, then syncing the rest`;
+  return e.streams.map((s) => `${s.stream}: already being synced by ${s.startedBy ?? 'another run'}; joining it and using its result`).join('\n');
+}
+
 export function printSummary(result: SyncResult, out: NodeJS.WritableStream): void {
   out.write(`sync ${result.runId} finished\n`);
   for (const s of result.streams) {
+    const joined = result.joined?.includes(s.stream) ? '  (joined the run in progress)' : '';
     out.write(
-      `  ${s.stream.padEnd(18)} ${s.mode.padEnd(11)} rows ${s.rows}  inserted ${s.inserted}  updated ${s.updated}  deleted ${s.deleted}  requests ${s.requests}${s.drift ? '  (CRM changed during the run; the next run reconciles)' : ''}\n`,
+      `  ${s.stream.padEnd(18)} ${s.mode.padEnd(11)} rows ${s.rows}  inserted ${s.inserted}  updated ${s.updated}  deleted ${s.deleted}  requests ${s.requests}${s.drift ? '  (CRM changed during the run; the next run reconciles)' : ''}${joined}\n`,
     );
   }
 }
