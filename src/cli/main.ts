@@ -7,8 +7,15 @@ export async function main(argv: string[] = process.argv): Promise<void> {
   const program = new Command('crmsync')
     .description('Sync a contact and email-marketing CRM with a DuckDB and Parquet warehouse.')
     .showHelpAfterError();
-  for (const register of commands) register(program);
   try {
+    // Only the command being run is loaded; help and unknown commands load them all.
+    const named = argv.slice(2).find((a) => !a.startsWith('-'));
+    const lazy = commands.filter((c) => typeof c !== 'function');
+    const only = lazy.find((c) => c.name === named);
+    for (const c of commands) {
+      if (typeof c === 'function') c(program);
+      else if (!only || c === only) (await c.load())(program);
+    }
     await program.parseAsync(argv);
   } catch (err) {
     process.exitCode = reportError(err);

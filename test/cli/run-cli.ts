@@ -6,11 +6,15 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the crmsync CLI from source in a child process with exactly `env` (plus PATH and HOME). */
+/**
+ * Runs the crmsync CLI from source in a child process with exactly `env` (plus PATH and HOME).
+ * An embedded Temporal stops with its command unless `env` sets CRMSYNC_EMBEDDED_IDLE: a test
+ * leaves no server behind.
+ */
 export function runCli(args: string[], env: Record<string, string | undefined>, timeoutMs = 120_000): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/entry.ts', ...args], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, XDG_CACHE_HOME: process.env.XDG_CACHE_HOME, TEMPORAL_CLI_PATH: process.env.TEMPORAL_CLI_PATH, ...env },
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, XDG_CACHE_HOME: process.env.XDG_CACHE_HOME, TEMPORAL_CLI_PATH: process.env.TEMPORAL_CLI_PATH, CRMSYNC_EMBEDDED_IDLE: '0', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -58,7 +58,8 @@ describe('crmsync sync next to other runs', () => {
   it('after kill -9 of a sync, the next sync serves the orphaned run and follows it to the end', { timeout: 300_000 }, async () => {
     await withSyncEnv({ worker: false, sim: { contacts: 1000, seed: 17, faults: { latencyMs: { min: 150, max: 200 } } } }, async (env) => {
       // The embedded default: no TEMPORAL_ADDRESS, state under the test's data directory.
-      const embedded: Record<string, string> = { ...env.env, CRMSYNC_TASK_QUEUE: env.queues.main };
+      // The embedded server outlives the killed command (stopped in `finally`).
+      const embedded: Record<string, string> = { ...env.env, CRMSYNC_TASK_QUEUE: env.queues.main, CRMSYNC_EMBEDDED_IDLE: '10m' };
       delete embedded.TEMPORAL_ADDRESS;
       try {
         const killed = spawn(process.execPath, ['--import', 'tsx', 'src/cli/entry.ts', 'sync', '--stream', 'contacts', '--per-page', '50', '--parallelism', '1'], {
