@@ -98,5 +98,8 @@ async function runStream(input: StreamWorkflowInput, totals: StreamTotals, progr
   }
   progress.rows = totals.rows;
   progress.requests = totals.requests;
-  return input.full ? 'backfill' : 'incremental';
+  if (input.full) return 'backfill';
+  // A re-read stream whose every row was new held nothing before: its first load is a backfill.
+  const firstLoad = stream !== 'reports' && totals.rows > 0 && totals.inserted === totals.rows && totals.updated + totals.unchanged + totals.deleted === 0;
+  return firstLoad ? 'backfill' : 'incremental';
 }
