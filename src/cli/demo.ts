@@ -63,7 +63,7 @@ export async function demoCommand(config: Config, opts: DemoOptions, logger: Log
       dataDir: dir,
       temporal: { ...config.temporal, taskQueue: 'crmsync-demo' },
     };
-    quietTemporalRuntime(config.logLevel);
+    quietTemporalRuntime(config.logLevel, logger);
     const runtime = createSyncRuntime(demo);
     let result: SyncResult;
     try {

@@ -1,12 +1,17 @@
 import { Command } from 'commander';
 import { CrmsyncError } from '../errors.js';
+import { setLogFormat } from '../logger.js';
 import { commands } from './commands.js';
 
 /** Thin entry: each command lives in its own file and registers itself on the program. */
 export async function main(argv: string[] = process.argv): Promise<void> {
   const program = new Command('crmsync')
     .description('Sync a contact and email-marketing CRM with a DuckDB and Parquet warehouse.')
+    .option('--log-json', 'structured JSON logs on stderr also on a terminal (the default when stdout is not one)')
     .showHelpAfterError();
+  program.hook('preAction', () => {
+    if (program.opts<{ logJson?: boolean }>().logJson) setLogFormat('json');
+  });
   try {
     // Only the command being run is loaded; help and unknown commands load them all.
     const named = argv.slice(2).find((a) => !a.startsWith('-'));

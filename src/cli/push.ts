@@ -90,7 +90,7 @@ export async function pushCommand(
   requireCrm(config);
   const input: PushWorkflowInput = { from: opts.from, ledgerName: opts.ledgerName, createMissing: opts.createMissingTags, batchSize: opts.batchSize, batchSeconds: opts.batchSeconds };
   const workflowId = pushWorkflowId(parseSourceSpec(opts.from, opts.ledgerName).sourceId);
-  quietTemporalRuntime(config.logLevel);
+  quietTemporalRuntime(config.logLevel, logger);
   const interrupt = new AbortController();
   const onSignal = (): void => {
     process.off('SIGINT', onSignal);

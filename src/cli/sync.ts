@@ -75,7 +75,7 @@ export async function syncCommand(config: Config, opts: SyncOptions, logger: Log
     if (opts.perPage) tuning.perPage = opts.perPage;
     if (opts.parallelism) tuning.parallelism = opts.parallelism;
     const renderer = createProgressRenderer(out);
-    quietTemporalRuntime(config.logLevel);
+    quietTemporalRuntime(config.logLevel, logger);
     const embedded = !config.temporal.address;
     return await withTemporal(
       config,
