@@ -103,7 +103,10 @@ export async function syncCommand(config: Config, opts: SyncOptions, logger: Log
 
 /** What a manual sync tells a person when it joins work already in progress. */
 export function describeJoin(e: JoinEvent): string {
-  if (e.kind === 'run') return `a sync is already running (${e.workflowId}, streams ${e.streams.join(', ')}): following it to the end, then syncing the rest`;
+  if (e.kind === 'run') {
+    const which = e.streams.length > 0 ? `streams ${e.streams.join(', ')}` : 'its streams unknown';
+    return `a sync is already running (${e.workflowId}, ${which}): following it to the end, then syncing the rest`;
+  }
   return e.streams.map((s) => `${s.stream}: already being synced by ${s.startedBy ?? 'another run'}; joining it and using its result`).join('\n');
 }
 

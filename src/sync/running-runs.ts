@@ -29,6 +29,8 @@ export async function findRunningStreams(client: Client, streams: readonly strin
   return found.filter((r): r is RunningStream => r !== undefined);
 }
 
+const QUERY_DEADLINE_MS = 20_000;
+
 /** A sync run (workflow `workflowId`) that is running now, with the streams it covers; undefined if none. */
 export async function findRunningSync(client: Client, workflowId: string): Promise<{ runId: string; streams: string[] } | undefined> {
   const handle = client.workflow.getHandle(workflowId);
@@ -36,8 +38,11 @@ export async function findRunningSync(client: Client, workflowId: string): Promi
     const d = await handle.describe();
     if (d.status.name !== 'RUNNING') return undefined;
     // Queries need a worker: the caller serves the queues (embedded) or a `crmsync worker` does.
-    const progress = await handle.query<SyncProgress>('syncProgress');
-    return { runId: d.runId, streams: Object.keys(progress.streams) };
+    // Without an answer the run is still followed; the streams it covered are then synced again.
+    const progress = await client.connection
+      .withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query<SyncProgress>('syncProgress'))
+      .catch(() => undefined);
+    return { runId: d.runId, streams: progress ? Object.keys(progress.streams) : [] };
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return undefined;
     throw err;
