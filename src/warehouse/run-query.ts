@@ -28,7 +28,7 @@ const LOCKDOWN = ['SET autoinstall_known_extensions = false', 'SET lock_configur
 export async function runQuery(connection: DuckDBConnection, sql: string, maxRows: number): Promise<QueryResult> {
   if (Buffer.byteLength(sql) > MAX_SQL_BYTES) throw new WarehouseInputError(`The query is longer than ${MAX_SQL_BYTES} bytes; put large inputs in a table instead.`);
   await requireOnlySelects(connection, sql);
-  for (const setting of LOCKDOWN) await connection.run(setting);
+  await lockDown(connection);
   let reader;
   try {
     const extracted = await connection.extractStatements(sql);
@@ -49,6 +49,13 @@ export async function runQuery(connection: DuckDBConnection, sql: string, maxRow
   const all = reader.getRowObjectsJS();
   const rows = all.slice(0, maxRows).map((r) => plain(r) as Record<string, unknown>);
   return { columns, rows, truncated: all.length > maxRows || !reader.done };
+}
+
+/** Applies LOCKDOWN once per connection (a locked configuration refuses any later SET). */
+async function lockDown(connection: DuckDBConnection): Promise<void> {
+  const locked = await connection.runAndReadAll(`SELECT current_setting('lock_configuration') AS v`);
+  if (locked.getRowObjectsJS()[0]?.v === true) return;
+  for (const setting of LOCKDOWN) await connection.run(setting);
 }
 
 /** Parses without binding (json_serialize_sql serializes SELECTs only) and refuses anything else. */
