@@ -44,9 +44,18 @@ const EnvSchema = z.object({
   CRMSYNC_LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
   CRMSYNC_SYNC_THREADS: positiveInteger('CRMSYNC_SYNC_THREADS'),
   CRMSYNC_SYNC_MEMORY_LIMIT: z.string().regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'CRMSYNC_SYNC_MEMORY_LIMIT must look like 256MB or 2GB').default('256MB'),
-  TEMPORAL_ADDRESS: z.string().optional(),
+  TEMPORAL_ADDRESS: z
+    .string()
+    .optional()
+    .refine((v) => !v || /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/.test(v.trim()), {
+      message: 'TEMPORAL_ADDRESS is malformed: it must be host:port with no scheme or path, for example 127.0.0.1:7233 or temporal:7233',
+    }),
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_CLI_PATH: z.string().optional(),
+  CRMSYNC_EMBEDDED_IDLE: z
+    .string()
+    .default('10m')
+    .refine((v) => /^\s*(0|(\d+\s*[smh]\s*)+)$/i.test(v), 'CRMSYNC_EMBEDDED_IDLE must be 0 (stop with each command) or a duration such as 90s, 10m or 1h'),
   XDG_CACHE_HOME: z.string().optional(),
   PATH: z.string().optional(),
   CRMSYNC_TASK_QUEUE: z.string().default('crmsync'),
@@ -83,7 +92,16 @@ export interface Config {
   syncMemoryLimit: string;
   /** DuckDB threads in the sync's write scopes; undefined: DuckDB's default (one per core). */
   syncThreads: number | undefined;
-  temporal: { address: string | undefined; namespace: string; cliPath: string | undefined; taskQueue: string; cliCacheRoot?: string | undefined; searchPath?: string };
+  temporal: {
+    address: string | undefined;
+    namespace: string;
+    cliPath: string | undefined;
+    taskQueue: string;
+    cliCacheRoot?: string | undefined;
+    searchPath?: string;
+    /** How long the embedded dev server outlives the last command that used it; 0: it stops with the command that started it. */
+    embeddedIdleMs?: number;
+  };
   webhooks: {
     secret: Secret | undefined;
     secretsFile: string | undefined;
@@ -124,12 +142,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = readEnv()): Config {
     syncMemoryLimit: e.CRMSYNC_SYNC_MEMORY_LIMIT,
     syncThreads: e.CRMSYNC_SYNC_THREADS,
     temporal: {
-      address: e.TEMPORAL_ADDRESS || undefined,
+      address: e.TEMPORAL_ADDRESS?.trim() || undefined,
       namespace: e.TEMPORAL_NAMESPACE,
       cliPath: e.TEMPORAL_CLI_PATH || undefined,
       taskQueue: e.CRMSYNC_TASK_QUEUE,
       cliCacheRoot: e.XDG_CACHE_HOME || undefined,
       searchPath: e.PATH ?? '',
+      embeddedIdleMs: idleMs(e.CRMSYNC_EMBEDDED_IDLE),
     },
     webhooks: {
       secret: e.CRM_WEBHOOK_SECRET ? new Secret(e.CRM_WEBHOOK_SECRET) : undefined,
@@ -164,6 +183,14 @@ function readEnv(): NodeJS.ProcessEnv {
     Object.assign(process.env, before);
   }
   return process.env;
+}
+
+const IDLE_UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000 };
+
+function idleMs(value: string): number {
+  let total = 0;
+  for (const m of value.toLowerCase().matchAll(/(\d+)\s*([smh])/g)) total += Number(m[1]) * (IDLE_UNITS[m[2] as string] ?? 0);
+  return total;
 }
 
 function isValidTimeZone(tz: string): boolean {

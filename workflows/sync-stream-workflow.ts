@@ -121,5 +121,8 @@ async function runStream(
   }
   progress.rows = totals.rows;
   progress.requests = totals.requests;
-  return skipped ? { mode, skipped } : { mode };
+  // A re-read stream whose every row was new held nothing before: its first load is a backfill.
+  const firstLoad = stream !== 'reports' && totals.rows > 0 && totals.inserted === totals.rows && totals.updated + totals.unchanged + totals.deleted === 0;
+  const finalMode: ContactsMode = input.full || firstLoad ? 'backfill' : 'incremental';
+  return skipped ? { mode: finalMode, skipped } : { mode: finalMode };
 }

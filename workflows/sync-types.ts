@@ -115,13 +115,18 @@ export interface FreshSummary {
 
 export interface SyncProgress {
   runId: string;
-  streams: Record<string, { status: 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled'; result?: StreamResult; error?: string }>;
+  /** `busy`: another run was syncing the stream, so this run left it to that one. */
+  streams: Record<string, { status: 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled' | 'busy'; result?: StreamResult; error?: string }>;
 }
 
 export interface SyncResult {
   runId: string;
   streams: StreamResult[];
   failed: { stream: string; error: string }[];
+  /** Streams another run was syncing when this one started (absent in runs before this field). */
+  busy?: string[];
+  /** Set by `crmsync sync`: streams whose result came from a run already in progress it joined. */
+  joined?: string[];
 }
 
 export function emptyTotals(): StreamTotals {

@@ -17,8 +17,9 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
  * One sync run: a child workflow per stream, all at once (each child's id is per stream, so a
- * stream already being synced by another run fails here instead of running twice). A failed
- * stream does not stop the others; the run fails at the end, naming every failed stream.
+ * stream already being synced by another run is not synced twice: it is reported in `busy`, and
+ * a manual `crmsync sync` joins that run's child instead). A failed stream does not stop the
+ * others; the run fails at the end, naming every failed stream.
  */
 export async function syncWorkflow(input: SyncWorkflowInput): Promise<SyncResult> {
   const runId = workflowInfo().runId;
@@ -28,7 +29,7 @@ export async function syncWorkflow(input: SyncWorkflowInput): Promise<SyncResult
   setHandler(syncProgressQuery, () => state);
 
   const children = await Promise.all(
-    input.streams.map(async (stream): Promise<[string, ChildWorkflowHandle<typeof syncStreamWorkflow> | Error]> => {
+    input.streams.map(async (stream): Promise<[string, ChildWorkflowHandle<typeof syncStreamWorkflow> | 'busy' | Error]> => {
       try {
         const handle = await startChild(syncStreamWorkflow, {
           workflowId: streamWorkflowId(stream, input.idScope),
@@ -49,6 +50,8 @@ export async function syncWorkflow(input: SyncWorkflowInput): Promise<SyncResult
         return [stream, handle];
       } catch (err) {
         if (isCancellation(err)) throw err;
+        // The SDK's WorkflowExecutionAlreadyStartedError (not exported to workflows): the stream's id is taken.
+        if (err instanceof Error && err.name === 'WorkflowExecutionAlreadyStartedError') return [stream, 'busy'];
         return [stream, new Error(`stream "${stream}" is already being synced by another run (${describe(err)})`)];
       }
     }),
@@ -56,10 +59,16 @@ export async function syncWorkflow(input: SyncWorkflowInput): Promise<SyncResult
 
   const results: StreamResult[] = [];
   const failed: { stream: string; error: string }[] = [];
+  const busy: string[] = [];
   // Every child is awaited, also after one reports cancelled: the run ends once all have stopped.
   let cancelled: unknown;
   await Promise.all(
     children.map(async ([stream, handle]) => {
+      if (handle === 'busy') {
+        state.streams[stream] = { status: 'busy' };
+        busy.push(stream);
+        return;
+      }
       if (handle instanceof Error) {
         state.streams[stream] = { status: 'failed', error: handle.message };
         failed.push({ stream, error: handle.message });
@@ -91,7 +100,7 @@ export async function syncWorkflow(input: SyncWorkflowInput): Promise<SyncResult
       details: [{ failed, results }],
     });
   }
-  return { runId, streams: results, failed };
+  return { runId, streams: results, failed, busy };
 }
 
 /** The innermost message of a child or activity failure (the activity's message names the fix). */

@@ -7,6 +7,7 @@ export interface BenchmarkEntry {
 }
 
 export const BENCHMARKS: readonly BenchmarkEntry[] = [
+  { name: 'cli-latency', file: 'cli-latency.ts', args: [], what: 'wall time of a no-change sync, status and schedule list on the embedded default, as ratios to `crmsync --help`' },
   { name: 'simulator', file: 'simulator.ts', args: [], what: 'simulator contact pages/s at per_page 100 and 1000 over 1M contacts, memory' },
   { name: 'client', file: 'client.ts', args: [], what: 'client pages/s as a ratio to a bare undici loop' },
   { name: 'client-rate', file: 'client-rate.ts', args: [], what: 'adaptive rate control against an undisclosed 20 req/s limit' },

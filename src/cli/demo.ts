@@ -63,7 +63,7 @@ export async function demoCommand(config: Config, opts: DemoOptions, logger: Log
       dataDir: dir,
       temporal: { ...config.temporal, taskQueue: 'crmsync-demo' },
     };
-    quietTemporalRuntime(config.logLevel);
+    quietTemporalRuntime(config.logLevel, logger);
     const runtime = createSyncRuntime(demo);
     let result: SyncResult;
     try {
@@ -95,7 +95,8 @@ export async function demoCommand(config: Config, opts: DemoOptions, logger: Log
     });
     out.write(
       `\nthe warehouse is ${demo.dbPath} (Parquet lake in ${demo.lakePath}); query it with\n` +
-        `  CRMSYNC_DB=${demo.dbPath} CRMSYNC_LAKE=${demo.lakePath} npx crmsync query "SELECT * FROM contacts_current LIMIT 5"\n`,
+        `  CRMSYNC_DB=${demo.dbPath} CRMSYNC_LAKE=${demo.lakePath} crmsync query "SELECT * FROM contacts_current LIMIT 5"\n` +
+        '(no `crmsync` command yet? `npm run install-cli` in the checkout installs one in ~/.local/bin)\n',
     );
     return result;
   } finally {

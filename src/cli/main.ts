@@ -1,14 +1,26 @@
 import { Command } from 'commander';
 import { CrmsyncError } from '../errors.js';
+import { setLogFormat } from '../logger.js';
 import { commands } from './commands.js';
 
 /** Thin entry: each command lives in its own file and registers itself on the program. */
 export async function main(argv: string[] = process.argv): Promise<void> {
   const program = new Command('crmsync')
     .description('Sync a contact and email-marketing CRM with a DuckDB and Parquet warehouse.')
+    .option('--log-json', 'structured JSON logs on stderr also on a terminal (the default when stdout is not one)')
     .showHelpAfterError();
-  for (const register of commands) register(program);
+  program.hook('preAction', () => {
+    if (program.opts<{ logJson?: boolean }>().logJson) setLogFormat('json');
+  });
   try {
+    // Only the command being run is loaded; help and unknown commands load them all.
+    const named = argv.slice(2).find((a) => !a.startsWith('-'));
+    const lazy = commands.filter((c) => typeof c !== 'function');
+    const only = lazy.find((c) => c.name === named);
+    for (const c of commands) {
+      if (typeof c === 'function') c(program);
+      else if (!only || c === only) (await c.load())(program);
+    }
     await program.parseAsync(argv);
   } catch (err) {
     process.exitCode = reportError(err);

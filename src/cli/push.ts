@@ -10,7 +10,7 @@ import { formatDryRun, formatProgress, formatPushResult } from '../push/format-p
 import { planPush } from '../push/plan-push.js';
 import { pushFailureToError } from '../push/push-failure.js';
 import { pushCrmFromClient } from '../push/push-crm-from-client.js';
-import { MAX_SOURCE_TEXT, parseSourceSpec } from '../push/source-spec.js';
+import { absoluteFileSource, MAX_SOURCE_TEXT, parseSourceSpec } from '../push/source-spec.js';
 import { quietTemporalRuntime } from '../sync/quiet-temporal-runtime.js';
 import { withInProcessWorkers } from '../sync/sync-runtime.js';
 import { withTemporal } from '../temporal/connect.js';
@@ -34,14 +34,14 @@ export function parsePushOptions(raw: unknown): PushOptions {
   if (!parsed.success) throw new ConfigError(`push: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
   // Fails early, with the fix, on a source that can never be read.
   parseSourceSpec(parsed.data.from, parsed.data.ledgerName);
-  return parsed.data;
+  return { ...parsed.data, from: absoluteFileSource(parsed.data.from) };
 }
 
 export function registerPushCommand(program: Command): void {
   program
     .command('push')
     .description('Upsert rows defined in the warehouse into the CRM (a Temporal workflow; embedded when TEMPORAL_ADDRESS is unset)')
-    .requiredOption('--from <table-or-query>', 'a table or view name, or a SELECT query, with email and status columns')
+    .requiredOption('--from <table-or-query>', 'a table or view name, a .csv, .parquet or .json file, or a SELECT query, with email and status columns')
     .option('--ledger-name <name>', 'name of this source in the ledger (keeps it when a --from query is edited)')
     .option('--dry-run', 'check the rows and print counts by action and a sample; send nothing')
     .option('--create-missing-tags', 'create tags and lists named in the source that do not exist yet')
@@ -53,7 +53,13 @@ export function registerPushCommand(program: Command): void {
       const config = loadConfig();
       const logger = createLogger(config.logLevel, { cmd: 'push' });
       if (opts.dryRun) {
-        process.stdout.write(formatDryRun(await dryRunCommand(config, opts)));
+        const plan = await dryRunCommand(config, opts);
+        process.stdout.write(formatDryRun(plan));
+        // Invalid rows would be rejected by the real push: a dry run that finds some is not clean.
+        if (plan.counts.invalid > 0) {
+          process.stderr.write(`crmsync: ${plan.counts.invalid} row(s) are invalid (listed above); fix them before pushing.\n`);
+          process.exitCode = 1;
+        }
         return;
       }
       const result = await pushCommand(config, opts, logger);
@@ -90,7 +96,7 @@ export async function pushCommand(
   requireCrm(config);
   const input: PushWorkflowInput = { from: opts.from, ledgerName: opts.ledgerName, createMissing: opts.createMissingTags, batchSize: opts.batchSize, batchSeconds: opts.batchSeconds };
   const workflowId = pushWorkflowId(parseSourceSpec(opts.from, opts.ledgerName).sourceId);
-  quietTemporalRuntime(config.logLevel);
+  quietTemporalRuntime(config.logLevel, logger);
   const interrupt = new AbortController();
   const onSignal = (): void => {
     process.off('SIGINT', onSignal);

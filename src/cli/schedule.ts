@@ -1,8 +1,10 @@
 import { ScheduleNotFoundError, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { loadConfig, type Config } from '../config.js';
 import { CrmsyncError } from '../errors.js';
-import { parseDuration } from '../sync/parse-duration.js';
+import { formatDuration, parseDuration } from '../sync/parse-duration.js';
 import { resolveStreams } from '../sync/streams.js';
 import { withTemporal } from '../temporal/connect.js';
 import { taskQueues } from '../temporal/task-queues.js';
@@ -47,7 +49,13 @@ export function registerScheduleCommand(program: Command): void {
     .command('list')
     .description('list crmsync schedules')
     .action(async () => {
-      await withScheduleClient(loadConfig(), async (client) => {
+      const config = loadConfig();
+      // No embedded state yet: nothing is scheduled, and looking must not create ./data or start a server.
+      if (!hasScheduleState(config)) {
+        process.stdout.write('no schedules\n');
+        return;
+      }
+      await withScheduleClient(config, async (client) => {
         const rows = await listSchedules(client);
         if (rows.length === 0) process.stdout.write('no schedules\n');
         for (const r of rows) process.stdout.write(`${r.id}  ${r.paused ? 'paused' : 'active'}  every ${r.every}  next ${r.next ?? '-'}\n`);
@@ -63,12 +71,19 @@ export function registerScheduleCommand(program: Command): void {
       .description(`${verb} a schedule`)
       .option('--id <id>', 'schedule id', DEFAULT_SCHEDULE_ID)
       .action(async (raw: { id: string }) => {
-        await withScheduleClient(loadConfig(), async (client) => {
+        const config = loadConfig();
+        if (!hasScheduleState(config)) throw new ScheduleMissingError(raw.id);
+        await withScheduleClient(config, async (client) => {
           await changeSchedule(client, raw.id, verb);
           process.stdout.write(`schedule ${raw.id}: ${verb === 'delete' ? 'deleted' : verb === 'pause' ? 'paused' : 'resumed'}\n`);
         });
       });
   }
+}
+
+/** False when schedules would live in an embedded server that has never run on this data directory. */
+function hasScheduleState(config: Config): boolean {
+  return Boolean(config.temporal.address) || existsSync(join(config.dataDir, 'temporal.sqlite'));
 }
 
 async function withScheduleClient<T>(config: Config, fn: (client: Client) => Promise<T>): Promise<T> {
@@ -100,9 +115,16 @@ export async function createSchedule(
     scheduleId: opts.id,
     spec: { intervals: [{ every: opts.everyMs }] },
     action: { type: 'startWorkflow', workflowType: 'syncWorkflow', taskQueue: queues.main, workflowId: `${opts.id}-run`, args: [input] },
-    // A missed run (worker down) is caught up only within one interval (at least a minute): no backlog of runs.
-    policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: Math.max(opts.everyMs, 60_000) },
+    // Slots missed while the server was down fire at most once when it is back: the catch-up window
+    // is shorter than one interval (Temporal's minimum is 10 s), so it holds at most one missed
+    // slot, and overlapping runs are skipped. A manual sync joins that run rather than failing.
+    policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: catchupWindowMs(opts.everyMs) },
   });
+}
+
+/** Shorter than one interval, so at most one missed slot is caught up. */
+export function catchupWindowMs(everyMs: number): number {
+  return Math.max(everyMs - 1_000, 10_000);
 }
 
 export async function listSchedules(client: Client): Promise<{ id: string; paused: boolean; every: string; next: string | undefined }[]> {
@@ -114,7 +136,7 @@ export async function listSchedules(client: Client): Promise<{ id: string; pause
     out.push({
       id: s.scheduleId,
       paused: d.state.paused,
-      every: every === undefined ? '?' : `${Math.round(Number(every) / 1000)}s`,
+      every: every === undefined ? '?' : formatDuration(Number(every)),
       next: d.info.nextActionTimes[0]?.toISOString(),
     });
   }

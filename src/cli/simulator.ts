@@ -104,11 +104,13 @@ export function registerSimulatorCommand(program: Command): void {
         ...(o.faults ? { faults: parseFaults(o.faults) } : {}),
         ...(o.perPageCap !== undefined ? { perPageCap: o.perPageCap } : {}),
       });
-      const passwordSource = config.crm.password ? 'from CRM_PASSWORD' : 'the documented default (docs/simulator.md); set CRM_PASSWORD to choose one';
+      // The default is a published demo password, so it is printed; one chosen with CRM_PASSWORD is not echoed.
+      const password = config.crm.password ? '(the CRM_PASSWORD you set)' : `${SIMULATOR_DEFAULT_PASSWORD}  (the default; set CRM_PASSWORD to choose one)`;
       process.stdout.write(`${sim.baseUrl}\n`);
       process.stderr.write(
         `crmsync simulator: ${o.contacts} contacts, ${o.real ? 'real-deployment' : 'spec'} mode, seed ${o.seed}\n` +
-          `  CRM_BASE_URL=${sim.baseUrl}\n  CRM_USERNAME=${sim.credentials.username}\n  password: ${passwordSource}\n` +
+          `accepts these credentials (put them in .env or the environment of crmsync):\n` +
+          `  CRM_BASE_URL=${sim.baseUrl}\n  CRM_USERNAME=${sim.credentials.username}\n  CRM_PASSWORD=${password}\n` +
           (sim.adminUrl ? `  ground truth: GET ${sim.adminUrl}\n` : '') +
           '  Ctrl-C to stop\n',
       );

@@ -1,7 +1,6 @@
-import { Client, Connection } from '@temporalio/client';
+import type { Connection } from '@temporalio/client';
 import type { Command } from 'commander';
 import { loadConfig, type Config } from '../config.js';
-import { readStreamProgress } from '../sync/run-sync.js';
 import { buildStatusReport, formatAge, type StatusReport } from '../sync/status-report.js';
 import { STREAM_NAMES } from '../sync/streams.js';
 import { readEmbeddedServerRecord } from '../temporal/embedded-server-file.js';
@@ -52,9 +51,19 @@ async function liveProgress(config: Config): Promise<StreamProgress[]> {
   if (!address) return [];
   let connection: Connection | undefined;
   try {
+    // Loaded only when a Temporal is known: status without one stays quick.
+    const { Client, Connection } = await import('@temporalio/client');
+    const { readStreamProgress } = await import('../sync/run-sync.js');
+    const { findRunningStreams } = await import('../sync/running-runs.js');
     connection = await Connection.connect({ address, connectTimeout: 2_000 });
     const client = new Client({ connection, namespace: config.temporal.namespace });
-    return await readStreamProgress(client, STREAM_NAMES, taskQueues(config).main);
+    const scope = taskQueues(config).main;
+    // Only running streams have live progress; a query needs a worker, so ask only those, and
+    // give up soon when no worker answers (an embedded server kept between commands has none).
+    const running = await findRunningStreams(client, STREAM_NAMES, scope);
+    if (running.length === 0) return [];
+    const conn = connection;
+    return await conn.withDeadline(Date.now() + 3_000, () => readStreamProgress(client, running.map((r) => r.stream), scope));
   } catch {
     return [];
   } finally {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { loadConfig, requireCrm, type Config } from '../config.js';
 import { ConfigError } from '../errors.js';
 import { createLogger, type Logger } from '../logger.js';
-import { runSync } from '../sync/run-sync.js';
+import { runSync, type JoinEvent } from '../sync/run-sync.js';
 import { resolveStreams } from '../sync/streams.js';
 import { quietTemporalRuntime } from '../sync/quiet-temporal-runtime.js';
 import { createSyncRuntime, withInProcessWorkers } from '../sync/sync-runtime.js';
@@ -78,7 +78,7 @@ export async function syncCommand(config: Config, opts: SyncOptions, logger: Log
     if (opts.parallelism) tuning.parallelism = opts.parallelism;
     if (opts.sweepRuns) tuning.sweepRuns = opts.sweepRuns;
     const renderer = createProgressRenderer(out);
-    quietTemporalRuntime(config.logLevel);
+    quietTemporalRuntime(config.logLevel, logger);
     const embedded = !config.temporal.address;
     return await withTemporal(
       config,
@@ -89,6 +89,7 @@ export async function syncCommand(config: Config, opts: SyncOptions, logger: Log
             taskQueues: taskQueues(config),
             input: { streams, full: opts.full, reconcile: opts.reconcile === undefined ? 'auto' : opts.reconcile ? 'always' : 'never', tuning },
             onProgress: (p) => renderer.update(p),
+            onJoin: (e) => out.write(`${describeJoin(e)}\n`),
             signal: interrupt.signal,
           });
         if (!embedded || !t.nativeConnection) return await run();
@@ -118,6 +119,15 @@ export function describeFresh(f: FreshSummary): string[] {
   ];
 }
 
+/** What a manual sync tells a person when it joins work already in progress. */
+export function describeJoin(e: JoinEvent): string {
+  if (e.kind === 'run') {
+    const which = e.streams.length > 0 ? `streams ${e.streams.join(', ')}` : 'its streams unknown';
+    return `a sync is already running (${e.workflowId}, ${which}): following it to the end, then syncing the rest`;
+  }
+  return e.streams.map((s) => `${s.stream}: already being synced by ${s.startedBy ?? 'another run'}; joining it and using its result`).join('\n');
+}
+
 export function printSummary(result: SyncResult, out: NodeJS.WritableStream): void {
   out.write(`sync ${result.runId} finished\n`);
   for (const s of result.streams) {
@@ -126,8 +136,9 @@ export function printSummary(result: SyncResult, out: NodeJS.WritableStream): vo
       out.write(`  ${s.stream.padEnd(18)} warning: ${s.skipped}\n`);
       continue;
     }
+    const joined = result.joined?.includes(s.stream) ? '  (joined the run in progress)' : '';
     out.write(
-      `  ${s.stream.padEnd(18)} ${s.mode.padEnd(11)} rows ${s.rows}  inserted ${s.inserted}  updated ${s.updated}  deleted ${s.deleted}  requests ${s.requests}${s.drift ? '  (CRM changed during the run; the next run reconciles)' : ''}\n`,
+      `  ${s.stream.padEnd(18)} ${s.mode.padEnd(11)} rows ${s.rows}  inserted ${s.inserted}  updated ${s.updated}  deleted ${s.deleted}  requests ${s.requests}${s.drift ? '  (CRM changed during the run; the next run reconciles)' : ''}${joined}\n`,
     );
     if (s.fresh) for (const line of describeFresh(s.fresh)) out.write(`  ${''.padEnd(18)} ${line}\n`);
   }

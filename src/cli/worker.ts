@@ -41,7 +41,7 @@ export function registerWorkerCommand(program: Command): void {
 export async function workerCommand(config: Config, opts: WorkerOptions, logger: Logger): Promise<void> {
   requireCrm(config);
   const runtime = createSyncRuntime(config);
-  quietTemporalRuntime(config.logLevel);
+  quietTemporalRuntime(config.logLevel, logger);
   const abort = new AbortController();
   const stop = (signal: NodeJS.Signals): void => {
     logger.info({ signal }, 'draining workers');

@@ -19,9 +19,15 @@ export async function readSourceRows(db: SqlRunner, spec: SourceSpec, maxRows = 
   } catch (err) {
     const reason = err instanceof Error ? err.message.split('\n')[0] : String(err);
     throw new PushSourceError(
-      `Cannot read the push source ${spec.kind === 'relation' ? `"${spec.sourceId}"` : 'query'}: ${reason}. Check the table, view or query with \`crmsync query\`.`,
+      `Cannot read the push source ${spec.kind === 'query' ? 'query' : `"${spec.sourceId}"`}: ${reason}. Check the table, view, file or query with \`crmsync query\`.`,
       { cause: err },
     );
+  }
+  const what = spec.kind === 'query' ? 'The push query' : `The push source "${spec.sourceId}"`;
+  if (rows.length === 0) throw new PushSourceError(`${what} has no rows: nothing to push. Check it with \`crmsync query\` (a filter that matches nothing, or an empty file?).`);
+  const columns = Object.keys(normalizeColumns(JSON.parse(String(rows[0]!.j)) as Record<string, unknown>));
+  if (!columns.includes('email')) {
+    throw new PushSourceError(`${what} has no \`email\` column (its columns: ${columns.join(', ').slice(0, 300)}); name the address column email, for example \`SELECT address AS email, ...\`.`);
   }
   if (rows.length > maxRows) {
     throw new PushSourceError(`The push source has more than ${maxRows} rows; push it in parts (filter the query) or raise the limit.`);

@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { existsSync, statSync } from 'node:fs';
+import { basename, resolve } from 'node:path';
 import { PushSourceError } from './push-errors.js';
 import { quoteIdent } from '../warehouse/quote.js';
 
@@ -6,8 +8,8 @@ import { quoteIdent } from '../warehouse/quote.js';
 export const MAX_SOURCE_TEXT = 100_000;
 
 export interface SourceSpec {
-  kind: 'relation' | 'query';
-  /** Stable name of the source in the ledger: the relation name, or `query:<hash>`. */
+  kind: 'relation' | 'query' | 'file';
+  /** Stable name of the source in the ledger: the relation name, `query:<hash>`, or `file:<name>`. */
   sourceId: string;
   /** A SELECT that yields the source rows. */
   sql: string;
@@ -16,6 +18,12 @@ export interface SourceSpec {
 const LEDGER_NAME = /^[A-Za-z0-9_.:-]{1,100}$/;
 const RELATION = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*){0,2}$/;
 const QUERY_START = /^(select|with|from|values|table|\()/i;
+/** A CSV, Parquet or JSON file, read with DuckDB's own readers (types detected from the data). */
+const FILE_READERS: [RegExp, string][] = [
+  [/\.(csv|tsv)(\.gz)?$/i, 'read_csv'],
+  [/\.parquet$/i, 'read_parquet'],
+  [/\.(json|jsonl|ndjson)(\.gz)?$/i, 'read_json'],
+];
 
 /**
  * Reads `--from`: a table or view name (optionally schema- or catalog-qualified) or a read-only
@@ -30,6 +38,12 @@ export function parseSourceSpec(from: string, ledgerName?: string): SourceSpec {
   return { ...spec, sourceId: ledgerName };
 }
 
+/** `--from` with a file made absolute, so a worker in another folder reads the same file. */
+export function absoluteFileSource(from: string): string {
+  const text = from.trim();
+  return !QUERY_START.test(text) && FILE_READERS.some(([re]) => re.test(text)) ? resolve(text) : from;
+}
+
 /**
  * The ledger is per source: a relation by its name, a query by a hash of its text (so editing the
  * query starts a new ledger unless `--ledger-name` keeps the old one).
@@ -40,13 +54,22 @@ function parseFrom(from: string): SourceSpec {
   if (text.length > MAX_SOURCE_TEXT) {
     throw new PushSourceError(`\`--from\` is ${text.length} characters (limit ${MAX_SOURCE_TEXT}); save the query as a view and pass its name.`);
   }
+  const reader = QUERY_START.test(text) ? undefined : FILE_READERS.find(([re]) => re.test(text))?.[1];
+  if (reader) {
+    const path = resolve(text);
+    if (!existsSync(path) || !statSync(path).isFile()) {
+      throw new PushSourceError(`\`--from\` names the file ${path}, which does not exist; check the path (CSV, Parquet and JSON files are read directly).`);
+    }
+    const literal = `'${path.replaceAll("'", "''")}'`;
+    return { kind: 'file', sourceId: `file:${basename(path).toLowerCase()}`, sql: `SELECT * FROM ${reader}(${literal})` };
+  }
   if (RELATION.test(text)) {
     const sql = `SELECT * FROM ${text.split('.').map(quoteIdent).join('.')}`;
     return { kind: 'relation', sourceId: text.toLowerCase(), sql };
   }
   if (!QUERY_START.test(text)) {
     throw new PushSourceError(
-      `\`--from\` is neither a table/view name nor a query starting with SELECT, WITH or FROM: "${text.slice(0, 60)}".`,
+      `\`--from\` is neither a table/view name, a .csv, .parquet or .json file, nor a query starting with SELECT, WITH or FROM: "${text.slice(0, 60)}".`,
     );
   }
   if (text.includes(';')) {

@@ -17,3 +17,16 @@ export function parseDuration(value: string, flag: string): number {
   }
   return total;
 }
+
+/** The shortest text parseDuration reads back as `ms`: 900000 is "15m", 5400000 "1h30m". */
+export function formatDuration(ms: number): string {
+  let left = Math.round(ms);
+  let out = '';
+  for (const [unit, size] of Object.entries(UNITS).sort((a, b) => b[1] - a[1])) {
+    if (left >= size) {
+      out += `${Math.floor(left / size)}${unit}`;
+      left %= size;
+    }
+  }
+  return out || `${ms}ms`;
+}

@@ -4,6 +4,7 @@ import type { TaskQueues } from '../temporal/task-queues.js';
 import type { syncWorkflow } from '../../workflows/sync-workflow.js';
 import { streamWorkflowId, syncWorkflowId } from '../../workflows/sync-ids.js';
 import type { StreamProgress, SyncResult, SyncWorkflowInput } from '../../workflows/sync-types.js';
+import { awaitStream, findRunningStreams, findRunningSync, innermostMessage, mergeJoined, type JoinedOutcome, type RunningStream } from './running-runs.js';
 import { SyncAlreadyRunningError, SyncCancelledError, SyncFailedError } from './sync-errors.js';
 
 export interface RunSyncOptions {
@@ -12,47 +13,106 @@ export interface RunSyncOptions {
   input: Omit<SyncWorkflowInput, 'warehouseTaskQueue' | 'idScope'>;
   workflowId?: string;
   onProgress?: (streams: StreamProgress[]) => void;
+  /** Told when the command joins work already in progress instead of starting it. */
+  onJoin?: (event: JoinEvent) => void;
   pollMs?: number;
   /** Aborting cancels the run (activities stop at their next page; run records say cancelled). */
   signal?: AbortSignal;
 }
 
+export type JoinEvent =
+  | { kind: 'run'; workflowId: string; runId: string; streams: string[] }
+  | { kind: 'streams'; streams: { stream: string; startedBy: string | undefined }[] };
+
+/** Rounds of "join what runs, start the rest": each round ends one run, so two suffice unless runs keep racing us. */
+const MAX_ROUNDS = 4;
+
 /**
- * Starts one sync run (failing if one with the same id runs), reports live progress from the
- * streams' queries while it runs, and resolves with its result or a SyncFailedError naming the
- * failed streams.
+ * Syncs `input.streams`, whatever else runs. A run already going under this command's workflow id
+ * (another `crmsync sync`, or one whose process was killed: it resumes once a worker serves it)
+ * is followed to its end; streams another run is syncing (a schedule's) are joined, their progress
+ * shown and their results used; the rest are synced by a run of its own. Resolves with one
+ * result over all of them, or a SyncFailedError naming the failed streams.
  */
 export async function runSync(options: RunSyncOptions): Promise<SyncResult> {
-  const workflowId = options.workflowId ?? syncWorkflowId(options.taskQueues.main);
-  let handle;
-  try {
-    handle = await options.client.workflow.start<typeof syncWorkflow>('syncWorkflow', {
-      taskQueue: options.taskQueues.main,
-      workflowId,
-      workflowIdConflictPolicy: 'FAIL',
-      args: [{ ...options.input, warehouseTaskQueue: options.taskQueues.warehouse, idScope: options.taskQueues.main }],
-    });
-  } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError) throw new SyncAlreadyRunningError(workflowId);
-    throw err;
+  const { client } = options;
+  const scope = options.taskQueues.main;
+  const workflowId = options.workflowId ?? syncWorkflowId(scope);
+  let remaining = [...options.input.streams];
+  let merged: SyncResult | undefined;
+  for (let round = 0; remaining.length > 0; round++) {
+    if (round >= MAX_ROUNDS) throw new SyncAlreadyRunningError(workflowId);
+    const existing = await findRunningSync(client, workflowId);
+    if (existing) {
+      options.onJoin?.({ kind: 'run', workflowId, runId: existing.runId, streams: existing.streams });
+      const result = await followRun(options, workflowId, existing.runId, { ownStreams: existing.streams, joined: [] });
+      merged = combine(merged, result);
+      remaining = remaining.filter((s) => !existing.streams.includes(s) || (result.busy ?? []).includes(s));
+      continue;
+    }
+    const joined = await findRunningStreams(client, remaining, scope);
+    if (joined.length > 0) options.onJoin?.({ kind: 'streams', streams: joined.map((j) => ({ stream: j.stream, startedBy: j.parentWorkflowId })) });
+    const own = remaining.filter((s) => !joined.some((j) => j.stream === s));
+    let runId: string | undefined;
+    if (own.length > 0) {
+      try {
+        const handle = await client.workflow.start<typeof syncWorkflow>('syncWorkflow', {
+          taskQueue: scope,
+          workflowId,
+          workflowIdConflictPolicy: 'FAIL',
+          args: [{ ...options.input, streams: own, warehouseTaskQueue: options.taskQueues.warehouse, idScope: scope }],
+        });
+        runId = handle.firstExecutionRunId;
+      } catch (err) {
+        // Another command started one between our look and our start: follow it next round.
+        if (err instanceof WorkflowExecutionAlreadyStartedError) continue;
+        throw err;
+      }
+    }
+    const result = await followRun(options, workflowId, runId, { ownStreams: own, joined });
+    merged = combine(merged, result);
+    // Streams a schedule's run took between our look and our start: join them next round.
+    remaining = result.busy ?? [];
   }
-  const runId = handle.firstExecutionRunId;
-  const cancel = (): void => void handle.cancel().catch(() => undefined);
+  const result = merged ?? { runId: '', streams: [], failed: [] };
+  if (result.failed.length > 0) throw new SyncFailedError(`Sync failed for ${result.failed.map((f) => `${f.stream}: ${f.error}`).join('; ')}`);
+  return result;
+}
+
+/** Runs until the sync run `runId` (if any) and the joined streams have all ended, reporting live progress. */
+async function followRun(
+  options: RunSyncOptions,
+  workflowId: string,
+  runId: string | undefined,
+  parts: { ownStreams: string[]; joined: RunningStream[] },
+): Promise<SyncResult> {
+  const { client } = options;
+  const scope = options.taskQueues.main;
+  const handle = runId === undefined ? undefined : client.workflow.getHandle<typeof syncWorkflow>(workflowId, runId);
+  const cancel = (): void => void handle?.cancel().catch(() => undefined);
   options.signal?.addEventListener('abort', cancel, { once: true });
   if (options.signal?.aborted) cancel();
-  const result = handle.result();
+  const own = handle ? handle.result() : Promise.resolve(undefined);
+  const joined = Promise.all(parts.joined.map((j) => awaitStream(client, j, scope)));
+  const done = Promise.allSettled([own, joined]);
+  // Our run's streams report our run id; a joined stream reports its own run's, whatever it is.
+  const accept = (p: StreamProgress): boolean => parts.joined.some((j) => j.stream === p.stream) || (runId !== undefined && p.runId === runId);
+  const streams = [...parts.ownStreams, ...parts.joined.map((j) => j.stream)];
   let stop = false;
   const poller = (async () => {
     if (!options.onProgress) return;
     while (!stop) {
-      const streams = await readStreamProgress(options.client, options.input.streams, options.taskQueues.main, runId).catch(() => undefined);
-      if (streams && !stop) options.onProgress(streams);
-      await Promise.race([result.catch(() => undefined), sleep(options.pollMs ?? 500)]);
+      const progress = await readStreamProgress(client, streams, scope, accept).catch(() => undefined);
+      if (progress && !stop) options.onProgress(progress);
+      await Promise.race([done, sleep(options.pollMs ?? 500)]);
     }
   })();
+  let outcomes: JoinedOutcome[];
+  let result: SyncResult | undefined;
   try {
-    return await result;
+    [result, outcomes] = await Promise.all([own, joined]);
   } catch (err) {
+    await done;
     if (err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure) throw new SyncCancelledError(workflowId, { cause: err });
     if (err instanceof WorkflowFailedError) throw new SyncFailedError(innermostMessage(err), { cause: err });
     throw err;
@@ -61,14 +121,35 @@ export async function runSync(options: RunSyncOptions): Promise<SyncResult> {
     stop = true;
     await poller;
     if (options.onProgress) {
-      const streams = await readStreamProgress(options.client, options.input.streams, options.taskQueues.main, runId).catch(() => undefined);
-      if (streams) options.onProgress(streams);
+      const progress = await readStreamProgress(client, streams, scope, accept).catch(() => undefined);
+      if (progress) options.onProgress(progress);
     }
   }
+  if (options.signal?.aborted && outcomes.some((o) => 'cancelled' in o && o.cancelled)) throw new SyncCancelledError(workflowId);
+  return mergeJoined(result ?? { runId: runId ?? parts.joined[0]?.runId ?? '', streams: [], failed: [] }, outcomes);
 }
 
-/** Progress of each stream's latest workflow (running or just finished), via its query; only run `runId`'s when given. */
-export async function readStreamProgress(client: Client, streams: readonly string[], scope: string, runId?: string): Promise<StreamProgress[]> {
+function combine(a: SyncResult | undefined, b: SyncResult): SyncResult {
+  if (!a) return b;
+  return {
+    runId: a.runId || b.runId,
+    streams: [...a.streams, ...b.streams],
+    failed: [...a.failed, ...b.failed],
+    joined: [...(a.joined ?? []), ...(b.joined ?? [])],
+    busy: b.busy ?? [],
+  };
+}
+
+/**
+ * Progress of each stream's latest workflow (running or just finished), via its query. With
+ * `accept` a run id, only that run's; with a predicate, what it accepts.
+ */
+export async function readStreamProgress(
+  client: Client,
+  streams: readonly string[],
+  scope: string,
+  accept?: string | ((p: StreamProgress) => boolean),
+): Promise<StreamProgress[]> {
   const out = await Promise.all(
     streams.map(async (s) => {
       try {
@@ -78,13 +159,8 @@ export async function readStreamProgress(client: Client, streams: readonly strin
       }
     }),
   );
-  return out.filter((p): p is StreamProgress => p !== undefined && (runId === undefined || p.runId === runId));
-}
-
-function innermostMessage(err: Error): string {
-  let e: Error = err;
-  while (e.cause instanceof Error) e = e.cause;
-  return e.message;
+  const keep = typeof accept === 'string' ? (p: StreamProgress) => p.runId === accept : (accept ?? (() => true));
+  return out.filter((p): p is StreamProgress => p !== undefined && keep(p));
 }
 
 function sleep(ms: number): Promise<void> {

@@ -1,11 +1,14 @@
 import { CrmsyncError } from '../errors.js';
 
-/** A sync run is already running under the same workflow id. */
+/**
+ * Other runs kept taking the streams asked for: `crmsync sync` joined and followed them several
+ * times over without getting to run the rest itself.
+ */
 export class SyncAlreadyRunningError extends CrmsyncError {
   constructor(workflowId: string) {
     super(
       'SYNC_ALREADY_RUNNING',
-      `A sync is already running (workflow ${workflowId}); watch it with \`crmsync status\`, or wait for it to finish and run again.`,
+      `Other syncs kept starting on these streams while this one joined them (workflow ${workflowId}); watch them with \`crmsync status\` and run again, or pause a schedule that fires that often (\`crmsync schedule pause\`).`,
     );
   }
 }

@@ -1,10 +1,10 @@
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
+import type { NativeConnection } from '@temporalio/worker';
 import type { Config } from '../config.js';
 import { startDevServer, type DevServer } from './dev-server.js';
-import { readEmbeddedServerRecord, removeEmbeddedServerRecord, writeEmbeddedServerRecord } from './embedded-server-file.js';
+import { embeddedServerFile, readEmbeddedServerRecord, removeEmbeddedServerRecord, writeEmbeddedServerRecord } from './embedded-server-file.js';
 import { withEmbeddedServerLock } from './embedded-server-lock.js';
 import { TemporalDevServerError, TemporalUnreachableError } from './errors.js';
 import { locateTemporalCliFromConfig } from './locate-cli.js';
@@ -37,6 +37,15 @@ export interface WithTemporalOptions {
 
 type TemporalConfig = Pick<Config, 'temporal' | 'dataDir'>;
 
+/** Touched by every command using the embedded server; the server stops once it is idle this long. */
+export function embeddedLeaseFile(dataDir: string): string {
+  return join(dataDir, 'temporal-dev-server.lease');
+}
+
+async function touchLease(dataDir: string): Promise<void> {
+  await writeFile(embeddedLeaseFile(dataDir), `${process.pid}\n`).catch(() => undefined);
+}
+
 /**
  * Runs `fn` with a connected Temporal client. With TEMPORAL_ADDRESS set it connects there;
  * otherwise it joins the embedded dev server another crmsync process runs on the same data
@@ -45,13 +54,18 @@ type TemporalConfig = Pick<Config, 'temporal' | 'dataDir'>;
  */
 export async function withTemporal<T>(config: TemporalConfig, fn: (t: TemporalHandle) => Promise<T>, options: WithTemporalOptions = {}): Promise<T> {
   const namespace = config.temporal.namespace;
-  const { address, server, siblingPid } = await resolveServer(config);
+  const idleMs = config.temporal.address ? 0 : (config.temporal.embeddedIdleMs ?? 0);
+  const { address, server, siblingPid } = await resolveServer(config, idleMs);
   const lost = new AbortController();
   const watch = siblingPid === undefined ? undefined : watchSibling(siblingPid, config.dataDir, lost);
+  // While this command runs, the embedded server is in use: keep its lease fresh.
+  const lease = idleMs > 0 ? setInterval(() => void touchLease(config.dataDir), Math.min(5_000, Math.max(500, idleMs / 3))) : undefined;
+  lease?.unref();
   try {
     const connection = await connect(address, options.connectTimeoutMs ?? 10_000, server !== undefined || !config.temporal.address);
     try {
-      const nativeConnection = options.worker ? await NativeConnection.connect({ address }) : undefined;
+      // The worker package is large: commands that run no worker never load it.
+      const nativeConnection = options.worker ? await (await import('@temporalio/worker')).NativeConnection.connect({ address }) : undefined;
       try {
         const client = new Client({ connection, namespace });
         return await fn({ client, connection, nativeConnection, address, namespace, embedded: !config.temporal.address, serverLost: lost.signal });
@@ -63,16 +77,21 @@ export async function withTemporal<T>(config: TemporalConfig, fn: (t: TemporalHa
     }
   } finally {
     if (watch) clearInterval(watch);
-    if (server) {
+    if (lease) {
+      // The idle time counts from the end of the last command.
+      clearInterval(lease);
+      await touchLease(config.dataDir);
+    } else if (server) {
       await removeEmbeddedServerRecord(config.dataDir, server.pid).catch(() => undefined);
       await server.stop();
     }
   }
 }
 
-async function resolveServer(config: TemporalConfig): Promise<{ address: string; server: DevServer | undefined; siblingPid?: number }> {
+async function resolveServer(config: TemporalConfig, idleMs: number): Promise<{ address: string; server: DevServer | undefined; siblingPid?: number }> {
   if (config.temporal.address) return { address: config.temporal.address, server: undefined };
   await mkdir(config.dataDir, { recursive: true });
+  if (idleMs > 0) await touchLease(config.dataDir);
   const joined = await joinSibling(config);
   if (joined) return { address: joined.address, server: undefined, siblingPid: joined.pid };
   return await withEmbeddedServerLock(config.dataDir, async () => {
@@ -81,7 +100,11 @@ async function resolveServer(config: TemporalConfig): Promise<{ address: string;
     if (late) return { address: late.address, server: undefined, siblingPid: late.pid };
     const cli = locateTemporalCliFromConfig(config);
     const namespace = config.temporal.namespace;
-    const server = await startDevServer({ cliPath: cli.path, namespace, dbFile: join(config.dataDir, 'temporal.sqlite') });
+    const keepAlive =
+      idleMs > 0
+        ? { idleMs, leaseFile: embeddedLeaseFile(config.dataDir), recordFile: embeddedServerFile(config.dataDir), logFile: join(config.dataDir, 'temporal-dev-server.log') }
+        : undefined;
+    const server = await startDevServer({ cliPath: cli.path, namespace, dbFile: join(config.dataDir, 'temporal.sqlite'), keepAlive });
     await writeEmbeddedServerRecord(config.dataDir, { address: server.address, pid: server.pid, namespace });
     return { address: server.address, server };
   });

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import { freePort } from './free-port.js';
 import { TemporalDevServerError } from './errors.js';
 import { waitForTemporal } from './wait-for-temporal.js';
@@ -10,6 +11,12 @@ export interface DevServerOptions {
   namespace?: string | undefined;
   /** Time allowed for the server to become ready; generous because CI machines are loaded. */
   readyTimeoutMs?: number | undefined;
+  /**
+   * Let the server outlive this process: a small shell keeper runs it and stops it once
+   * `leaseFile` has not been touched for `idleMs` (commands touch it while they use the server),
+   * then removes `recordFile` if it still names the keeper. Output goes to `logFile`.
+   */
+  keepAlive?: { leaseFile: string; idleMs: number; recordFile: string; logFile: string } | undefined;
 }
 
 export interface DevServer {
@@ -42,6 +49,26 @@ const WATCHDOG = [
 const PORT_ATTEMPTS = 3;
 
 /**
+ * The keeper of a server that outlives its command: `$0 "$@"` is the CLI, the environment names
+ * the lease, the idle limit in seconds and the record. It checks the lease's age every second
+ * (stat on Linux, BSD stat elsewhere) and stops the server on SIGTERM as well.
+ */
+const KEEPER = [
+  '"$0" "$@" </dev/null &',
+  'c=$!',
+  `trap 'kill -TERM "$c" 2>/dev/null' TERM INT HUP`,
+  'while kill -0 "$c" 2>/dev/null; do',
+  '  sleep 1 & wait $!',
+  '  m=$(stat -c %Y "$CRMSYNC_LEASE" 2>/dev/null || stat -f %m "$CRMSYNC_LEASE" 2>/dev/null || echo 0)',
+  '  if [ $(( $(date +%s) - m )) -gt "$CRMSYNC_IDLE_S" ]; then kill -TERM "$c" 2>/dev/null; break; fi',
+  'done',
+  'wait "$c"; s=$?',
+  'while kill -0 "$c" 2>/dev/null; do wait "$c"; s=$?; done',
+  `grep -q '"pid":'"$$"'[,}]' "$CRMSYNC_RECORD" 2>/dev/null && rm -f "$CRMSYNC_RECORD"`,
+  'exit $s',
+].join('\n');
+
+/**
  * Starts `temporal server start-dev --headless` on a free 127.0.0.1 port and resolves once it
  * serves `namespace`. The child is killed if this process exits or gets SIGINT/SIGTERM, so an
  * interrupted run leaves nothing behind.
@@ -67,27 +94,42 @@ async function startOnce(options: DevServerOptions, port: number): Promise<DevSe
   if (namespace !== 'default') args.push('--namespace', namespace);
   if (options.dbFile) args.push('--db-filename', options.dbFile);
 
-  // Own process group: a terminal's Ctrl-C reaches only us, so workers can drain against a live
-  // server before stop(); the watchdog and the hooks below still end it with this process.
-  const child = spawn('/bin/sh', ['-c', WATCHDOG, options.cliPath, ...args], { stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: serverEnv() });
-  // The pipe only signals our death; nothing is written, and its errors mean the shell is gone.
-  child.stdin?.on('error', () => undefined);
+  const keepAlive = options.keepAlive;
   let output = '';
-  const keep = (chunk: Buffer): void => {
-    output = (output + chunk.toString('utf8')).slice(-OUTPUT_TAIL_BYTES);
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
+  let child: ChildProcess;
+  if (keepAlive) {
+    // Detached with its output in a file: nothing ties the server to this process any more.
+    const log = openSync(keepAlive.logFile, 'w');
+    const env = { ...serverEnv(), CRMSYNC_LEASE: keepAlive.leaseFile, CRMSYNC_IDLE_S: String(Math.max(1, Math.round(keepAlive.idleMs / 1000))), CRMSYNC_RECORD: keepAlive.recordFile };
+    try {
+      child = spawn('/bin/sh', ['-c', KEEPER, options.cliPath, ...args], { stdio: ['ignore', log, log], detached: true, env });
+    } finally {
+      closeSync(log);
+    }
+    child.unref();
+  } else {
+    // Own process group: a terminal's Ctrl-C reaches only us, so workers can drain against a live
+    // server before stop(); the watchdog and the hooks below still end it with this process.
+    child = spawn('/bin/sh', ['-c', WATCHDOG, options.cliPath, ...args], { stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: serverEnv() });
+    // The pipe only signals our death; nothing is written, and its errors mean the shell is gone.
+    child.stdin?.on('error', () => undefined);
+    const keep = (chunk: Buffer): void => {
+      output = (output + chunk.toString('utf8')).slice(-OUTPUT_TAIL_BYTES);
+    };
+    child.stdout?.on('data', keep);
+    child.stderr?.on('data', keep);
+  }
   const exited = new Promise<number | string | null>((resolve) => {
     child.once('exit', (code, signal) => resolve(code ?? signal));
     child.once('error', (err) => resolve(err.message));
   });
-  const unhook = killOnParentExit(child);
+  const unhook = keepAlive ? () => undefined : killOnParentExit(child);
 
   const ready = await waitForTemporal({ address, namespace, timeoutMs: options.readyTimeoutMs ?? 60_000, abort: exited });
   if (!ready) {
     unhook();
     await terminate(child, exited);
+    if (keepAlive) output = readFileSync(keepAlive.logFile, 'utf8').slice(-OUTPUT_TAIL_BYTES);
     throw new TemporalDevServerError(
       `The embedded Temporal dev server (${options.cliPath}) did not become ready on ${address}. ` +
         `Its output:\n${output.trim() || '(none)'}\nCheck the CLI runs (\`${options.cliPath} --version\`), or set TEMPORAL_ADDRESS to a running Temporal.`,

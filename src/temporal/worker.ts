@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
 import type { Logger } from '../logger.js';
 import { bundleWorkflowsInChild } from './bundle-workflows.js';
+import { cachedWorkflowBundle } from './workflow-bundle-cache.js';
 import type { TaskQueues } from './task-queues.js';
 
 export interface RunWorkersOptions {
@@ -41,7 +42,8 @@ export function resolveWorkflowsPath(): string {
  */
 export async function runWorkers(options: RunWorkersOptions): Promise<void> {
   if (options.signal?.aborted) return;
-  const workflowBundle = options.workflowBundle ?? (await bundleWorkflowsInChild(options.workflowsPath ?? resolveWorkflowsPath()));
+  const workflowsPath = options.workflowsPath ?? resolveWorkflowsPath();
+  const workflowBundle = options.workflowBundle ?? (await cachedWorkflowBundle(workflowsPath, () => bundleWorkflowsInChild(workflowsPath)));
   const workers = [
     await Worker.create({
       connection: options.nativeConnection,

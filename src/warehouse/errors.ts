@@ -55,3 +55,15 @@ export function isDuckDbLockError(err: unknown): boolean {
   const message = err instanceof Error ? err.message : String(err);
   return /Could not set lock on file|Conflicting lock is held|database is locked/i.test(message);
 }
+
+/** `crmsync query` was given a statement that could write (COPY, ATTACH, INSTALL, EXPORT, SET, ...). */
+export class WarehouseQueryNotReadOnlyError extends CrmsyncError {
+  override readonly code = 'QUERY_NOT_READ_ONLY' as const;
+  constructor(statement: string) {
+    super(
+      'QUERY_NOT_READ_ONLY',
+      `crmsync query runs only SELECT statements (also DESCRIBE, SHOW, SUMMARIZE and VALUES); "${statement}" could write. ` +
+        'Run writes with the duckdb CLI on a copy of the warehouse file, or export with `crmsync query -f csv "SELECT ..." > out.csv`.',
+    );
+  }
+}

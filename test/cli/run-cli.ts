@@ -1,4 +1,10 @@
 import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const ENTRY = fileURLToPath(new URL('../../src/cli/entry.ts', import.meta.url));
+// Absolute, so the CLI also runs from a folder outside the checkout (`cwd`).
+const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
 export interface CliResult {
   code: number | null;
@@ -6,11 +12,16 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the crmsync CLI from source in a child process with exactly `env` (plus PATH and HOME). */
-export function runCli(args: string[], env: Record<string, string | undefined>, timeoutMs = 120_000): Promise<CliResult> {
+/**
+ * Runs the crmsync CLI from source in a child process with exactly `env` (plus PATH and HOME).
+ * An embedded Temporal stops with its command unless `env` sets CRMSYNC_EMBEDDED_IDLE: a test
+ * leaves no server behind.
+ */
+export function runCli(args: string[], env: Record<string, string | undefined>, timeoutMs = 120_000, cwd?: string): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/entry.ts', ...args], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, XDG_CACHE_HOME: process.env.XDG_CACHE_HOME, TEMPORAL_CLI_PATH: process.env.TEMPORAL_CLI_PATH, ...env },
+    const child = spawn(process.execPath, ['--import', TSX, ENTRY, ...args], {
+      ...(cwd ? { cwd } : {}),
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, XDG_CACHE_HOME: process.env.XDG_CACHE_HOME, TEMPORAL_CLI_PATH: process.env.TEMPORAL_CLI_PATH, CRMSYNC_EMBEDDED_IDLE: '0', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

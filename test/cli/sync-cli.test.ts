@@ -71,7 +71,10 @@ describe('crmsync sync, status and verify', () => {
       const running = env.sync({ streams: ['contacts'], tuning: { ...SMALL_TUNING, parallelism: 2 } });
       try {
         while ((env.sim.stats().byRoute['GET /subscribers'] ?? 0) < 3) await new Promise((r) => setTimeout(r, 50));
-        const status = await runCli(['status', '--json'], env.env);
+        // Hold the backfill while status starts (a loaded machine takes seconds to start a CLI):
+        // pages answer slowly until status has read the progress, then at full speed.
+        env.sim.setFaults({ latencyMs: { min: 4_000, max: 4_000 } });
+        const status = await runCli(['status', '--json'], env.env).finally(() => env.sim.setFaults({}));
         expect(status.code, status.stderr).toBe(0);
         const report = JSON.parse(status.stdout) as { streams: { stream: string; live?: { phase: string; pagesTotal: number; pagesDone: number } }[] };
         const live = report.streams.find((s) => s.stream === 'contacts')?.live;

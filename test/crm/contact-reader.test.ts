@@ -90,8 +90,9 @@ const base = {
 };
 
 describe('contact rows: page reader and zod agree', () => {
-  it.skipIf(fixtureRows().length === 0)('on every captured real contact', () => {
+  it('on every captured real contact', () => {
     const rows = fixtureRows();
+    expect(rows.length).toBeGreaterThan(0);
     expect(rows.length).toBeGreaterThan(20);
     expectSame(rows);
   });

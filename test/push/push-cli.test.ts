@@ -16,7 +16,7 @@ import { testEnv } from '../helpers/test-env.js';
 describe('crmsync push options', () => {
   it('names the fix for bad options', () => {
     expect(() => parsePushOptions({})).toThrow(/--from is required/);
-    expect(() => parsePushOptions({ from: 'DROP TABLE contacts' })).toThrow(/neither a table\/view name nor a query/);
+    expect(() => parsePushOptions({ from: 'DROP TABLE contacts' })).toThrow(/neither a table\/view name, a .csv, .parquet or .json file, nor a query/);
     expect(() => parsePushOptions({ from: 'SELECT 1; DELETE FROM contacts' })).toThrow(/more than one statement/);
     expect(() => parsePushOptions({ from: 'x', batchSize: '0' })).toThrow(/push:/);
     expect(parsePushOptions({ from: 'marketing.upserts', dryRun: true })).toMatchObject({ from: 'marketing.upserts', dryRun: true, batchSize: 2000, batchSeconds: 10 });

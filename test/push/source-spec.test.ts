@@ -19,7 +19,7 @@ describe('parseSourceSpec', () => {
 
   it.each([
     ['', /is empty/],
-    ['DELETE FROM contacts', /neither a table\/view name nor a query/],
+    ['DELETE FROM contacts', /neither a table\/view name, a .csv, .parquet or .json file, nor a query/],
     ['SELECT 1; DROP TABLE contacts', /more than one statement/],
     [`SELECT '${'x'.repeat(MAX_SOURCE_TEXT)}'`, /save the query as a view/],
   ])('rejects %j', (from, message) => {

@@ -22,7 +22,8 @@ describe('withTemporal', () => {
   let config: Config;
   beforeEach(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'crmsync-connect-'));
-    const env: NodeJS.ProcessEnv = { ...process.env, CRMSYNC_DATA_DIR: dataDir };
+    // These tests check a server that stops with its command; the keep-alive has its own test.
+    const env: NodeJS.ProcessEnv = { ...process.env, CRMSYNC_DATA_DIR: dataDir, CRMSYNC_EMBEDDED_IDLE: '0' };
     delete env.TEMPORAL_ADDRESS;
     config = loadConfig(env);
   });
@@ -44,6 +45,21 @@ describe('withTemporal', () => {
     expect(seen.serverVersion).toMatch(/\d+\.\d+/);
     expect(existsSync(join(dataDir, 'temporal.sqlite'))).toBe(true);
     expect(await waitUntilDead(seen.record.pid)).toBe(true);
+    expect(existsSync(embeddedServerFile(dataDir))).toBe(false);
+  });
+
+  // Issue 16, problem 6: every command paid for starting the embedded server. With an idle time
+  // the server outlives the command, the next command joins it, and it stops once unused.
+  it('keeps the embedded server for the next command, and stops it once idle', { timeout: 120_000 }, async () => {
+    const keep = { ...config, temporal: { ...config.temporal, embeddedIdleMs: 3_000 } };
+    const first = await withTemporal(keep, async (t) => ({ address: t.address, pid: (JSON.parse(await readFile(embeddedServerFile(dataDir), 'utf8')) as { pid: number }).pid }));
+    expect(isProcessAlive(first.pid)).toBe(true);
+    const second = await withTemporal(keep, async (t) => {
+      await t.connection.workflowService.getSystemInfo({});
+      return t.address;
+    });
+    expect(second).toBe(first.address);
+    expect(await waitUntilDead(first.pid, 90_000)).toBe(true);
     expect(existsSync(embeddedServerFile(dataDir))).toBe(false);
   });
 

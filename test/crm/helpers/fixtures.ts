@@ -1,7 +1,6 @@
-import { readdirSync, readFileSync, existsSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-
-export const FIXTURE_DIR = join(import.meta.dirname, '../../../../shared/fixtures/fluentcrm-2.9');
+import { sharedFixtureDir } from '../../helpers/shared-fixtures.js';
 
 export interface Fixture {
   file: string;
@@ -12,12 +11,14 @@ export interface Fixture {
   body: unknown;
 }
 
+/** Every captured response; throws (naming the folder) when ../shared is missing. */
 export function loadFixtures(): Fixture[] {
-  if (!existsSync(FIXTURE_DIR)) return [];
-  return readdirSync(FIXTURE_DIR)
-    .filter((f) => f.endsWith('.json'))
+  const dir = sharedFixtureDir();
+  const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
+  if (files.length === 0) throw new Error(`No captured responses in ${dir}`);
+  return files
     .sort()
-    .map((file) => ({ file, ...(JSON.parse(readFileSync(join(FIXTURE_DIR, file), 'utf8')) as Omit<Fixture, 'file'>) }));
+    .map((file) => ({ file, ...(JSON.parse(readFileSync(join(dir, file), 'utf8')) as Omit<Fixture, 'file'>) }));
 }
 
 /** The response body exactly as the server sent it (JSON re-encoded; raw text as is). */
