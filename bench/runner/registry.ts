@@ -7,7 +7,6 @@ export interface BenchmarkEntry {
 }
 
 export const BENCHMARKS: readonly BenchmarkEntry[] = [
-  { name: 'cli-latency', file: 'cli-latency.ts', args: [], what: 'wall time of a no-change sync, status and schedule list on the embedded default, as ratios to `crmsync --help`' },
   { name: 'simulator', file: 'simulator.ts', args: [], what: 'simulator contact pages/s at per_page 100 and 1000 over 1M contacts, memory' },
   { name: 'client', file: 'client.ts', args: [], what: 'client pages/s as a ratio to a bare undici loop' },
   { name: 'client-rate', file: 'client-rate.ts', args: [], what: 'adaptive rate control against an undisclosed 20 req/s limit' },
@@ -18,6 +17,7 @@ export const BENCHMARKS: readonly BenchmarkEntry[] = [
   { name: 'webhooks-checks', file: 'webhooks-checks.ts', args: [], what: 'CPU per delivery of the receiver body checks (issue 17), ratio to the checks before them' },
   { name: 'webhooks-apply', file: 'webhooks-apply.ts', args: [], what: 'webhook events applied to the warehouse per second' },
   { name: 'push', file: 'push.ts', args: [], what: 'push requests/s and 429 share at allowed rates of 10, 50 and 200 req/s' },
+  { name: 'cli-latency', file: 'cli-latency.ts', args: [], what: 'wall time of a no-change sync, status and schedule list on the embedded default, as ratios to `crmsync --help`' },
   { name: 'report', file: 'report.ts', args: ['100000'], what: 'crmsync report at 100k contacts: seconds, ratio to a one-count crmsync query, file size' },
   { name: 'freshness', file: 'freshness.ts', args: ['100000'], what: 'no-change and 1%-edited incremental runs against a full reconcile at 100k contacts: requests and seconds' },
   { name: 'backfill', file: 'backfill.ts', args: ['100000', '1000000'], what: 'backfill rows/s, requests, memory, ratio to a raw fetch floor, dlt comparison' },
