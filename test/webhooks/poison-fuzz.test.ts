@@ -182,10 +182,13 @@ describe('poisonous, replayed and flooding deliveries (bounded fuzz)', () => {
           expect(s.connections().mostFromOneAddress).toBeLessThanOrEqual(128);
           expect(s.connections().evicted + s.connections().refused).toBeGreaterThan(0);
           // The idle ones still open are closed by the header timeout (5 s, checked each second);
-          // a bounded wait for that state.
+          // a bounded wait for that state. Counted on the server: on a busy machine some of the
+          // flood's handshakes overflow the kernel's accept queue and never reach the server at
+          // all (the client keeps them half-open until its own retries give up).
           const deadline = Date.now() + 20_000;
-          while (closed.size < FLOOD && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-          expect(closed.size).toBe(FLOOD);
+          while (s.connections().open > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+          expect(s.connections().open).toBe(0);
+          expect(closed.size).toBeGreaterThan(0);
         } finally {
           for (const sock of sockets) sock.destroy();
         }
