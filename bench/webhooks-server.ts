@@ -38,7 +38,7 @@ if (mode === 'baseline') {
     server.closeAllConnections();
   });
 } else {
-  const service = await startWebhookService({ spoolDir, host: '127.0.0.1', port: 0, secrets: createSecretResolver({ secret: new Secret(secret) }) });
+  const service = await startWebhookService({ spoolDir, ...(process.env.BENCH_SYNCS ? { syncsInFlight: Number(process.env.BENCH_SYNCS) } : {}), host: '127.0.0.1', port: 0, secrets: createSecretResolver({ secret: new Secret(secret) }) });
   cpuAtListen = cpuMs();
   process.stdout.write(`${JSON.stringify({ url: service.url })}\n`);
   process.on('SIGTERM', () => {

@@ -7,6 +7,7 @@
 //   [--idle 2000] [--deliveries 1000]: the flood scenario after the rounds (0 skips it): that many
 //   idle sockets from 127.0.0.2 held open against the durable receiver while the deliveries come
 //   from 127.0.0.1; acknowledged count and p99, against the same deliveries with no flood.
+//   BENCH_SYNCS=N: the durable receiver with at most N fdatasyncs in flight (default: the spool's).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -16,8 +16,12 @@ export interface SpoolOptions {
   retentionMs?: number;
   /** More unsynced deliveries than this are refused with 503 rather than queued without bound. */
   maxQueued?: number;
-  /** Batches being fdatasynced at once. */
+  /** Batches being fdatasynced at once, at most. */
   syncsInFlight?: number;
+  /** A further batch's sync may start while one runs once that one has run this long (ms). */
+  pipelineAfterMs?: number;
+  /** Monotonic ms for sync timing (tests drive it). */
+  syncClock?: () => number;
   /** The write and sync calls (tests hold a sync back or fail it). */
   io?: SpoolIo;
   logger?: Logger;
@@ -120,6 +124,8 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
       maxSegmentBytes,
       ...(logger ? { logger } : {}),
       ...(options.syncsInFlight ? { syncsInFlight: options.syncsInFlight } : {}),
+      ...(options.pipelineAfterMs !== undefined ? { pipelineAfterMs: options.pipelineAfterMs } : {}),
+      ...(options.syncClock ? { clock: options.syncClock } : {}),
       ...(options.io ? { io: options.io } : {}),
       onSegment: (seg) => segments.push(seg),
       onDurable: (batch, seg) => {
