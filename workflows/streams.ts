@@ -21,7 +21,12 @@ export function isSmallStream(value: string): value is SmallStreamName {
   return (SMALL_STREAMS as readonly string[]).includes(value);
 }
 
-/** The names a run rejects, or an empty list: for workflows and the CLI to name the valid ones. */
+/** The names a run rejects, or an empty list. */
 export function unknownStreams(requested: readonly string[]): string[] {
   return requested.filter((s) => !isStreamName(s));
+}
+
+/** One message for `--stream` and the workflow input, naming the fix. */
+export function unknownStreamsMessage(unknown: readonly string[]): string {
+  return `Unknown stream ${unknown.map((s) => `"${s}"`).join(', ')}; use one of: ${STREAMS.join(', ')}.`;
 }

@@ -8,7 +8,7 @@ import {
   type ChildWorkflowHandle,
 } from '@temporalio/workflow';
 import { bookkeepingActivities } from './sync-activity-proxies.js';
-import { STREAMS, unknownStreams, type StreamName } from './streams.js';
+import { unknownStreams, unknownStreamsMessage, type StreamName } from './streams.js';
 import { streamWorkflowId } from './sync-ids.js';
 import { syncProgressQuery } from './sync-queries.js';
 import { syncStreamWorkflow } from './sync-stream-workflow.js';
@@ -25,9 +25,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export async function syncWorkflow(input: SyncWorkflowInput): Promise<SyncResult> {
   // Before any command, so a valid input's history is the same as without the check.
   const unknown = unknownStreams(input.streams);
-  if (unknown.length > 0) {
-    throw ApplicationFailure.nonRetryable(`Unknown stream ${unknown.map((s) => `"${s}"`).join(', ')}; use one of: ${STREAMS.join(', ')}.`, 'UNKNOWN_STREAM');
-  }
+  if (unknown.length > 0) throw ApplicationFailure.nonRetryable(unknownStreamsMessage(unknown), 'UNKNOWN_STREAM');
   const runId = workflowInfo().runId;
   const tuning = { ...DEFAULT_TUNING, ...input.tuning };
   const state: SyncProgress = { runId, streams: {} };

@@ -1,13 +1,12 @@
 import { ConfigError } from '../errors.js';
-import { STREAMS, unknownStreams, type StreamName } from '../../workflows/streams.js';
-
+import { STREAMS, unknownStreams, unknownStreamsMessage, type StreamName } from '../../workflows/streams.js';
 
 /** Validates `--stream` values (defaults to every stream) and removes duplicates, keeping run order. */
 export function resolveStreams(requested: readonly string[] | undefined): StreamName[] {
   if (!requested || requested.length === 0) return [...STREAMS];
   const unknown = unknownStreams(requested);
   if (unknown.length > 0) {
-    throw new ConfigError(`Unknown stream ${unknown.map((s) => `"${s}"`).join(', ')}; use one of: ${STREAMS.join(', ')}.`);
+    throw new ConfigError(unknownStreamsMessage(unknown));
   }
   return STREAMS.filter((s) => requested.includes(s));
 }
