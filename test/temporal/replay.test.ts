@@ -61,6 +61,16 @@ describe('replay of the recorded workflow histories', () => {
     expect(activitiesOf(byName(all, 'push-2'))).toEqual(['pushBatch', 'finishPush']);
   });
 
+  it('include every workflow the production bundle ships', async () => {
+    const shipped = Object.entries(await import('../../workflows/index.js'))
+      .filter(([, value]) => typeof value === 'function')
+      .map(([name]) => name)
+      .sort();
+    const recordedTypes = new Set(all.map((r) => eventsOf(r)[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name));
+    // A new workflow needs a run in record-histories.ts before it ships (docs/workflow-histories.md).
+    expect(shipped.filter((name) => !recordedTypes.has(name))).toEqual([]);
+  });
+
   it('every history replays against the production bundle (workflows/index.ts)', async () => {
     expect(all.length).toBeGreaterThan(0);
     const outcomes: { name: string; error: string | undefined }[] = [];
