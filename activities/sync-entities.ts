@@ -1,6 +1,6 @@
 import { readAllPages } from '../src/sync/read-all-pages.js';
 import { unavailableReason } from '../src/sync/stream-availability.js';
-import type { SmallStreamName } from '../src/sync/streams.js';
+import type { SmallStreamName } from '../workflows/streams.js';
 import type { EntityRow, LoadStats } from '../src/warehouse/types.js';
 import { startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
 

@@ -1,10 +1,11 @@
 import type { SyncRunStatus } from '../src/warehouse/types.js';
+import type { StreamName } from '../workflows/streams.js';
 import type { ContactsMode, StreamTotals } from '../workflows/sync-types.js';
 import type { SyncActivityDeps } from './sync-deps.js';
 
 export interface StreamRunRecord extends StreamTotals {
   runId: string;
-  stream: string;
+  stream: StreamName;
   mode: ContactsMode;
   startedAtMs: number;
   finishedAtMs: number | null;

@@ -1,5 +1,4 @@
 // Every workflow the workers serve. Add one `export *` line per workflow file.
-export * from './hello-workflow.js';
 export * from './sync-workflow.js';
 export * from './sync-stream-workflow.js';
 export * from './push-workflow.js';

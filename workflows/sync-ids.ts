@@ -1,9 +1,11 @@
-// Pure values shared by the workflows and the command line (no imports, so both sides may use it).
+// Pure values shared by the workflows and the command line (type imports only, so both sides may use it).
 // Ids are scoped by the main task queue (CRMSYNC_TASK_QUEUE, default "crmsync"): one deployment,
 // one id per stream, whatever the number of runs or schedules.
 
+import type { StreamName } from './streams.js';
+
 /** One id per stream: Temporal refuses a second running child with the same id. */
-export function streamWorkflowId(stream: string, scope = 'crmsync'): string {
+export function streamWorkflowId(stream: StreamName, scope = 'crmsync'): string {
   return `${scope}-stream-${stream}`;
 }
 

@@ -2,14 +2,8 @@ import { CancellationScope, isCancellation, setHandler, workflowInfo } from '@te
 import { bookkeepingActivities, syncActivities } from './sync-activity-proxies.js';
 import { runContactsFlow } from './sync-contacts-flow.js';
 import { progressQuery } from './sync-queries.js';
+import { isSmallStream } from './streams.js';
 import { addTotals, emptyTotals, type ContactsMode, type FreshSummary, type StreamProgress, type StreamResult, type StreamTotals, type StreamWorkflowInput } from './sync-types.js';
-
-const SMALL = ['tags', 'lists', 'custom_fields', 'companies', 'campaigns', 'funnels'] as const;
-type Small = (typeof SMALL)[number];
-
-function isSmall(stream: string): stream is Small {
-  return (SMALL as readonly string[]).includes(stream);
-}
 
 /**
  * One stream of one sync run. Started as a child with the id `crmsync-stream-<stream>`, so a
@@ -89,7 +83,7 @@ async function runStream(
   progress.phase = input.full ? 'backfill' : 'incremental';
   const mode: ContactsMode = input.full ? 'backfill' : 'incremental';
   let skipped: string | undefined;
-  if (isSmall(stream)) {
+  if (isSmallStream(stream)) {
     const r = await acts.syncEntityStream({ stream, loadId });
     addTotals(totals, r);
     skipped = r.skipped;

@@ -1,6 +1,8 @@
 // Types shared by the sync workflows, their activities and the command line. Only cursors, counts
 // and small id lists appear here: rows and credentials never enter workflow history.
 
+import type { StreamName } from './streams.js';
+
 export type ContactsMode = 'backfill' | 'incremental' | 'reconcile';
 export type ReconcilePolicy = 'auto' | 'always' | 'never';
 
@@ -32,7 +34,8 @@ export const DEFAULT_TUNING: SyncTuning = {
 };
 
 export interface SyncWorkflowInput {
-  streams: string[];
+  /** Checked again by the workflow: a caller outside TypeScript may send any string. */
+  streams: StreamName[];
   /** Re-read every stream from the start (contacts: a full scan with tombstoning). */
   full?: boolean;
   reconcile?: ReconcilePolicy;
@@ -47,7 +50,7 @@ export interface SyncWorkflowInput {
 
 export interface StreamWorkflowInput {
   runId: string;
-  stream: string;
+  stream: StreamName;
   full: boolean;
   reconcile: ReconcilePolicy;
   reconcileEveryMs: number;
@@ -78,7 +81,7 @@ export interface StreamTotals {
 export type StreamPhase = 'starting' | 'backfill' | 'incremental' | 'reconcile' | 'finishing' | 'done' | 'failed' | 'cancelled';
 
 export interface StreamProgress {
-  stream: string;
+  stream: StreamName;
   /** The sync run (parent workflow run id) this progress belongs to. */
   runId: string;
   phase: StreamPhase;
@@ -94,7 +97,7 @@ export interface StreamProgress {
 }
 
 export interface StreamResult extends StreamTotals {
-  stream: string;
+  stream: StreamName;
   mode: ContactsMode;
   drift: boolean;
   /** Set when the CRM lacks what the stream reads ("not available on this CRM (...)"): a warning, not a failure. */
@@ -116,17 +119,17 @@ export interface FreshSummary {
 export interface SyncProgress {
   runId: string;
   /** `busy`: another run was syncing the stream, so this run left it to that one. */
-  streams: Record<string, { status: 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled' | 'busy'; result?: StreamResult; error?: string }>;
+  streams: Partial<Record<StreamName, { status: 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled' | 'busy'; result?: StreamResult; error?: string }>>;
 }
 
 export interface SyncResult {
   runId: string;
   streams: StreamResult[];
-  failed: { stream: string; error: string }[];
+  failed: { stream: StreamName; error: string }[];
   /** Streams another run was syncing when this one started (absent in runs before this field). */
-  busy?: string[];
+  busy?: StreamName[];
   /** Set by `crmsync sync`: streams whose result came from a run already in progress it joined. */
-  joined?: string[];
+  joined?: StreamName[];
 }
 
 export function emptyTotals(): StreamTotals {

@@ -8,6 +8,7 @@ import {
   type ChildWorkflowHandle,
 } from '@temporalio/workflow';
 import { bookkeepingActivities } from './sync-activity-proxies.js';
+import { unknownStreams, unknownStreamsMessage, type StreamName } from './streams.js';
 import { streamWorkflowId } from './sync-ids.js';
 import { syncProgressQuery } from './sync-queries.js';
 import { syncStreamWorkflow } from './sync-stream-workflow.js';
@@ -22,6 +23,9 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  * others; the run fails at the end, naming every failed stream.
  */
 export async function syncWorkflow(input: SyncWorkflowInput): Promise<SyncResult> {
+  // Before any command, so a valid input's history is the same as without the check.
+  const unknown = unknownStreams(input.streams);
+  if (unknown.length > 0) throw ApplicationFailure.nonRetryable(unknownStreamsMessage(unknown), 'UNKNOWN_STREAM');
   const runId = workflowInfo().runId;
   const tuning = { ...DEFAULT_TUNING, ...input.tuning };
   const state: SyncProgress = { runId, streams: {} };
@@ -29,7 +33,7 @@ export async function syncWorkflow(input: SyncWorkflowInput): Promise<SyncResult
   setHandler(syncProgressQuery, () => state);
 
   const children = await Promise.all(
-    input.streams.map(async (stream): Promise<[string, ChildWorkflowHandle<typeof syncStreamWorkflow> | 'busy' | Error]> => {
+    input.streams.map(async (stream): Promise<[StreamName, ChildWorkflowHandle<typeof syncStreamWorkflow> | 'busy' | Error]> => {
       try {
         const handle = await startChild(syncStreamWorkflow, {
           workflowId: streamWorkflowId(stream, input.idScope),
@@ -58,8 +62,8 @@ export async function syncWorkflow(input: SyncWorkflowInput): Promise<SyncResult
   );
 
   const results: StreamResult[] = [];
-  const failed: { stream: string; error: string }[] = [];
-  const busy: string[] = [];
+  const failed: { stream: StreamName; error: string }[] = [];
+  const busy: StreamName[] = [];
   // Every child is awaited, also after one reports cancelled: the run ends once all have stopped.
   let cancelled: unknown;
   await Promise.all(

@@ -9,7 +9,7 @@ import { Secret } from '../secret.js';
 import { startSimulator } from '../simulator/index.js';
 import { quietTemporalRuntime } from '../sync/quiet-temporal-runtime.js';
 import { runSync } from '../sync/run-sync.js';
-import { STREAM_NAMES } from '../sync/streams.js';
+import { STREAMS } from '../../workflows/streams.js';
 import { createSyncRuntime, withInProcessWorkers } from '../sync/sync-runtime.js';
 import { withTemporal } from '../temporal/connect.js';
 import { taskQueues } from '../temporal/task-queues.js';
@@ -74,7 +74,7 @@ export async function demoCommand(config: Config, opts: DemoOptions, logger: Log
         async (t) => {
           if (!t.nativeConnection) throw new Error('worker connection missing');
           return await withInProcessWorkers({ config: demo, logger, client: t.client, nativeConnection: t.nativeConnection, namespace: t.namespace, runtime }, () =>
-            runSync({ client: t.client, taskQueues: taskQueues(demo), input: { streams: [...STREAM_NAMES], full: true }, onProgress: (p) => renderer.update(p) }),
+            runSync({ client: t.client, taskQueues: taskQueues(demo), input: { streams: [...STREAMS], full: true }, onProgress: (p) => renderer.update(p) }),
           );
         },
         { worker: true },

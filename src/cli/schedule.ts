@@ -6,6 +6,7 @@ import { loadConfig, type Config } from '../config.js';
 import { CrmsyncError } from '../errors.js';
 import { formatDuration, parseDuration } from '../sync/parse-duration.js';
 import { resolveStreams } from '../sync/streams.js';
+import type { StreamName } from '../../workflows/streams.js';
 import { withTemporal } from '../temporal/connect.js';
 import { taskQueues } from '../temporal/task-queues.js';
 import type { syncWorkflow } from '../../workflows/sync-workflow.js';
@@ -94,7 +95,7 @@ async function withScheduleClient<T>(config: Config, fn: (client: Client) => Pro
 export async function createSchedule(
   client: Client,
   config: Pick<Config, 'temporal'>,
-  opts: { id: string; everyMs: number; reconcileEveryMs: number; streams: string[] },
+  opts: { id: string; everyMs: number; reconcileEveryMs: number; streams: StreamName[] },
 ): Promise<void> {
   const queues = taskQueues(config);
   const input: SyncWorkflowInput = {

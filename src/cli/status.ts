@@ -2,7 +2,7 @@ import type { Connection } from '@temporalio/client';
 import type { Command } from 'commander';
 import { loadConfig, type Config } from '../config.js';
 import { buildStatusReport, formatAge, type StatusReport } from '../sync/status-report.js';
-import { STREAM_NAMES } from '../sync/streams.js';
+import { STREAMS } from '../../workflows/streams.js';
 import { readEmbeddedServerRecord } from '../temporal/embedded-server-file.js';
 import { taskQueues } from '../temporal/task-queues.js';
 import { WarehouseLockedError, WarehouseNotFoundError, withWarehouse } from '../warehouse/index.js';
@@ -33,7 +33,7 @@ export async function statusCommand(config: Config): Promise<StatusReport> {
   } catch (err) {
     // During the first sync there is no lake to fall back to: still show the live progress.
     if (!(err instanceof WarehouseLockedError || err instanceof WarehouseNotFoundError)) throw err;
-    report = { source: `unavailable (${err.message})`, contacts: null, streams: STREAM_NAMES.map((stream) => ({ stream, rows: null, tombstoned: null, lastRun: null, lastSuccessAt: null, lastError: null, warning: null, staleness: { allReadSince: null, bound: 'unknown' } })) };
+    report = { source: `unavailable (${err.message})`, contacts: null, streams: STREAMS.map((stream) => ({ stream, rows: null, tombstoned: null, lastRun: null, lastSuccessAt: null, lastError: null, warning: null, staleness: { allReadSince: null, bound: 'unknown' } })) };
   }
   for (const p of await liveProgress(config)) {
     const s = report.streams.find((x) => x.stream === p.stream);
@@ -60,7 +60,7 @@ async function liveProgress(config: Config): Promise<StreamProgress[]> {
     const scope = taskQueues(config).main;
     // Only running streams have live progress; a query needs a worker, so ask only those, and
     // give up soon when no worker answers (an embedded server kept between commands has none).
-    const running = await findRunningStreams(client, STREAM_NAMES, scope);
+    const running = await findRunningStreams(client, STREAMS, scope);
     if (running.length === 0) return [];
     const conn = connection;
     return await conn.withDeadline(Date.now() + 3_000, () => readStreamProgress(client, running.map((r) => r.stream), scope));

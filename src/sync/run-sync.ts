@@ -2,6 +2,7 @@ import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { CancelledFailure, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { TaskQueues } from '../temporal/task-queues.js';
 import type { syncWorkflow } from '../../workflows/sync-workflow.js';
+import type { StreamName } from '../../workflows/streams.js';
 import { streamWorkflowId, syncWorkflowId } from '../../workflows/sync-ids.js';
 import type { StreamProgress, SyncResult, SyncWorkflowInput } from '../../workflows/sync-types.js';
 import { awaitStream, findRunningStreams, findRunningSync, innermostMessage, mergeJoined, type JoinedOutcome, type RunningStream } from './running-runs.js';
@@ -21,8 +22,8 @@ export interface RunSyncOptions {
 }
 
 export type JoinEvent =
-  | { kind: 'run'; workflowId: string; runId: string; streams: string[] }
-  | { kind: 'streams'; streams: { stream: string; startedBy: string | undefined }[] };
+  | { kind: 'run'; workflowId: string; runId: string; streams: StreamName[] }
+  | { kind: 'streams'; streams: { stream: StreamName; startedBy: string | undefined }[] };
 
 /** Rounds of "join what runs, start the rest": each round ends one run, so two suffice unless runs keep racing us. */
 const MAX_ROUNDS = 4;
@@ -84,7 +85,7 @@ async function followRun(
   options: RunSyncOptions,
   workflowId: string,
   runId: string | undefined,
-  parts: { ownStreams: string[]; joined: RunningStream[] },
+  parts: { ownStreams: StreamName[]; joined: RunningStream[] },
 ): Promise<SyncResult> {
   const { client } = options;
   const scope = options.taskQueues.main;
@@ -146,7 +147,7 @@ function combine(a: SyncResult | undefined, b: SyncResult): SyncResult {
  */
 export async function readStreamProgress(
   client: Client,
-  streams: readonly string[],
+  streams: readonly StreamName[],
   scope: string,
   accept?: string | ((p: StreamProgress) => boolean),
 ): Promise<StreamProgress[]> {

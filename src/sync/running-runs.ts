@@ -1,11 +1,12 @@
 import { WorkflowFailedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
+import type { StreamName } from '../../workflows/streams.js';
 import { streamWorkflowId } from '../../workflows/sync-ids.js';
 import type { StreamResult, SyncProgress, SyncResult } from '../../workflows/sync-types.js';
 
 /** A stream child another run (a schedule's, or an earlier command's) is running now. */
 export interface RunningStream {
-  stream: string;
+  stream: StreamName;
   /** The run id of that stream workflow's execution. */
   runId: string;
   /** The workflow that started it (a schedule's run, `crmsync-sync`, ...), when known. */
@@ -13,7 +14,7 @@ export interface RunningStream {
 }
 
 /** The streams of `streams` whose child workflow is running now, under any parent. */
-export async function findRunningStreams(client: Client, streams: readonly string[], scope: string): Promise<RunningStream[]> {
+export async function findRunningStreams(client: Client, streams: readonly StreamName[], scope: string): Promise<RunningStream[]> {
   const found = await Promise.all(
     streams.map(async (stream): Promise<RunningStream | undefined> => {
       try {
@@ -32,7 +33,7 @@ export async function findRunningStreams(client: Client, streams: readonly strin
 const QUERY_DEADLINE_MS = 20_000;
 
 /** A sync run (workflow `workflowId`) that is running now, with the streams it covers; undefined if none. */
-export async function findRunningSync(client: Client, workflowId: string): Promise<{ runId: string; streams: string[] } | undefined> {
+export async function findRunningSync(client: Client, workflowId: string): Promise<{ runId: string; streams: StreamName[] } | undefined> {
   const handle = client.workflow.getHandle(workflowId);
   try {
     const d = await handle.describe();
@@ -42,14 +43,14 @@ export async function findRunningSync(client: Client, workflowId: string): Promi
     const progress = await client.connection
       .withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query<SyncProgress>('syncProgress'))
       .catch(() => undefined);
-    return { runId: d.runId, streams: progress ? Object.keys(progress.streams) : [] };
+    return { runId: d.runId, streams: progress ? (Object.keys(progress.streams) as StreamName[]) : [] };
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return undefined;
     throw err;
   }
 }
 
-export type JoinedOutcome = { stream: string; result: StreamResult } | { stream: string; error: string; cancelled: boolean };
+export type JoinedOutcome = { stream: StreamName; result: StreamResult } | { stream: StreamName; error: string; cancelled: boolean };
 
 /** Waits for a running stream child to end; its result, or why it did not succeed. */
 export async function awaitStream(client: Client, running: RunningStream, scope: string): Promise<JoinedOutcome> {

@@ -1,6 +1,6 @@
 import type { StreamProgress } from '../../workflows/sync-types.js';
 import { readContactsState, type ContactsState } from './contacts-state.js';
-import { STREAM_NAMES } from './streams.js';
+import { STREAMS } from '../../workflows/streams.js';
 import type { WarehouseSession } from './warehouse-port.js';
 
 export interface StreamStatus {
@@ -49,7 +49,7 @@ async function tryQuery(w: WarehouseSession, sql: string, params: unknown[] = []
 /** Freshness, cursors, counts and last errors per stream, read from the warehouse only. */
 export async function buildStatusReport(w: WarehouseSession, source: string): Promise<StatusReport> {
   const streams: StreamStatus[] = [];
-  for (const stream of STREAM_NAMES) {
+  for (const stream of STREAMS) {
     const table = TABLE_OF[stream];
     let rows: number | null = null;
     let tombstoned: number | null = null;

@@ -17,6 +17,13 @@ export function testWorkflowBundlePath(): string {
   return path;
 }
 
+/** The test-only workflows (helloWorkflow, helloWarehouseWorkflow), bundled once for the run. */
+export function testFixtureWorkflowBundlePath(): string {
+  const path = inject('fixtureWorkflowBundlePath');
+  if (!path) throw new Error(`Bundling test/fixtures/workflows failed in global setup:\n${inject('fixtureWorkflowBundleError') ?? '(no message)'}`);
+  return path;
+}
+
 export interface TestWorkerOptions {
   /** Activities for the main task queue. */
   activities?: object;
@@ -24,6 +31,8 @@ export interface TestWorkerOptions {
   warehouseActivities?: object;
   /** Defaults to a unique queue per call, so tests running in parallel never steal tasks. */
   taskQueue?: string;
+  /** Defaults to the production bundle (workflows/index.ts). */
+  workflowBundlePath?: string;
 }
 
 export interface TestWorkerContext {
@@ -42,7 +51,7 @@ export async function withTestWorker<T>(options: TestWorkerOptions, fn: (ctx: Te
   quietTemporalRuntime();
   const address = testTemporalAddress();
   const namespace = inject('temporalNamespace');
-  const codePath = testWorkflowBundlePath();
+  const codePath = options.workflowBundlePath ?? testWorkflowBundlePath();
   const taskQueue = options.taskQueue ?? `test-${randomUUID()}`;
   const warehouseTaskQueue = `${taskQueue}-warehouse`;
   const nativeConnection = await NativeConnection.connect({ address });

@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url';
 import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCrmClient } from '../../src/crm/index.js';
-import { STREAM_NAMES } from '../../src/sync/streams.js';
+import { STREAMS } from '../../workflows/streams.js';
 import { withWarehouse } from '../../src/warehouse/index.js';
 import { createClientRefetcher } from '../../src/webhooks/client-refetcher.js';
 import { registerWebhook } from '../../src/webhooks/register-webhook.js';
@@ -33,7 +33,7 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'crmsync-report-'));
   out = join(dir, 'out', 'report.html');
   await withSyncEnv({ sim: { seed: 7, contacts: 400, allowHttpWebhookUrls: true, webhookTimeScale: 0.001 } }, async (env) => {
-    await env.sync({ streams: [...STREAM_NAMES], full: true });
+    await env.sync({ streams: [...STREAMS], full: true });
     // Between the syncs: 7 contacts gain tag 1 and 3 lose tag 2, so "change since the previous sync" has something to show.
     const truth = env.sim.truth();
     const gain = truth.contacts.filter((c) => !c.tags.includes(1)).slice(0, 7);

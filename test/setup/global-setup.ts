@@ -16,6 +16,9 @@ declare module 'vitest' {
     /** workflows/index.ts bundled once; undefined when bundling failed (see workflowBundleError). */
     workflowBundlePath: string | undefined;
     workflowBundleError: string | undefined;
+    /** The test-only workflows (test/fixtures/workflows/hello-workflow.ts) bundled apart from production's. */
+    fixtureWorkflowBundlePath: string | undefined;
+    fixtureWorkflowBundleError: string | undefined;
   }
 }
 
@@ -29,16 +32,11 @@ let scratch: string | undefined;
 export async function setup(project: TestProject): Promise<void> {
   const started = Date.now();
   scratch = await mkdtemp(join(tmpdir(), 'crmsync-test-'));
-  const bundlePath = join(scratch, 'workflow-bundle.js');
-  const [dev, bundle] = await Promise.all([
+  const dir = scratch;
+  const [dev, bundle, fixtureBundle] = await Promise.all([
     startServer(),
-    bundleWorkflows(resolve('workflows/index.ts')).then(
-      async (b) => {
-        await writeFile(bundlePath, b.code);
-        return { path: bundlePath, error: undefined };
-      },
-      (err: unknown) => ({ path: undefined, error: err instanceof Error ? err.message : String(err) }),
-    ),
+    bundleTo(resolve('workflows/index.ts'), join(dir, 'workflow-bundle.js')),
+    bundleTo(resolve('test/fixtures/workflows/hello-workflow.ts'), join(dir, 'fixture-workflow-bundle.js')),
   ]);
   server = dev.server;
   project.provide('temporalAddress', dev.server?.address);
@@ -46,8 +44,23 @@ export async function setup(project: TestProject): Promise<void> {
   project.provide('temporalNamespace', dev.server?.namespace ?? 'default');
   project.provide('workflowBundlePath', bundle.path);
   project.provide('workflowBundleError', bundle.error);
-  const status = [dev.server ? `Temporal dev server ${dev.server.address}` : 'Temporal FAILED', bundle.path ? 'workflow bundle' : 'bundle FAILED'];
+  project.provide('fixtureWorkflowBundlePath', fixtureBundle.path);
+  project.provide('fixtureWorkflowBundleError', fixtureBundle.error);
+  const status = [
+    dev.server ? `Temporal dev server ${dev.server.address}` : 'Temporal FAILED',
+    bundle.path ? 'workflow bundle' : 'bundle FAILED',
+    fixtureBundle.path ? 'fixture bundle' : 'fixture bundle FAILED',
+  ];
   process.stderr.write(`[global-setup] ${status.join(', ')} (${Date.now() - started} ms)\n`);
+}
+
+async function bundleTo(entry: string, out: string): Promise<{ path: string | undefined; error: string | undefined }> {
+  try {
+    await writeFile(out, (await bundleWorkflows(entry)).code);
+    return { path: out, error: undefined };
+  } catch (err) {
+    return { path: undefined, error: err instanceof Error ? err.message : String(err) };
+  }
 }
 
 async function startServer(): Promise<{ server: DevServer | undefined; error: string | undefined }> {

@@ -1,16 +1,14 @@
 import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { testWorkflowBundlePath } from '../helpers/temporal.js';
-import { STREAM_NAMES } from '../../src/sync/streams.js';
+import { STREAMS } from '../../workflows/streams.js';
 import { differencesFromTruth } from './helpers/compare-truth.js';
 import { withSyncEnv } from './helpers/sync-env.js';
-
-const STREAMS = [...STREAM_NAMES];
 
 describe('sync against the simulator on a real Temporal dev server', () => {
   it('a full backfill of every stream equals the ground truth; a no-change incremental makes at most two contact requests', async () => {
     await withSyncEnv({ sim: { contacts: 420, seed: 11 } }, async (env) => {
-      const first = await env.sync({ streams: STREAMS });
+      const first = await env.sync({ streams: [...STREAMS] });
       expect(first.failed).toEqual([]);
       expect(first.streams.find((s) => s.stream === 'contacts')?.mode).toBe('backfill');
       expect(await env.read((w) => differencesFromTruth(w, env.sim.truth(), STREAMS))).toEqual([]);

@@ -2,8 +2,9 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { withSyncEnv } from './helpers/sync-env.js';
+import type { StreamName } from '../../workflows/streams.js';
 
-const STREAMS = ['contacts', 'tags', 'lists'];
+const STREAMS: StreamName[] = ['contacts', 'tags', 'lists'];
 
 type Counts = Record<string, number>;
 const toCounts = (rows: Record<string, unknown>[]): Counts => Object.fromEntries(rows.map((r) => [String(r.k), Number(r.n)]));

@@ -3,10 +3,11 @@ import type { StreamResult } from '../../workflows/sync-types.js';
 import { differencesFromTruth } from './helpers/compare-truth.js';
 import { customValueDiffs, editContacts } from './helpers/edit-contacts.js';
 import { SMALL_TUNING, withSyncEnv } from './helpers/sync-env.js';
+import type { StreamName } from '../../workflows/streams.js';
 
 // Incremental runs find edits to existing contacts without webhooks (issue 15): the simulator as
 // the CRM (real mode reproduces fluentcrm-2.9), real Temporal, real DuckDB.
-const STREAMS = ['contacts', 'tags', 'lists'];
+const STREAMS: StreamName[] = ['contacts', 'tags', 'lists'];
 
 const contactsOf = (r: { streams: StreamResult[] }): StreamResult => {
   const s = r.streams.find((x) => x.stream === 'contacts');

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { differencesFromTruth } from './helpers/compare-truth.js';
 import { withSyncEnv } from './helpers/sync-env.js';
+import type { StreamName } from '../../workflows/streams.js';
 
-const STREAMS = ['contacts', 'tags', 'lists'];
+const STREAMS: StreamName[] = ['contacts', 'tags', 'lists'];
 
 describe('incremental sync and reconciliation', () => {
   it('converges after inserts, updates and deletes; new contacts alone cost no sweep', async () => {

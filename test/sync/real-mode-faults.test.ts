@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { STREAM_NAMES } from '../../src/sync/streams.js';
+import { STREAMS } from '../../workflows/streams.js';
 import { runCli } from '../cli/run-cli.js';
 import { differencesFromTruth } from './helpers/compare-truth.js';
 import { withSyncEnv } from './helpers/sync-env.js';
@@ -15,7 +15,7 @@ describe('crmsync sync in real mode under deadlocks and 429s', () => {
     await withSyncEnv({ sim: { contacts: 400, seed: 41, mode: 'real', faults: { deadlockRate: 0.02, rateLimitRps: 12 } } }, async (env) => {
       const first = await runCli(['sync', '--per-page', '25'], env.env);
       expect(first.code, first.stderr + first.stdout).toBe(0);
-      expect(await env.read((w) => differencesFromTruth(w, env.sim.truth(), STREAM_NAMES))).toEqual([]);
+      expect(await env.read((w) => differencesFromTruth(w, env.sim.truth(), STREAMS))).toEqual([]);
       const verify = await runCli(['verify'], env.env);
       expect(verify.code, verify.stderr + verify.stdout).toBe(0);
       expect(verify.stdout).toMatch(/the warehouse matches the CRM/);

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { differencesFromTruth } from './helpers/compare-truth.js';
 import { SMALL_TUNING, withSyncEnv } from './helpers/sync-env.js';
+import type { StreamName } from '../../workflows/streams.js';
 
-const STREAMS = ['contacts', 'tags', 'lists', 'custom_fields'];
+const STREAMS: StreamName[] = ['contacts', 'tags', 'lists', 'custom_fields'];
 
 describe('sync under faults and churn', () => {
   it('is exact with 5% server errors, a 429 storm and truncated bodies', async () => {

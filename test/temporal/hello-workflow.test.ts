@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowFailedError } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
-import { withTestWorker } from '../helpers/temporal.js';
+import { testFixtureWorkflowBundlePath, withTestWorker } from '../helpers/temporal.js';
 
 describe('harness: a workflow on the real dev server', () => {
   it('runs helloWorkflow with a real activity on a per-test task queue', async () => {
@@ -13,7 +13,7 @@ describe('harness: a workflow on the real dev server', () => {
         return `hello ${name}`;
       },
     };
-    const result = await withTestWorker({ activities }, async ({ client, taskQueue }) =>
+    const result = await withTestWorker({ activities, workflowBundlePath: testFixtureWorkflowBundlePath() }, async ({ client, taskQueue }) =>
       client.workflow.execute('helloWorkflow', { taskQueue, workflowId: `hello-${randomUUID()}`, args: ['ada'] }),
     );
     expect(result).toBe('hello ada!');
@@ -26,6 +26,7 @@ describe('harness: a workflow on the real dev server', () => {
       {
         activities: { greet: async (name: string) => `hey ${name}` },
         warehouseActivities: { recordGreeting: async (g: string) => recorded.push(g) },
+        workflowBundlePath: testFixtureWorkflowBundlePath(),
       },
       async ({ client, taskQueue, warehouseTaskQueue }) => {
         expect(warehouseTaskQueue).toBe(`${taskQueue}-warehouse`);
@@ -44,7 +45,7 @@ describe('harness: a workflow on the real dev server', () => {
         throw ApplicationFailure.nonRetryable('no greeting today', 'NO_GREETING');
       },
     };
-    const run = withTestWorker({ activities }, async ({ client, taskQueue }) =>
+    const run = withTestWorker({ activities, workflowBundlePath: testFixtureWorkflowBundlePath() }, async ({ client, taskQueue }) =>
       client.workflow.execute('helloWorkflow', { taskQueue, workflowId: `hello-${randomUUID()}`, args: ['bob'] }),
     );
     await expect(run).rejects.toBeInstanceOf(WorkflowFailedError);

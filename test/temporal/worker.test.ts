@@ -4,7 +4,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { taskQueues } from '../../src/temporal/task-queues.js';
 import { resolveWorkflowsPath, runWorkers } from '../../src/temporal/worker.js';
-import { quietTemporalRuntime, testTemporalAddress, testWorkflowBundlePath } from '../helpers/temporal.js';
+import { quietTemporalRuntime, testFixtureWorkflowBundlePath, testTemporalAddress } from '../helpers/temporal.js';
 
 describe('runWorkers', () => {
   beforeAll(quietTemporalRuntime);
@@ -29,7 +29,7 @@ describe('runWorkers', () => {
             return recorded.length;
           },
         },
-        workflowBundle: { codePath: testWorkflowBundlePath() },
+        workflowBundle: { codePath: testFixtureWorkflowBundlePath() },
         signal: abort.signal,
       });
       try {
