@@ -3,6 +3,9 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# npm install runs `prepare` (scripts/build.mjs --if-possible): it skips here, before the sources.
+COPY bin ./bin
+COPY scripts/build.mjs ./scripts/
 RUN npm install --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
@@ -17,9 +20,10 @@ ENV NODE_ENV=production
 ENV MALLOC_ARENA_MAX=2
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY bin ./bin
+COPY scripts/build.mjs ./scripts/
 RUN npm install --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
-COPY bin ./bin
 COPY sql ./sql
 RUN useradd --system --uid 10001 crmsync && mkdir -p /data /lake && chown crmsync /data /lake
 USER crmsync

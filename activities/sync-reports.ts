@@ -1,4 +1,5 @@
 import type { Funnel, ReportSnapshot } from '../src/crm/types.js';
+import { inLanes } from '../src/sync/in-lanes.js';
 import { readAllPages } from '../src/sync/read-all-pages.js';
 import { isRouteMissing, NOT_AVAILABLE, ReportRouteMissingError } from '../src/sync/stream-availability.js';
 import { startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
@@ -21,6 +22,9 @@ interface ReportsState {
   routes: ReportRoutes | null;
   probedAtMs: number;
 }
+
+/** Report requests in flight at once; one after another they were most of a sync with nothing to do. */
+const REPORT_REQUESTS_AT_ONCE = 4;
 
 const PLUGIN_SERIES = ['subscribers', 'email-sents', 'email-opens', 'email-clicks'] as const;
 
@@ -90,13 +94,16 @@ export function createReportActivities(deps: SyncActivityDeps) {
           for (const name of PLUGIN_SERIES) tasks.push([`/reports/${name}`, () => client.reports.series(name)]);
           for (const f of funnels.rows) tasks.push([`/funnels/${f.id}/report`, () => client.reports.funnelReport(f.id)]);
         }
-        for (const [route, task] of tasks) {
+        // Independent requests: a few at once (the client's limiter paces them), kept in task order.
+        const kind = routes;
+        const rest = await inLanes(tasks, REPORT_REQUESTS_AT_ONCE, async ([route, task]) => {
           hb.throwIfCancelled();
           const s = await orMissing(task);
-          if (!s) throw new ReportRouteMissingError(`GET ${route}`, routes);
-          snapshots.push(s);
+          if (!s) throw new ReportRouteMissingError(`GET ${route}`, kind);
           hb.beat();
-        }
+          return s;
+        });
+        snapshots.push(...rest);
       } finally {
         hb.stop();
       }

@@ -1,34 +1,75 @@
 // Wall time of the commands a user runs most on the embedded default (no TEMPORAL_ADDRESS): a
 // sync with nothing to do, `status` and `schedule list`, each as a ratio to `crmsync --help` (the
 // cost of starting node and loading the CLI) timed in the same run. The simulator runs in this
-// process; each command is a child process, as a user runs it.
-//   node --import tsx bench/cli-latency.ts [--rounds N] [--label after]
+// process; each command is a child process, as a user runs it: `bin/crmsync.js` (dist/ when it
+// matches the sources, else the sources through tsx), or with `--via tsx` the sources through tsx
+// as the figures before the build stamp were taken. Each no-change sync is broken down from its
+// own output: until the workers poll (its `workers polling` log line), until each stream is done
+// (its timestamped progress lines), and the rest (lake publish, drain, exit).
+//   node --import tsx bench/cli-latency.ts [--rounds N] [--label after] [--via bin|tsx]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startSimulator } from '../src/simulator/index.js';
 import { stopEmbeddedServer } from '../src/temporal/stop-embedded-server.js';
+// @ts-expect-error plain JavaScript beside the command, without types
+import { distState } from '../bin/build-stamp.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const entry = join(here, '..', 'src', 'cli', 'entry.ts');
+const root = join(here, '..');
 const arg = (name: string, fallback: string): string => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
 };
 const rounds = Number(arg('rounds', '3'));
 const label = arg('label', 'current');
+const via = arg('via', 'bin');
+if (via !== 'bin' && via !== 'tsx') throw new Error('--via must be bin or tsx');
+const dist = (distState as (root: string) => string)(root);
+const runs = via === 'tsx' ? 'the sources through tsx' : dist === 'current' ? 'bin/crmsync.js on dist/' : `bin/crmsync.js on the sources (dist/ ${dist}; npm run build first)`;
+console.log(`commands run as ${runs}`);
+const command = via === 'tsx' ? ['--import', 'tsx', join(root, 'src', 'cli', 'entry.ts')] : [join(root, 'bin', 'crmsync.js')];
 
-function run(args: string[], env: Record<string, string>): Promise<number> {
+interface Run {
+  seconds: number;
+  startedAtMs: number;
+  stdout: string;
+  stderr: string;
+}
+
+function run(args: string[], env: Record<string, string>): Promise<Run> {
   const started = performance.now();
+  const startedAtMs = Date.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [...command, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
     let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve((performance.now() - started) / 1000) : reject(new Error(`crmsync ${args.join(' ')} exited ${code}: ${stderr}`))));
+    child.on('exit', (code) =>
+      code === 0 ? resolve({ seconds: (performance.now() - started) / 1000, startedAtMs, stdout, stderr }) : reject(new Error(`crmsync ${args.join(' ')} exited ${code}: ${stderr}`)),
+    );
   });
+}
+
+/** Seconds from the spawn to the workers polling, to each stream's first `done` line, and to exit. */
+function breakdown(r: Run): Record<string, number> {
+  const at = (ms: number) => Number(((ms - r.startedAtMs) / 1000).toFixed(2));
+  const out: Record<string, number> = {};
+  for (const line of r.stderr.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    const l = JSON.parse(line) as { msg?: string; time?: number };
+    if (l.msg === 'workers polling' && l.time !== undefined) out['workers polling'] ??= at(l.time);
+  }
+  for (const line of r.stdout.split('\n')) {
+    const m = /^(\S+Z) (\S+)\s+done\b/.exec(line);
+    if (m) out[`${m[2]} done`] ??= at(Date.parse(m[1]!));
+  }
+  out.exit = Number(r.seconds.toFixed(2));
+  return out;
 }
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -48,15 +89,21 @@ const env: Record<string, string> = {
   CRMSYNC_DATA_DIR: dir,
   CRMSYNC_LOG_LEVEL: 'warn',
 };
+// The sync's own log lines (JSON, as stdout is not a terminal) give the time its workers poll.
+const syncEnv = { ...env, CRMSYNC_LOG_LEVEL: 'info' };
+const loadAtStart = loadavg().map((x) => Number(x.toFixed(2)));
+const breakdowns: Record<string, number>[] = [];
 const times: Record<string, number[]> = { help: [], 'sync (nothing to do)': [], status: [], 'schedule list': [] };
 try {
   const first = await run(['sync'], env);
-  console.log(`first sync (backfill of 2,000 contacts, not counted): ${first.toFixed(2)} s`);
+  console.log(`first sync (backfill of 2,000 contacts, not counted): ${first.seconds.toFixed(2)} s`);
   for (let r = 0; r < rounds; r++) {
-    times.help!.push(await run(['--help'], env));
-    times['sync (nothing to do)']!.push(await run(['sync'], env));
-    times.status!.push(await run(['status'], env));
-    times['schedule list']!.push(await run(['schedule', 'list'], env));
+    times.help!.push((await run(['--help'], env)).seconds);
+    const sync = await run(['sync'], syncEnv);
+    times['sync (nothing to do)']!.push(sync.seconds);
+    breakdowns.push(breakdown(sync));
+    times.status!.push((await run(['status'], env)).seconds);
+    times['schedule list']!.push((await run(['schedule', 'list'], env)).seconds);
   }
 } finally {
   await stopEmbeddedServer(dir).catch(() => undefined);
@@ -69,6 +116,15 @@ const figures = Object.fromEntries(
   Object.entries(times).map(([what, xs]) => [what, { medianS: Number(median(xs).toFixed(2)), runsS: xs.map((x) => Number(x.toFixed(2))), ratioToHelp: Number((median(xs) / baseline).toFixed(2)) }]),
 );
 for (const [what, f] of Object.entries(figures)) console.log(`${what.padEnd(22)} median ${f.medianS.toFixed(2)} s  (${f.ratioToHelp}x \`crmsync --help\`)  runs ${f.runsS.join(', ')}`);
+// Per mark, the median over the rounds of the seconds since the sync was spawned.
+const marks = [...new Set(breakdowns.flatMap((b) => Object.keys(b)))];
+const syncBreakdown: Record<string, number> = Object.fromEntries(
+  marks.map((k): [string, number] => [k, median(breakdowns.map((b) => b[k]).filter((x): x is number => x !== undefined))]).sort((a, b) => a[1] - b[1]),
+);
+console.log('no-change sync, seconds after spawn (median):');
+for (const [k, v] of Object.entries(syncBreakdown)) console.log(`  ${k.padEnd(24)} ${v.toFixed(2)}`);
+const loadAtEnd = loadavg().map((x) => Number(x.toFixed(2)));
+console.log(`load average (1, 5, 15 min): ${loadAtStart.join(', ')} at start, ${loadAtEnd.join(', ')} at end (2 cores)`);
 
 const resultFile = join(here, 'results', 'cli-latency.json');
 let recorded: Record<string, unknown> = {};
@@ -77,6 +133,6 @@ try {
 } catch {
   recorded = {};
 }
-recorded[label] = { at: new Date().toISOString(), rounds, embedded: true, figures };
+recorded[label] = { at: new Date().toISOString(), rounds, embedded: true, runs, loadAverage: { start: loadAtStart, end: loadAtEnd }, figures, syncBreakdownS: syncBreakdown };
 writeFileSync(resultFile, `${JSON.stringify(recorded, null, 2)}\n`);
 console.log(`recorded as "${label}" in ${resultFile}`);

@@ -1,4 +1,5 @@
-import { CancellationScope, continueAsNew, patched, workflowInfo } from '@temporalio/workflow';
+import { continueAsNew, patched, workflowInfo } from '@temporalio/workflow';
+import { allOrStopTheRest } from './all-or-stop-the-rest.js';
 import { planPageRanges, rangeSizeFor } from './page-ranges.js';
 import { syncActivities } from './sync-activity-proxies.js';
 import { addTotals, type ContactsMode, type FreshSummary, type StreamProgress, type StreamTotals, type StreamWorkflowInput } from './sync-types.js';
@@ -137,23 +138,4 @@ async function refreshExisting(input: StreamWorkflowInput, totals: StreamTotals,
     memberships,
     slice: { fromId: slice.fromId, toId: slice.toId, rows: slice.rows, updated: slice.updated, requests: slice.requests, cycleDone: slice.cycleDone },
   };
-}
-
-/**
- * Runs the tasks at once. When one fails, the others are cancelled, and its error is thrown once
- * they have all stopped: a failed scan has no range still loading after the run reports it.
- */
-async function allOrStopTheRest(tasks: readonly (() => Promise<void>)[]): Promise<void> {
-  const scope = new CancellationScope();
-  let failure: { err: unknown } | undefined;
-  await Promise.all(
-    tasks.map((task) =>
-      scope.run(task).catch((err: unknown) => {
-        if (failure) return;
-        failure = { err };
-        scope.cancel();
-      }),
-    ),
-  );
-  if (failure) throw failure.err;
 }

@@ -1,9 +1,13 @@
-import { CancellationScope, isCancellation, setHandler, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, isCancellation, patched, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allOrStopTheRest } from './all-or-stop-the-rest.js';
 import { bookkeepingActivities, syncActivities } from './sync-activity-proxies.js';
 import { runContactsFlow } from './sync-contacts-flow.js';
 import { progressQuery } from './sync-queries.js';
 import { isSmallStream } from './streams.js';
 import { addTotals, emptyTotals, type ContactsMode, type FreshSummary, type StreamProgress, type StreamResult, type StreamTotals, type StreamWorkflowInput } from './sync-types.js';
+
+/** Funnels whose subscribers load at once; the contacts stream keeps most of the parallel budget. */
+const FUNNELS_AT_ONCE = 4;
 
 /**
  * One stream of one sync run. Started as a child with the id `crmsync-stream-<stream>`, so a
@@ -93,14 +97,20 @@ async function runStream(
     // Without funnels on the CRM there is nothing to prune against: held rows stay as they are.
     if (funnels.skipped) return { mode, skipped: funnels.skipped };
     progress.pagesTotal = funnels.ids.length;
-    // Funnels one after another: each is small, and the contacts stream owns the parallel budget.
-    for (const funnelId of funnels.ids) {
-      const r = await acts.syncFunnelSubscribers({ funnelId, loadId });
-      addTotals(totals, r);
-      progress.pagesDone++;
-      progress.rows = totals.rows;
-      progress.requests = totals.requests;
-    }
+    const queue = [...funnels.ids];
+    const lane = async (): Promise<void> => {
+      for (let funnelId = queue.shift(); funnelId !== undefined; funnelId = queue.shift()) {
+        const r = await acts.syncFunnelSubscribers({ funnelId, loadId });
+        addTotals(totals, r);
+        progress.pagesDone++;
+        progress.rows = totals.rows;
+        progress.requests = totals.requests;
+      }
+    };
+    // A few funnels at once: each is a short activity, and one after another their round trips
+    // were most of a sync with nothing to do. Runs started before this change replay one lane.
+    if (patched('funnel-subscribers-at-once')) await allOrStopTheRest(Array.from({ length: FUNNELS_AT_ONCE }, () => lane));
+    else await lane();
     const pruned = await acts.pruneFunnelSubscribers({ keepFunnelIds: funnels.ids, loadId });
     totals.deleted += pruned.deleted;
   } else if (stream === 'reports') {
