@@ -4,7 +4,7 @@ import { normalizeColumns } from './map-source-row.js';
 import { PushSourceError } from './push-errors.js';
 import type { SourceRow } from './push-types.js';
 import type { SourceSpec } from './source-spec.js';
-import type { SqlRunner } from './sql-runner.js';
+import type { WarehouseQuery } from '../warehouse/types.js';
 
 export const DEFAULT_MAX_SOURCE_ROWS = 500_000;
 
@@ -12,7 +12,7 @@ export const DEFAULT_MAX_SOURCE_ROWS = 500_000;
  * Reads the source as one JSON object per row: DuckDB's own JSON encoding gives dates as
  * `YYYY-MM-DD`, lists as arrays and JSON columns as objects, whatever the driver's conversions.
  */
-export async function readSourceRows(db: SqlRunner, spec: SourceSpec, maxRows = DEFAULT_MAX_SOURCE_ROWS): Promise<SourceRow[]> {
+export async function readSourceRows(db: WarehouseQuery, spec: SourceSpec, maxRows = DEFAULT_MAX_SOURCE_ROWS): Promise<SourceRow[]> {
   let rows: Record<string, unknown>[];
   try {
     rows = await db.query(`SELECT to_json(_s)::VARCHAR AS j FROM (${spec.sql}) AS _s LIMIT ${maxRows + 1}`);
