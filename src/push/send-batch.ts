@@ -23,11 +23,13 @@ export interface BatchProgress {
 }
 
 export interface BatchResult {
+  /** Rows this run sent, in this attempt or an earlier one. */
   sent: number;
   succeeded: number;
   failed: number;
   /** Rows whose exact content the ledger already shows as pushed by an earlier run. */
   skipped: number;
+  /** Upsert requests this attempt made (one per row sent in it). */
   requests: number;
   /** The first sequence number not handled (rows past the deadline are left for the next batch). */
   nextSeq: number;
@@ -107,9 +109,12 @@ export async function sendBatch(deps: SendBatchDeps, opts: SendBatchOptions): Pr
       return;
     }
     started += 1;
-    // Finished by an earlier attempt of this run: counted as it ended then, not sent again.
+    // Finished by an earlier attempt of this run: counted as it ended then (and as sent), not sent again.
     const earlier = settled.get(row.key);
-    if (earlier) return finish(row, earlier);
+    if (earlier) {
+      if (earlier !== 'skipped') result.sent += 1;
+      return finish(row, earlier);
+    }
     result.sent += 1;
     result.requests += 1;
     try {

@@ -159,8 +159,8 @@ describe('push plan and send against the simulator', () => {
 
           sim.setFaults({});
           const again = await sendBatch({ crm, ledger }, { source: plan.source, runId: 'run-1', rows, concurrency: 1 });
-          // The rows the first attempt finished count as succeeded and are not sent again.
-          expect(again).toMatchObject({ sent: 4, succeeded: 6, failed: 0, skipped: 0, requests: 4 });
+          // The rows the first attempt finished count as sent and succeeded, and are not sent again.
+          expect(again).toMatchObject({ sent: 6, succeeded: 6, failed: 0, skipped: 0, requests: 4 });
           expect(upsertRequests(sim)).toBe(7);
           const after = await db.query(`SELECT outcome, attempts, failures FROM _push_ledger ORDER BY push_key`);
           expect(after).toEqual(Array(6).fill({ outcome: 'succeeded', attempts: 1, failures: 0 }));
@@ -185,7 +185,7 @@ describe('push plan and send against the simulator', () => {
         expect(first).toMatchObject({ sent: 4, succeeded: 3, failed: 1, requests: 4 });
         // Run again (as Temporal would after a crash): nothing is sent or recorded a second time.
         const again = await sendBatch({ crm: refused, ledger }, { source: plan.source, runId: 'run-r', rows, concurrency: 2 });
-        expect(again).toMatchObject({ sent: 0, succeeded: 3, failed: 1, requests: 0 });
+        expect(again).toMatchObject({ sent: 4, succeeded: 3, failed: 1, requests: 0 });
         expect(upsertRequests(sim)).toBe(4);
         const failed = await db.query(`SELECT push_key, outcome, retryable, attempts, failures FROM _push_ledger WHERE outcome = 'failed'`);
         expect(failed).toEqual([{ push_key: 'refused1@example.test', outcome: 'failed', retryable: false, attempts: 1, failures: 1 }]);

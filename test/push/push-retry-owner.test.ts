@@ -41,7 +41,7 @@ describe('push retries belong to Temporal', () => {
           expect(sim.stats().status429).toBeGreaterThan(0); // otherwise this test proves nothing
           expect([...sends.keys()].some((k) => !k.startsWith('1:'))).toBe(true); // Temporal retried the batch
           expect(Math.max(...sends.values())).toBe(1); // no row sent twice within one attempt
-          expect(result).toMatchObject({ toSend: ROWS, succeeded: ROWS, failed: 0, skipped: 0 });
+          expect(result).toMatchObject({ toSend: ROWS, sent: ROWS, succeeded: ROWS, failed: 0, skipped: 0 });
           const ledger = await db.query(`SELECT push_key, outcome, attempts, failures FROM _push_ledger ORDER BY push_key`);
           expect(ledger).toHaveLength(ROWS);
           for (const row of ledger) expect(row).toMatchObject({ outcome: 'succeeded', attempts: 1, failures: 0 });
