@@ -4,17 +4,17 @@ import type { Logger } from '../src/logger.js';
 import { planPush as planPushRows } from '../src/push/plan-push.js';
 import type { PushCrm } from '../src/push/push-crm.js';
 import { PushPlanMissingError } from '../src/push/push-errors.js';
-import { PushLedger } from '../src/push/push-ledger.js';
-import { PushPlanStore } from '../src/push/push-plan-store.js';
+import { PushLedger } from '../src/warehouse/push-ledger-store.js';
+import { PushPlanStore } from '../src/warehouse/push-plan-store.js';
 import { PushAbortedError, sendBatch, type BatchProgress } from '../src/push/send-batch.js';
-import type { SqlRunner } from '../src/push/sql-runner.js';
+import type { WarehouseQuery } from '../src/warehouse/types.js';
 import type { FinishPushInput, PlanPushInput, PlanPushResult, PushActivities, PushBatchInput, PushBatchResult } from '../workflows/push-types.js';
 import { withFailureClassification } from './to-application-failure.js';
 
 export interface PushActivityDeps {
   crm: PushCrm;
   /** Opens the warehouse for writing for the length of `fn` (the process's one DuckDB writer). */
-  withDb: <T>(fn: (db: SqlRunner) => Promise<T>) => Promise<T>;
+  withDb: <T>(fn: (db: WarehouseQuery) => Promise<T>) => Promise<T>;
   logger: Logger;
   /** Rows in progress at once (default DEFAULT_PUSH_CONCURRENCY); the client's limiter sets the pace. */
   concurrency?: number;

@@ -1,7 +1,7 @@
 import type { Contact } from '../src/crm/types.js';
 import { createContactLoadBatch } from '../src/sync/contact-load-batch.js';
 import { readContactsState, writeContactsState } from '../src/sync/contacts-state.js';
-import { liveContactCount } from '../src/sync/scan-tables.js';
+import { liveContactCount } from '../src/warehouse/scan-tables.js';
 import { liveContactsUpTo } from '../src/warehouse/live-contacts-up-to.js';
 import type { LoadStats } from '../src/warehouse/types.js';
 import { startHeartbeats, type SyncActivityDeps } from './sync-deps.js';

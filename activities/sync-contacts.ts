@@ -6,7 +6,7 @@ import { readContactsState, writeContactsState, type ActiveScan } from '../src/s
 import { chooseContactsMode } from '../src/sync/choose-contacts-mode.js';
 import { createContactSink } from '../src/sync/contact-sink.js';
 import { CONTACT_WITH_CUSTOM_VALUES } from '../src/sync/contact-requests.js';
-import { clearScans, liveContactCount, scannedPages, scannedTotals, unseenLiveContactIds } from '../src/sync/scan-tables.js';
+import { clearScans, liveContactCount, scannedPages, scannedTotals, unseenLiveContactIds } from '../src/warehouse/scan-tables.js';
 import type { LoadStats } from '../src/warehouse/types.js';
 import type { ContactsMode, ReconcilePolicy } from '../workflows/sync-types.js';
 import { currentActivity, startHeartbeats, type SyncActivityDeps } from './sync-deps.js';

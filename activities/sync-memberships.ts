@@ -1,7 +1,7 @@
 import pLimit from 'p-limit';
 import type { Contact, Tag } from '../src/crm/types.js';
 import { createContactLoadBatch } from '../src/sync/contact-load-batch.js';
-import { liveContactCount } from '../src/sync/scan-tables.js';
+import { liveContactCount } from '../src/warehouse/scan-tables.js';
 import { heldMembers, membershipCounts, type MembershipCount } from '../src/warehouse/membership-counts.js';
 import type { LoadStats } from '../src/warehouse/types.js';
 import { startHeartbeats, type SyncActivityDeps } from './sync-deps.js';

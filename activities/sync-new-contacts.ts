@@ -1,5 +1,5 @@
 import { readContactsState, writeContactsState } from '../src/sync/contacts-state.js';
-import { liveContactCount } from '../src/sync/scan-tables.js';
+import { liveContactCount } from '../src/warehouse/scan-tables.js';
 import type { LoadStats } from '../src/warehouse/types.js';
 import { startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
 

@@ -17,11 +17,11 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { createCrmClient, createRateLimiter } from '../src/crm/index.js';
-import { duckdbSqlRunner } from '../src/push/duckdb-sql-runner.js';
+import { queryOver } from '../src/warehouse/sql-run.js';
 import { planPush } from '../src/push/plan-push.js';
 import { pushCrmFromClient } from '../src/push/push-crm-from-client.js';
-import { PushLedger } from '../src/push/push-ledger.js';
-import { PushPlanStore } from '../src/push/push-plan-store.js';
+import { PushLedger } from '../src/warehouse/push-ledger-store.js';
+import { PushPlanStore } from '../src/warehouse/push-plan-store.js';
 import { DEFAULT_PUSH_CONCURRENCY, sendBatch } from '../src/push/send-batch.js';
 
 const seconds = Number(process.argv[2] ?? 30);
@@ -68,7 +68,7 @@ async function run(limit: number, mode: 'push' | 'bare'): Promise<RunFigures> {
     const limiter = createRateLimiter({ maxConcurrency: 8 });
     const client = createCrmClient({ baseUrl: sim.baseUrl, username: sim.credentials.username, password: sim.credentials.password, limiter });
     try {
-      const db = duckdbSqlRunner(connection);
+      const db = queryOver(connection);
       for (const f of ['sql/030_push_ledger.sql', 'sql/031_push_plan.sql']) await connection.run(await readFile(f, 'utf8'));
       await db.query(
         `CREATE TABLE bench_source AS SELECT 'bench' || i || '@example.test' AS email, 'subscribed' AS status, 'First' || i AS first_name,

@@ -13,9 +13,9 @@ import { STREAMS } from '../../workflows/streams.js';
 import { createSyncRuntime, withInProcessWorkers } from '../sync/sync-runtime.js';
 import { withTemporal } from '../temporal/connect.js';
 import { taskQueues } from '../temporal/task-queues.js';
+import { CURRENT_CONTACTS_SAMPLE, DEMO_QUERY, runDemoQuery, tableRowCounts } from '../warehouse/demo-reads.js';
 import { formatRows } from '../warehouse/format-rows.js';
 import { withWarehouse } from '../warehouse/index.js';
-import { runQuery } from '../warehouse/run-query.js';
 import type { SyncResult } from '../../workflows/sync-types.js';
 import { createProgressRenderer } from './progress.js';
 import { printSummary } from './sync.js';
@@ -25,9 +25,6 @@ export const DemoOptions = z.object({
   seed: z.coerce.number({ error: '--seed must be a number' }).int().default(42),
 });
 export type DemoOptions = z.infer<typeof DemoOptions>;
-
-export const DEMO_QUERY = `SELECT status, count(*) AS contacts, count(*) FILTER (WHERE len(tag_ids) > 0) AS tagged
-  FROM contacts WHERE _deleted_at IS NULL GROUP BY status ORDER BY contacts DESC`;
 
 const LANDED_TABLES = ['contacts', 'contact_tags', 'contact_lists', 'tags', 'lists', 'custom_fields', 'companies', 'campaigns', 'funnels', 'funnel_subscribers', 'report_overview', 'report_campaign_email_stats', 'report_automation_steps', '_sync_runs'];
 
@@ -85,17 +82,16 @@ export async function demoCommand(config: Config, opts: DemoOptions, logger: Log
     printSummary(result, out);
     await withWarehouse({ dbPath: demo.dbPath, lakePath: demo.lakePath, write: false }, async (w) => {
       out.write('\nwhat landed:\n');
-      for (const table of LANDED_TABLES) {
-        const rows = await w.query(`SELECT count(*) AS n FROM ${table}`);
-        out.write(`  ${table.padEnd(30)} ${String(rows[0]?.n ?? 0).padStart(8)} rows\n`);
+      for (const { table, rows } of await tableRowCounts(w, LANDED_TABLES)) {
+        out.write(`  ${table.padEnd(30)} ${String(rows).padStart(8)} rows\n`);
       }
       out.write(`\nsample query:\n${DEMO_QUERY}\n\n`);
-      const q = await runQuery(w.connection, DEMO_QUERY, 100);
+      const q = await runDemoQuery(w);
       out.write(formatRows(q.columns, q.rows, 'table'));
     });
     out.write(
       `\nthe warehouse is ${demo.dbPath} (Parquet lake in ${demo.lakePath}); query it with\n` +
-        `  CRMSYNC_DB=${demo.dbPath} CRMSYNC_LAKE=${demo.lakePath} crmsync query "SELECT * FROM contacts_current LIMIT 5"\n` +
+        `  CRMSYNC_DB=${demo.dbPath} CRMSYNC_LAKE=${demo.lakePath} crmsync query "${CURRENT_CONTACTS_SAMPLE}"\n` +
         '(no `crmsync` command yet? `npm run install-cli` in the checkout installs one in ~/.local/bin)\n',
     );
     return result;

@@ -40,7 +40,7 @@ export interface CrmClientOptions {
   maxBodyBytes?: number;
   /** Rate limiter to share; default: the process-wide one for this origin and user. */
   limiter?: RateLimiter;
-  /** Quick in-client retries of transient failures (default 2 retries, waits up to 5 s). */
+  /** Immediate resend of an idempotent request after a reset connection (default 1, at most 1). */
   retry?: Partial<RetryPolicy>;
   logger?: Logger;
 }
@@ -91,7 +91,7 @@ export function createCrmClient(opts: CrmClientOptions): CrmClient {
     opts.limiter ?? sharedRateLimiter(`${transport.origin}|${opts.username}`, { maxRps: opts.maxRps, maxConcurrency });
   const logger = (opts.logger ?? silentLogger).child({ component: 'crm' });
   const stats: ClientStats = { requests: 0, retriesAdvised: 0, status429: 0, retries: 0 };
-  const retry: RetryPolicy = { maxRetries: 2, maxWaitMs: 5_000, baseDelayMs: 100, ...opts.retry };
+  const retry: RetryPolicy = { maxRetries: 1, ...opts.retry };
   const ts = createTimestampNormalizer(timezone);
   const ctx: ClientContext = { exec: createExecutor({ transport, limiter, logger, stats, retry }), schemas: buildSchemas(ts), ts, timezone };
   let closed = false;

@@ -1,16 +1,16 @@
 import type { Logger } from '../logger.js';
 import { classifyErrorResponse, parseSuccessBody } from './classify-response.js';
-import { CrmError, RateLimitedError } from './errors.js';
+import { CrmError, NetworkError } from './errors.js';
 import type { RateLimiter } from './rate-limiter.js';
 import type { HttpRequest, Transport } from './transport.js';
 
 export interface ClientStats {
   /** HTTP requests sent (each retry counts). */
   requests: number;
-  /** Failures classified retryable (whether the client retried them itself or passed them on). */
+  /** Failures classified retryable (whether the client repeated them itself or passed them on). */
   retriesAdvised: number;
   status429: number;
-  /** Quick retries the client made itself. */
+  /** Immediate repeats the client made itself (only after a reset connection). */
   retries: number;
 }
 
@@ -22,18 +22,24 @@ export interface CallOptions {
 }
 
 export interface RetryPolicy {
-  /** Quick retries per request on transient failures (default 2). Temporal owns longer retries. */
+  /**
+   * Immediate repeats of an idempotent request whose connection was reset before any response:
+   * 0 or 1 (default 1; larger values count as 1). Everything else is classified and thrown, because
+   * Temporal owns retries: a loop here would multiply with its attempts.
+   */
   maxRetries: number;
-  /** Largest wait the client sits out itself; longer Retry-After values are passed to the caller. */
-  maxWaitMs: number;
-  baseDelayMs: number;
 }
+
+/** Undici and Node codes for a connection the server closed before it answered. */
+const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
 
 export type Execute = (req: HttpRequest, opts?: CallOptions) => Promise<unknown>;
 
 /**
- * Runs one logical call: rate-limiter ticket, send, classify, and at most `maxRetries` quick retries
- * of transient failures (idempotent requests; 429s for any method, since the server did not act).
+ * Runs one logical call: rate-limiter ticket, send, classify. The only repeat is one immediate
+ * resend of an idempotent request whose pooled connection was reset before any response (a
+ * keep-alive socket the server had just closed); 5xx, 429 and timeouts are thrown with their
+ * `retryable`/`retryAfterMs` for the activity's retry policy.
  */
 export function createExecutor(deps: {
   transport: Transport;
@@ -41,10 +47,9 @@ export function createExecutor(deps: {
   logger: Logger;
   stats: ClientStats;
   retry: RetryPolicy;
-  sleep?: (ms: number) => Promise<void>;
 }): Execute {
-  const { transport, limiter, logger, stats, retry } = deps;
-  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const { transport, limiter, logger, stats } = deps;
+  const maxRetries = Math.max(0, Math.min(1, Math.floor(deps.retry.maxRetries)));
 
   async function once(req: HttpRequest, opts: CallOptions): Promise<unknown> {
     const ticket = await limiter.acquire(req.signal);
@@ -86,16 +91,18 @@ export function createExecutor(deps: {
       } catch (e) {
         if (!(e instanceof CrmError) || !e.retryable || req.signal?.aborted) throw e;
         stats.retriesAdvised++;
-        const canRepeat = idempotent || e instanceof RateLimitedError;
-        const wait = e.retryAfterMs ?? retry.baseDelayMs * 3 ** attempt;
-        if (!canRepeat || attempt >= retry.maxRetries || wait > retry.maxWaitMs) throw e;
+        if (!idempotent || attempt >= maxRetries || !isConnectionReset(e)) throw e;
         stats.retries++;
-        logger.warn({ method: req.method, path: req.path, code: e.code, attempt: attempt + 1, waitMs: wait }, 'crm request failed, retrying');
-        // A 429 already paused the limiter for Retry-After; waiting here too would double it.
-        if (!(e instanceof RateLimitedError)) await sleep(wait);
+        logger.warn({ method: req.method, path: req.path, code: e.code }, 'crm connection reset before a response, resending once');
       }
     }
   };
+}
+
+/** The server closed the connection before any response: the request may not have reached it. */
+export function isConnectionReset(e: CrmError): boolean {
+  const code = (e.cause as { code?: unknown } | undefined)?.code;
+  return e instanceof NetworkError && typeof code === 'string' && RESET_CODES.has(code);
 }
 
 function header(v: string | string[] | undefined): string | undefined {

@@ -1,4 +1,4 @@
-import type { LedgerState } from './push-ledger.js';
+import type { LedgerState } from '../warehouse/push-ledger-store.js';
 import type { PlannedRow, ResolvedRow } from './push-types.js';
 
 export interface Classified {

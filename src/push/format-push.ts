@@ -1,6 +1,7 @@
 import type { PushProgress, PushWorkflowResult } from '../../workflows/push-types.js';
 import type { PushPlanSummary } from './plan-push.js';
 import type { PushCounts } from './push-types.js';
+import { pushDeadLettersQuery } from '../warehouse/push-dead-letters-query.js';
 
 const ACTIONS: (keyof PushCounts)[] = ['new', 'changed', 'retry', 'unchanged', 'invalid'];
 
@@ -32,7 +33,7 @@ export function formatPushResult(r: PushWorkflowResult): string {
     `  sent ${r.sent}  succeeded ${r.succeeded}  failed ${r.failed}  already pushed ${r.skipped}`,
   ];
   if (r.counts.invalid > 0 || r.failed > 0) {
-    lines.push(`  see why: crmsync query "SELECT email, error_field, error_message FROM push_dead_letters WHERE source = '${r.source.replaceAll("'", "''")}'"`);
+    lines.push(`  see why: crmsync query "${pushDeadLettersQuery(r.source)}"`);
   }
   return `${lines.join('\n')}\n`;
 }

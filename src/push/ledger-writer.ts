@@ -1,4 +1,4 @@
-import type { PushLedger, SendFailure, SendSuccess } from './push-ledger.js';
+import type { PushLedger, SendFailure, SendSuccess } from '../warehouse/push-ledger-store.js';
 
 type Entry = { kind: 'success'; s: SendSuccess } | { kind: 'failure'; f: SendFailure };
 

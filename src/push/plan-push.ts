@@ -3,13 +3,13 @@ import { classifyRows } from './classify-rows.js';
 import { draftRows, type DraftedRows } from './draft-rows.js';
 import { ignoredColumns } from './map-source-row.js';
 import type { PushCrm } from './push-crm.js';
-import { PushLedger, type LedgerState } from './push-ledger.js';
-import { PushPlanStore } from './push-plan-store.js';
+import { PushLedger, type LedgerState } from '../warehouse/push-ledger-store.js';
+import { PushPlanStore } from '../warehouse/push-plan-store.js';
 import { emptyCounts, type ContactDraft, type PlannedRow, type PushCounts, type RowRejection, type SourceRow } from './push-types.js';
 import { readSourceRows } from './read-source-rows.js';
 import { collectMissing, resolveDrafts, type ResolvedRows } from './resolve-drafts.js';
 import { parseSourceSpec } from './source-spec.js';
-import type { SqlRunner } from './sql-runner.js';
+import type { WarehouseQuery } from '../warehouse/types.js';
 import { TaxonomyIndex, type TaxonomyKind } from './taxonomy-index.js';
 
 export interface PlanPushOptions {
@@ -42,7 +42,7 @@ export interface PushPlanSummary {
 
 export interface PlanPushDeps {
   crm: PushCrm;
-  db: SqlRunner;
+  db: WarehouseQuery;
   now?: () => Date;
 }
 

@@ -2,8 +2,8 @@ import pLimit from 'p-limit';
 import { CrmsyncError } from '../errors.js';
 import { describeSendError } from './describe-send-error.js';
 import type { PushCrm } from './push-crm.js';
-import type { PushLedger } from './push-ledger.js';
-import type { StoredPlanRow } from './push-plan-store.js';
+import type { PushLedger } from '../warehouse/push-ledger-store.js';
+import type { StoredPlanRow } from '../warehouse/push-plan-store.js';
 import { LedgerWriter } from './ledger-writer.js';
 
 /**
@@ -23,11 +23,13 @@ export interface BatchProgress {
 }
 
 export interface BatchResult {
+  /** Rows this run sent, in this attempt or an earlier one. */
   sent: number;
   succeeded: number;
   failed: number;
-  /** Rows whose exact content the ledger already shows as pushed (a resumed batch). */
+  /** Rows whose exact content the ledger already shows as pushed by an earlier run. */
   skipped: number;
+  /** Upsert requests this attempt made (one per row sent in it). */
   requests: number;
   /** The first sequence number not handled (rows past the deadline are left for the next batch). */
   nextSeq: number;
@@ -37,7 +39,6 @@ export interface SendBatchDeps {
   crm: PushCrm;
   ledger: PushLedger;
   now?: () => Date;
-  sleep?: (ms: number) => Promise<void>;
 }
 
 export interface SendBatchOptions {
@@ -45,12 +46,25 @@ export interface SendBatchOptions {
   runId: string;
   rows: readonly StoredPlanRow[];
   concurrency?: number;
-  /** Attempts per row for retryable errors (429, 5xx, network) before the row is recorded as failed. */
-  maxAttempts?: number;
   signal?: AbortSignal;
   /** Epoch ms after which no further row is started (at least one row always is). */
   deadline?: number;
   onProgress?: (p: BatchProgress) => void;
+}
+
+/**
+ * A row met a retryable error (429, 5xx, network): the batch stopped taking rows, let the rows in
+ * flight finish, and fails retryable so the activity's retry policy (the one retry owner) runs it
+ * again; the ledger makes that attempt resume at the first unfinished row.
+ */
+export class PushBatchInterruptedError extends CrmsyncError {
+  constructor(cause: CrmsyncError) {
+    super(
+      'PUSH_BATCH_INTERRUPTED',
+      `A push row failed with a retryable error (${cause.code}: ${cause.message.slice(0, 300)}); the finished rows are in the ledger and the batch is retried from the first unfinished row.`,
+      { retryable: true, retryAfterMs: cause.retryAfterMs, cause },
+    );
+  }
 }
 
 /** Rejected before sending when a batch stops early; the ledger holds every finished row. */
@@ -61,21 +75,22 @@ export class PushAbortedError extends CrmsyncError {
 }
 
 /**
- * Upserts a batch of planned rows. Each success is written to the ledger before the row counts as
- * done, so a batch restarted after a crash skips it; only rows in flight at the crash can be sent
- * again, which the upsert (create-or-update by email) makes harmless.
+ * Upserts a batch of planned rows, one request per row. Each outcome is written to the ledger
+ * before the row counts as done, so a batch run again (after a crash, or by Temporal after a
+ * retryable error) neither sends nor records a finished row twice; only rows in flight at a crash
+ * can be sent again, which the upsert (create-or-update by email) makes harmless. Rows with a
+ * non-retryable error are recorded as failed and the batch goes on.
  */
 export async function sendBatch(deps: SendBatchDeps, opts: SendBatchOptions): Promise<BatchResult> {
   const now = deps.now ?? (() => new Date());
-  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  const maxAttempts = opts.maxAttempts ?? 5;
   const writer = new LedgerWriter(deps.ledger);
-  const pushed = await deps.ledger.alreadyPushed(opts.source, new Map(opts.rows.map((r) => [r.key, r.fingerprint])));
+  const settled = await deps.ledger.settledRows(opts.source, opts.runId, new Map(opts.rows.map((r) => [r.key, r.fingerprint])));
   const lastRow = opts.rows.at(-1);
   const result: BatchResult = { sent: 0, succeeded: 0, failed: 0, skipped: 0, requests: 0, nextSeq: lastRow ? lastRow.seq + 1 : 0 };
   let started = 0;
   const progress: BatchProgress = { done: 0, total: opts.rows.length, succeeded: 0, failed: 0, skipped: 0, lastSeq: -1 };
   let fatal: Error | undefined;
+  let interrupted: CrmsyncError | undefined;
   const limit = pLimit(Math.max(1, opts.concurrency ?? DEFAULT_PUSH_CONCURRENCY));
 
   const finish = (row: StoredPlanRow, outcome: 'succeeded' | 'failed' | 'skipped') => {
@@ -87,42 +102,46 @@ export async function sendBatch(deps: SendBatchDeps, opts: SendBatchOptions): Pr
   };
 
   const sendOne = async (row: StoredPlanRow): Promise<void> => {
-    if (fatal || opts.signal?.aborted) return;
+    if (fatal || interrupted || opts.signal?.aborted) return;
     // Rows start in sequence order, so the rows left out form a suffix: the next batch's start.
     if (opts.deadline !== undefined && started > 0 && Date.now() >= opts.deadline) {
       result.nextSeq = Math.min(result.nextSeq, row.seq);
       return;
     }
     started += 1;
-    if (pushed.has(row.key)) return finish(row, 'skipped');
+    // Finished by an earlier attempt of this run: counted as it ended then (and as sent), not sent again.
+    const earlier = settled.get(row.key);
+    if (earlier) {
+      if (earlier !== 'skipped') result.sent += 1;
+      return finish(row, earlier);
+    }
     result.sent += 1;
-    for (let attempt = 1; ; attempt++) {
-      result.requests += 1;
-      try {
-        const res = await deps.crm.upsertContact(row.body);
-        await writer.success({
-          source: opts.source, key: row.key, email: row.body.email, fingerprint: row.fingerprint, sourceFingerprint: row.sourceFingerprint,
-          runId: opts.runId, httpStatus: 200, contactId: res.contact.id, actionType: res.actionType, at: now(),
-        });
-        return finish(row, 'succeeded');
-      } catch (err) {
-        if (!(err instanceof CrmsyncError) || err.code.startsWith('PUSH_')) throw err;
-        const info = describeSendError(err);
-        if (info.fatal) {
-          fatal ??= err;
-          return;
-        }
-        if (info.retryable && attempt < maxAttempts && !opts.signal?.aborted) {
-          await sleep(info.retryAfterMs ?? Math.min(250 * 2 ** (attempt - 1), 5000));
-          continue;
-        }
-        await writer.failure({
-          source: opts.source, key: row.key, email: row.body.email, fingerprint: row.fingerprint, runId: opts.runId,
-          httpStatus: info.httpStatus, code: info.code, field: info.field, message: info.message,
-          retryable: info.retryable, at: now(),
-        });
-        return finish(row, 'failed');
+    result.requests += 1;
+    try {
+      const res = await deps.crm.upsertContact(row.body);
+      await writer.success({
+        source: opts.source, key: row.key, email: row.body.email, fingerprint: row.fingerprint, sourceFingerprint: row.sourceFingerprint,
+        runId: opts.runId, httpStatus: 200, contactId: res.contact.id, actionType: res.actionType, at: now(),
+      });
+      return finish(row, 'succeeded');
+    } catch (err) {
+      if (!(err instanceof CrmsyncError) || err.code.startsWith('PUSH_')) throw err;
+      const info = describeSendError(err);
+      if (info.fatal) {
+        fatal ??= err;
+        return;
       }
+      // Not a row failure: the next attempt of the activity sends this row again.
+      if (info.retryable) {
+        interrupted ??= err;
+        return;
+      }
+      await writer.failure({
+        source: opts.source, key: row.key, email: row.body.email, fingerprint: row.fingerprint, runId: opts.runId,
+        httpStatus: info.httpStatus, code: info.code, field: info.field, message: info.message,
+        retryable: false, at: now(),
+      });
+      return finish(row, 'failed');
     }
   };
 
@@ -138,5 +157,6 @@ export async function sendBatch(deps: SendBatchDeps, opts: SendBatchOptions): Pr
   await Promise.all(opts.rows.map((row) => limit(() => guarded(row))));
   if (fatal) throw fatal;
   if (opts.signal?.aborted) throw new PushAbortedError('The push batch was cancelled; finished rows are in the ledger.', { retryable: true });
+  if (interrupted) throw new PushBatchInterruptedError(interrupted);
   return result;
 }

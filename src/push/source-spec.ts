@@ -2,27 +2,24 @@ import { createHash } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { PushSourceError } from './push-errors.js';
-import { quoteIdent } from '../warehouse/quote.js';
+import type { PushSourceTarget } from '../warehouse/push-source.js';
 
 /** Longest `--from` text accepted: a query longer than this is almost certainly a mistake. */
 export const MAX_SOURCE_TEXT = 100_000;
 
-export interface SourceSpec {
-  kind: 'relation' | 'query' | 'file';
+export type SourceSpec = PushSourceTarget & {
   /** Stable name of the source in the ledger: the relation name, `query:<hash>`, or `file:<name>`. */
   sourceId: string;
-  /** A SELECT that yields the source rows. */
-  sql: string;
-}
+};
 
 const LEDGER_NAME = /^[A-Za-z0-9_.:-]{1,100}$/;
 const RELATION = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*){0,2}$/;
 const QUERY_START = /^(select|with|from|values|table|\()/i;
 /** A CSV, Parquet or JSON file, read with DuckDB's own readers (types detected from the data). */
-const FILE_READERS: [RegExp, string][] = [
-  [/\.(csv|tsv)(\.gz)?$/i, 'read_csv'],
-  [/\.parquet$/i, 'read_parquet'],
-  [/\.(json|jsonl|ndjson)(\.gz)?$/i, 'read_json'],
+const FILE_FORMATS: [RegExp, 'csv' | 'parquet' | 'json'][] = [
+  [/\.(csv|tsv)(\.gz)?$/i, 'csv'],
+  [/\.parquet$/i, 'parquet'],
+  [/\.(json|jsonl|ndjson)(\.gz)?$/i, 'json'],
 ];
 
 /**
@@ -41,7 +38,7 @@ export function parseSourceSpec(from: string, ledgerName?: string): SourceSpec {
 /** `--from` with a file made absolute, so a worker in another folder reads the same file. */
 export function absoluteFileSource(from: string): string {
   const text = from.trim();
-  return !QUERY_START.test(text) && FILE_READERS.some(([re]) => re.test(text)) ? resolve(text) : from;
+  return !QUERY_START.test(text) && FILE_FORMATS.some(([re]) => re.test(text)) ? resolve(text) : from;
 }
 
 /**
@@ -54,18 +51,16 @@ function parseFrom(from: string): SourceSpec {
   if (text.length > MAX_SOURCE_TEXT) {
     throw new PushSourceError(`\`--from\` is ${text.length} characters (limit ${MAX_SOURCE_TEXT}); save the query as a view and pass its name.`);
   }
-  const reader = QUERY_START.test(text) ? undefined : FILE_READERS.find(([re]) => re.test(text))?.[1];
-  if (reader) {
+  const format = QUERY_START.test(text) ? undefined : FILE_FORMATS.find(([re]) => re.test(text))?.[1];
+  if (format) {
     const path = resolve(text);
     if (!existsSync(path) || !statSync(path).isFile()) {
       throw new PushSourceError(`\`--from\` names the file ${path}, which does not exist; check the path (CSV, Parquet and JSON files are read directly).`);
     }
-    const literal = `'${path.replaceAll("'", "''")}'`;
-    return { kind: 'file', sourceId: `file:${basename(path).toLowerCase()}`, sql: `SELECT * FROM ${reader}(${literal})` };
+    return { kind: 'file', sourceId: `file:${basename(path).toLowerCase()}`, format, path };
   }
   if (RELATION.test(text)) {
-    const sql = `SELECT * FROM ${text.split('.').map(quoteIdent).join('.')}`;
-    return { kind: 'relation', sourceId: text.toLowerCase(), sql };
+    return { kind: 'relation', sourceId: text.toLowerCase(), name: text.split('.') };
   }
   if (!QUERY_START.test(text)) {
     throw new PushSourceError(
@@ -77,5 +72,5 @@ function parseFrom(from: string): SourceSpec {
   }
   const normalized = text.replace(/\s+/g, ' ');
   const hash = createHash('sha256').update(normalized).digest('hex').slice(0, 16);
-  return { kind: 'query', sourceId: `query:${hash}`, sql: `SELECT * FROM (${text}) AS _push_source` };
+  return { kind: 'query', sourceId: `query:${hash}`, text };
 }

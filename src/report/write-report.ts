@@ -2,9 +2,7 @@ import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Logger } from '../logger.js';
 import { withWarehouse, type WarehouseSource } from '../warehouse/index.js';
-import { useCurrentViews } from '../warehouse/current-views.js';
-import { readReportData } from '../warehouse/report-data.js';
-import { findSqlDir } from '../warehouse/sql-dir.js';
+import { readWarehouseReport } from '../warehouse/read-warehouse-report.js';
 import { renderReport } from './render-report.js';
 
 export interface WriteReportOptions {
@@ -29,11 +27,7 @@ export async function writeReport(opts: WriteReportOptions): Promise<WrittenRepo
   let source: WarehouseSource | undefined;
   const data = await withWarehouse(
     { dbPath: opts.dbPath, lakePath: opts.lakePath, write: false, lockTimeoutMs: opts.waitMs ?? 5_000, onSource: (s) => (source = s), ...(opts.logger ? { logger: opts.logger } : {}) },
-    async (w) => {
-      // The file's views are those of the crmsync that last migrated it; read this version's.
-      if (w.source.kind === 'duckdb') await useCurrentViews(w.connection, findSqlDir());
-      return readReportData(w.connection);
-    },
+    (w) => readWarehouseReport(w),
   );
   const html = renderReport(data, { now: opts.now, source: describe(source!) });
   const path = resolve(opts.out);

@@ -2,7 +2,7 @@ import type { Contact } from '../crm/types.js';
 import { CONTACT_BUCKET_SIZE } from '../warehouse/contact-columns.js';
 import { BUCKETED_LAKE_TABLES } from '../warehouse/lake-layout.js';
 import type { LoadStats } from '../warehouse/types.js';
-import { recordScannedPages } from './scan-tables.js';
+import { recordScannedPages } from '../warehouse/scan-tables.js';
 import type { WriteQueue } from './write-queue.js';
 
 export interface ScannedPage {

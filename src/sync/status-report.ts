@@ -2,6 +2,7 @@ import type { StreamProgress } from '../../workflows/sync-types.js';
 import { readContactsState, type ContactsState } from './contacts-state.js';
 import { STREAMS } from '../../workflows/streams.js';
 import type { WarehouseSession } from './warehouse-port.js';
+import { readReportSnapshotCount, readStreamRuns, readTableCounts } from '../warehouse/status-reads.js';
 
 export interface StreamStatus {
   stream: string;
@@ -37,15 +38,6 @@ const TABLE_OF: Record<string, string | undefined> = {
 
 const iso = (v: unknown): string | null => (v === null || v === undefined ? null : new Date(String(v)).toISOString());
 
-async function tryQuery(w: WarehouseSession, sql: string, params: unknown[] = []): Promise<Record<string, unknown>[] | null> {
-  try {
-    return await w.query(sql, params);
-  } catch {
-    // A table the lake does not carry, or a warehouse older than the table: reported as unknown.
-    return null;
-  }
-}
-
 /** Freshness, cursors, counts and last errors per stream, read from the warehouse only. */
 export async function buildStatusReport(w: WarehouseSession, source: string): Promise<StatusReport> {
   const streams: StreamStatus[] = [];
@@ -53,23 +45,14 @@ export async function buildStatusReport(w: WarehouseSession, source: string): Pr
     const table = TABLE_OF[stream];
     let rows: number | null = null;
     let tombstoned: number | null = null;
-    if (table === 'funnel_subscribers') {
-      rows = Number((await tryQuery(w, `SELECT count(*) AS n FROM funnel_subscribers`))?.[0]?.n ?? NaN);
-    } else if (table) {
-      const r = await tryQuery(w, `SELECT count(*) FILTER (WHERE _deleted_at IS NULL) AS live, count(*) FILTER (WHERE _deleted_at IS NOT NULL) AS dead FROM ${table}`);
-      rows = r ? Number(r[0]?.live ?? 0) : null;
-      tombstoned = r ? Number(r[0]?.dead ?? 0) : null;
+    if (table) {
+      const counts = await readTableCounts(w, table, { tombstones: table !== 'funnel_subscribers' });
+      rows = counts?.live ?? null;
+      tombstoned = counts?.tombstoned ?? null;
     } else {
-      // One overview per snapshot run: the interface's overview or the plugin's dashboard stats.
-      const r =
-        (await tryQuery(w, `SELECT (SELECT count(DISTINCT snapshot_id) FROM report_overview) + (SELECT count(DISTINCT snapshot_id) FROM report_dashboard_stats) AS n`)) ??
-        (await tryQuery(w, `SELECT count(DISTINCT snapshot_id) AS n FROM report_overview`));
-      rows = r ? Number(r[0]?.n ?? 0) : null;
+      rows = await readReportSnapshotCount(w);
     }
-    if (rows !== null && Number.isNaN(rows)) rows = null;
-    const last = (await tryQuery(w, `SELECT * FROM _sync_runs WHERE stream = $1 ORDER BY started_at DESC LIMIT 1`, [stream]))?.[0];
-    const ok = (await tryQuery(w, `SELECT max(finished_at) AS t FROM _sync_runs WHERE stream = $1 AND status = 'succeeded'`, [stream]))?.[0];
-    const err = (await tryQuery(w, `SELECT finished_at, error FROM _sync_runs WHERE stream = $1 AND status = 'failed' ORDER BY started_at DESC LIMIT 1`, [stream]))?.[0];
+    const { last, lastSuccessAt, lastFailure: err } = await readStreamRuns(w, stream);
     streams.push({
       stream,
       rows,
@@ -84,10 +67,10 @@ export async function buildStatusReport(w: WarehouseSession, source: string): Pr
             error: last.error === null || last.error === undefined ? null : String(last.error),
           }
         : null,
-      lastSuccessAt: iso(ok?.t),
+      lastSuccessAt: iso(lastSuccessAt),
       lastError: err ? { at: iso(err.finished_at) ?? '', error: String(err.error) } : null,
       warning: last && String(last.status) === 'skipped' ? String(last.error ?? 'not available on this CRM') : null,
-      staleness: { allReadSince: iso(ok?.t), bound: stream === 'reports' ? 'a dated snapshot each run' : 're-read whole each run: as of the last success' },
+      staleness: { allReadSince: iso(lastSuccessAt), bound: stream === 'reports' ? 'a dated snapshot each run' : 're-read whole each run: as of the last success' },
     });
   }
   let contacts: ContactsState | null = null;

@@ -1,5 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { listViewFiles } from './migrate.js';
+import { run } from './sql-run.js';
 
 /**
  * A reader of a DuckDB file migrated by an older crmsync sees the views as that version wrote
@@ -11,7 +12,7 @@ export async function useCurrentViews(connection: DuckDBConnection, sqlDir: stri
   const skipped: string[] = [];
   for (const v of listViewFiles(sqlDir)) {
     const sql = v.sql.replace(/\bCREATE\s+OR\s+REPLACE\s+(VIEW|MACRO)\b/gi, 'CREATE OR REPLACE TEMP $1');
-    await connection.run(sql).catch(() => skipped.push(v.name));
+    await run(connection, sql).catch(() => skipped.push(v.name));
   }
   return skipped;
 }

@@ -6,10 +6,9 @@ import { WarehouseInputError, WarehouseReadOnlyError } from './errors.js';
 import { loadContacts } from './load-contacts.js';
 import { loadRows } from './load-rows.js';
 import { migrate } from './migrate.js';
-import { queryRows } from './plain-rows.js';
 import { publishLake } from './publish-lake.js';
 import { insertReportSnapshot } from './report-snapshots.js';
-import { readCount } from './sql-run.js';
+import { readCount, readRows, run } from './sql-run.js';
 import { getSyncState, recordRun, setSyncState } from './sync-state.js';
 import { tombstoneContacts, tombstoneContactsNotIn } from './tombstone-contacts.js';
 import type { EntityRow, EntityTable, LoadContext, LoadStats, SyncRunRecord, Warehouse } from './types.js';
@@ -121,7 +120,7 @@ export class DuckDbWarehouse implements WarehouseHandle {
   }
 
   async query(sql: string, params?: readonly unknown[]): Promise<Record<string, unknown>[]> {
-    return queryRows(this.connection, sql, params);
+    return readRows(this.connection, sql, params);
   }
 
   async publishLake(tables?: readonly string[], options?: { buckets?: readonly number[] }): Promise<void> {
@@ -130,7 +129,7 @@ export class DuckDbWarehouse implements WarehouseHandle {
   }
 
   async checkpoint(): Promise<void> {
-    if (this.#writable) await this.connection.run('CHECKPOINT');
+    if (this.#writable) await run(this.connection, 'CHECKPOINT');
   }
 
   async close(): Promise<void> {

@@ -3,7 +3,7 @@ import type { RowSpec } from './entity-specs.js';
 import { WarehouseInputError } from './errors.js';
 import { quoteIdent, quoteLiteral } from './quote.js';
 import { fingerprintExpr, timestampExpr, timestampLiteral } from './sql-expr.js';
-import { inTransaction, readCount } from './sql-run.js';
+import { inTransaction, readCount, run } from './sql-run.js';
 import { stageDocs, stagedDocsSql } from './stage.js';
 import type { LoadContext, LoadStats } from './types.js';
 
@@ -32,11 +32,11 @@ export async function loadRows(
   const stage = `_stage_${spec.table}`;
   await stageDocs(connection, `${stage}_docs`, docs);
   return inTransaction(connection, async () => {
-    await connection.run(stageSql(spec, stage, opts.siteTimeZone));
+    await run(connection, stageSql(spec, stage, opts.siteTimeZone));
     const t = quoteIdent(spec.table);
     const on = spec.key.map((k) => `${t}.${quoteIdent(k)} = d.${quoteIdent(k)}`).join(' AND ');
     const tombstones = spec.absent === 'tombstone';
-    await connection.run(`CREATE OR REPLACE TEMP TABLE ${stage}_diff AS
+    await run(connection, `CREATE OR REPLACE TEMP TABLE ${stage}_diff AS
       SELECT d.*, ${t}.${quoteIdent(spec.key[0]!)} IS NULL AS _is_new FROM ${stage} d LEFT JOIN ${t} ON ${on}
       WHERE ${t}.${quoteIdent(spec.key[0]!)} IS NULL OR ${t}._fingerprint <> d._fingerprint ${tombstones ? `OR ${t}._deleted_at IS NOT NULL` : ''}`);
     const inserted = await readCount(connection, `SELECT count(*) FROM ${stage}_diff WHERE _is_new`);
@@ -45,7 +45,7 @@ export async function loadRows(
     const at = timestampLiteral(ctx.syncedAt);
     const cols = [...spec.columns.map(([n]) => n), 'raw', '_fingerprint'].map(quoteIdent);
     if (changed > 0) {
-      await connection.run(`MERGE INTO ${t} USING ${stage}_diff d ON ${on}
+      await run(connection, `MERGE INTO ${t} USING ${stage}_diff d ON ${on}
         WHEN MATCHED THEN UPDATE SET ${cols.map((c) => `${c} = d.${c}`).join(', ')}, _load_id = ${load}, _synced_at = ${at}${tombstones ? ', _deleted_at = NULL' : ''}
         WHEN NOT MATCHED THEN INSERT (${cols.join(', ')}, _load_id, _synced_at) VALUES (${cols.map((c) => `d.${c}`).join(', ')}, ${load}, ${at})`);
     }
@@ -54,13 +54,13 @@ export async function loadRows(
       const absent = `${opts.scope ?? 'TRUE'} AND NOT EXISTS (SELECT 1 FROM ${stage} d WHERE ${on})`;
       if (tombstones) {
         deleted = await readCount(connection, `SELECT count(*) FROM ${t} WHERE _deleted_at IS NULL AND ${absent}`);
-        if (deleted > 0) await connection.run(`UPDATE ${t} SET _deleted_at = ${at}, _load_id = ${load}, _synced_at = ${at} WHERE _deleted_at IS NULL AND ${absent}`);
+        if (deleted > 0) await run(connection, `UPDATE ${t} SET _deleted_at = ${at}, _load_id = ${load}, _synced_at = ${at} WHERE _deleted_at IS NULL AND ${absent}`);
       } else {
         deleted = await readCount(connection, `SELECT count(*) FROM ${t} WHERE ${absent}`);
-        if (deleted > 0) await connection.run(`DELETE FROM ${t} WHERE ${absent}`);
+        if (deleted > 0) await run(connection, `DELETE FROM ${t} WHERE ${absent}`);
       }
     }
-    await connection.run(`DROP TABLE IF EXISTS ${stage}_docs; DROP TABLE IF EXISTS ${stage}; DROP TABLE IF EXISTS ${stage}_diff`);
+    await run(connection, `DROP TABLE IF EXISTS ${stage}_docs; DROP TABLE IF EXISTS ${stage}; DROP TABLE IF EXISTS ${stage}_diff`);
     return { inserted, updated: changed - inserted, unchanged: docs.length - changed, deleted };
   });
 }

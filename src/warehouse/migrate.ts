@@ -5,6 +5,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Logger } from '../logger.js';
 import { MigrationError } from './errors.js';
 import { quoteLiteral } from './quote.js';
+import { readRows, run } from './sql-run.js';
 
 const MIGRATION_FILE = /^(\d{3})_[\w-]+\.sql$/;
 
@@ -47,9 +48,9 @@ export function listViewFiles(sqlDir: string): { name: string; sql: string }[] {
  * twice changes nothing. Returns the names of the migrations applied now.
  */
 export async function migrate(connection: DuckDBConnection, opts: { sqlDir: string; logger?: Logger }): Promise<string[]> {
-  await connection.run(CREATE_LEDGER);
-  const reader = await connection.runAndReadAll('SELECT version, checksum FROM _migrations');
-  const applied = new Map(reader.getRowObjectsJS().map((r) => [Number(r.version), String(r.checksum)]));
+  await run(connection, CREATE_LEDGER);
+  const rows = await readRows(connection, 'SELECT version, checksum FROM _migrations');
+  const applied = new Map(rows.map((r) => [Number(r.version), String(r.checksum)]));
   const done: string[] = [];
   for (const m of listMigrations(opts.sqlDir)) {
     const previous = applied.get(m.version);
@@ -59,15 +60,15 @@ export async function migrate(connection: DuckDBConnection, opts: { sqlDir: stri
       }
       continue;
     }
-    await connection.run('BEGIN TRANSACTION');
+    await run(connection, 'BEGIN TRANSACTION');
     try {
-      await connection.run(m.sql);
-      await connection.run(
+      await run(connection, m.sql);
+      await run(connection,
         `INSERT INTO _migrations VALUES (${m.version}, ${quoteLiteral(m.name)}, ${quoteLiteral(m.checksum)}, now())`,
       );
-      await connection.run('COMMIT');
+      await run(connection, 'COMMIT');
     } catch (err) {
-      await connection.run('ROLLBACK').catch(() => undefined);
+      await run(connection, 'ROLLBACK').catch(() => undefined);
       throw new MigrationError(m.name, { cause: err });
     }
     done.push(m.name);
@@ -80,7 +81,7 @@ export async function migrate(connection: DuckDBConnection, opts: { sqlDir: stri
 export async function applyViews(connection: DuckDBConnection, sqlDir: string): Promise<void> {
   for (const v of listViewFiles(sqlDir)) {
     try {
-      await connection.run(v.sql);
+      await run(connection, v.sql);
     } catch (err) {
       throw new MigrationError(`views/${v.name}`, { cause: err });
     }

@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { queryRows } from './plain-rows.js';
+import { readRows } from './sql-run.js';
 
 /** How many of the latest runs, campaigns, failures and webhook days the report reads. */
 export const REPORT_LIMITS = { runs: 30, campaigns: 40, failures: 50, webhookDays: 30, deadLetters: 50 } as const;
@@ -55,9 +55,9 @@ const DEAD_LETTERS_VIEW = 'webhook_dead_letters_open';
  * numbers `crmsync query` gives), bounded so a large warehouse costs a few small queries.
  */
 export async function readReportData(connection: DuckDBConnection): Promise<ReportData> {
-  const views = new Set((await queryRows(connection, 'SELECT view_name FROM duckdb_views() WHERE NOT internal')).map((r) => String(r.view_name)));
+  const views = new Set((await readRows(connection, 'SELECT view_name FROM duckdb_views() WHERE NOT internal')).map((r) => String(r.view_name)));
   const has = (v: string): boolean => views.has(v);
-  const rows = async <T>(view: string, sql: string, params: unknown[] = []): Promise<T[]> => (has(view) ? ((await queryRows(connection, sql, params)) as T[]) : []);
+  const rows = async <T>(view: string, sql: string, params: unknown[] = []): Promise<T[]> => (has(view) ? ((await readRows(connection, sql, params)) as T[]) : []);
   const count = async (view: string, sql: string): Promise<number> => Number((await rows<{ n: number }>(view, sql))[0]?.n ?? 0);
   const L = REPORT_LIMITS;
 

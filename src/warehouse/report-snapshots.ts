@@ -3,7 +3,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ReportSnapshot } from '../crm/types.js';
 import { WarehouseInputError } from './errors.js';
 import { quoteIdent } from './quote.js';
-import { inTransaction } from './sql-run.js';
+import { inTransaction, run } from './sql-run.js';
 import type { LoadContext } from './types.js';
 
 export const REPORT_TABLES = [
@@ -58,11 +58,11 @@ export async function insertReportSnapshot(connection: DuckDBConnection, snapsho
   const snapshotId = randomUUID();
   const values = [snapshotId, ctx.syncedAt.toISOString(), snapshot.report, params, data, ctx.loadId];
   return inTransaction(connection, async () => {
-    await connection.run(
+    await run(connection,
       `INSERT INTO ${quoteIdent(table)} VALUES ($1, CAST($2 AS TIMESTAMPTZ), $3, CAST($4 AS JSON), CAST($5 AS JSON), $6, CAST($2 AS TIMESTAMPTZ))`,
       values,
     );
-    await connection.run(`INSERT OR IGNORE INTO _lake_dirty VALUES ($1, $2)`, [table, snapshotId]);
+    await run(connection, `INSERT OR IGNORE INTO _lake_dirty VALUES ($1, $2)`, [table, snapshotId]);
     if (table === 'report_automation_steps') await insertStepRows(connection, snapshotId, snapshot.report, params, data, ctx);
     const name = snapshot.report.replace(/-/g, '_');
     if (SERIES.test(name)) await insertDailyCounts(connection, snapshotId, name, data, ctx);
@@ -76,7 +76,7 @@ export async function insertReportSnapshot(connection: DuckDBConnection, snapsho
  */
 async function insertStepRows(connection: DuckDBConnection, snapshotId: string, report: string, params: string, data: string, ctx: LoadContext): Promise<void> {
   const path = /funnel[-_]report|\/report$/.test(report) ? '$.stats.metrics' : '$.stats';
-  await connection.run(
+  await run(connection,
     `INSERT INTO report_automation_step_rows
      SELECT $1, CAST($2 AS TIMESTAMPTZ), TRY_CAST(coalesce(json_extract_string($3, '$.funnel_id'), json_extract_string($3, '$.id'), json_extract_string($4, '$.funnel.id')) AS BIGINT),
        TRY_CAST(s->>'sequence_id' AS BIGINT), s->>'label', s->>'type', TRY_CAST(s->>'count' AS BIGINT),
@@ -85,12 +85,12 @@ async function insertStepRows(connection: DuckDBConnection, snapshotId: string, 
      FROM (SELECT unnest(CAST(coalesce(json_extract(CAST($4 AS JSON), $6), '[]') AS JSON[])) AS s)`,
     [snapshotId, ctx.syncedAt.toISOString(), params, data, ctx.loadId, path],
   );
-  await connection.run(`INSERT OR IGNORE INTO _lake_dirty VALUES ('report_automation_step_rows', $1)`, [snapshotId]);
+  await run(connection, `INSERT OR IGNORE INTO _lake_dirty VALUES ('report_automation_step_rows', $1)`, [snapshotId]);
 }
 
 /** A series flattened: the plugin's `stats` map (day or "Nov 2025" keys) or the interface's `growth` list. */
 async function insertDailyCounts(connection: DuckDBConnection, snapshotId: string, report: string, data: string, ctx: LoadContext): Promise<void> {
-  await connection.run(
+  await run(connection,
     `INSERT INTO report_daily_counts
      WITH kv AS (
        SELECT e.key AS k, e.value AS n FROM (SELECT unnest(map_entries(coalesce(TRY_CAST(json_extract(CAST($3 AS JSON), '$.stats') AS MAP(VARCHAR, BIGINT)), MAP {}))) AS e)
@@ -102,5 +102,5 @@ async function insertDailyCounts(connection: DuckDBConnection, snapshotId: strin
      FROM kv WHERE k IS NOT NULL`,
     [snapshotId, ctx.syncedAt.toISOString(), data, report, ctx.loadId],
   );
-  await connection.run(`INSERT OR IGNORE INTO _lake_dirty VALUES ('report_daily_counts', $1)`, [snapshotId]);
+  await run(connection, `INSERT OR IGNORE INTO _lake_dirty VALUES ('report_daily_counts', $1)`, [snapshotId]);
 }

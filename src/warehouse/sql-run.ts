@@ -1,21 +1,68 @@
-import type { DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
+import { plain } from './plain-rows.js';
+import type { WarehouseQuery } from './types.js';
+
+/**
+ * The one way src/warehouse runs a statement: parameters are always bound (never spliced into the
+ * text), identifiers go through `quoteIdent`, and results come back as plain values (BIGINT as a
+ * number when safe, else a string; timestamps as Date). Bulk loads use the appender instead.
+ */
+const MAX_PARAMS = 10_000;
+
+type Params = readonly unknown[];
+
+/** Runs a statement for its effect. */
+export async function run(connection: DuckDBConnection, sql: string, params: Params = []): Promise<void> {
+  if (params.length === 0) await connection.run(sql);
+  else await connection.run(sql, bind(params));
+}
+
+/** Runs a query and returns its rows as plain objects. */
+export async function readRows(connection: DuckDBConnection, sql: string, params: Params = []): Promise<Record<string, unknown>[]> {
+  const reader = params.length === 0 ? await connection.runAndReadAll(sql) : await connection.runAndReadAll(sql, bind(params));
+  return reader.getRowObjectsJS().map((row) => {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(row)) out[k] = plain(v);
+    return out;
+  });
+}
+
+/** The first column of the first row (undefined when there is no row). */
+export async function readValue(connection: DuckDBConnection, sql: string, params: Params = []): Promise<unknown> {
+  const reader = params.length === 0 ? await connection.runAndReadAll(sql) : await connection.runAndReadAll(sql, bind(params));
+  return plain(reader.getRows()[0]?.[0]);
+}
+
+/** The first column of the first row, as a number (0 for no row or NULL). */
+export async function readCount(connection: DuckDBConnection, sql: string, params: Params = []): Promise<number> {
+  const value = await readValue(connection, sql, params);
+  return value === null || value === undefined ? 0 : Number(value);
+}
 
 /** Runs `fn` in one transaction: committed when it returns, rolled back when it throws. */
 export async function inTransaction<T>(connection: DuckDBConnection, fn: () => Promise<T>): Promise<T> {
-  await connection.run('BEGIN TRANSACTION');
+  await run(connection, 'BEGIN TRANSACTION');
   try {
     const result = await fn();
-    await connection.run('COMMIT');
+    await run(connection, 'COMMIT');
     return result;
   } catch (err) {
-    await connection.run('ROLLBACK').catch(() => undefined);
+    await run(connection, 'ROLLBACK').catch(() => undefined);
     throw err;
   }
 }
 
-/** The first column of the first row, as a number. */
-export async function readCount(connection: DuckDBConnection, sql: string): Promise<number> {
-  const reader = await connection.runAndReadAll(sql);
-  const value = reader.getRows()[0]?.[0];
-  return value === null || value === undefined ? 0 : Number(value);
+function bind(params: Params): DuckDBValue[] {
+  if (params.length > MAX_PARAMS) throw new RangeError(`At most ${MAX_PARAMS} parameters per statement.`);
+  return params.map((v) => (v instanceof Date ? v.toISOString() : v === undefined ? null : v)) as DuckDBValue[];
+}
+
+/** A `WarehouseQuery` over a bare connection (tests and benchmarks that open DuckDB themselves). */
+export function queryOver(connection: DuckDBConnection): WarehouseQuery {
+  return { query: (sql, params) => readRows(connection, sql, params) };
+}
+
+/** A UTC timestamp literal DuckDB casts to TIMESTAMP. */
+export function sqlTimestamp(date: Date): string {
+  return date.toISOString().replace('T', ' ').replace('Z', '');
 }

@@ -1,5 +1,6 @@
 import { DuckDBDataChunk, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdent } from './quote.js';
+import { run } from './sql-run.js';
 
 const CHUNK = 2048;
 
@@ -15,7 +16,7 @@ export type EncodeRow<T> = (item: T) => readonly (string | null)[];
  * took 4.6-5.4 s CPU, in one go 3.4 s). `encode` may throw to reject an item.
  */
 export async function stageColumns<T>(connection: DuckDBConnection, table: string, columns: readonly string[], items: readonly T[], encode: EncodeRow<T>): Promise<void> {
-  await connection.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdent(table)} (${columns.map((c) => `${quoteIdent(c)} VARCHAR`).join(', ')})`);
+  await run(connection, `CREATE OR REPLACE TEMP TABLE ${quoteIdent(table)} (${columns.map((c) => `${quoteIdent(c)} VARCHAR`).join(', ')})`);
   if (items.length === 0) return;
   const width = columns.length;
   const types = new Array(width).fill(VARCHAR);

@@ -1,5 +1,6 @@
 import { BIGINT, DuckDBDataChunk, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdent } from './quote.js';
+import { run } from './sql-run.js';
 
 const CHUNK = 2048;
 
@@ -25,7 +26,7 @@ export function stagedDocsSql(table: string): string {
  * as ~2 MB blobs; read back one record per row with `stagedRecordsSql`.
  */
 export async function stageRecords(connection: DuckDBConnection, table: string, records: readonly string[], separator: string): Promise<void> {
-  await connection.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdent(table)} (doc VARCHAR)`);
+  await run(connection, `CREATE OR REPLACE TEMP TABLE ${quoteIdent(table)} (doc VARCHAR)`);
   const blobs: string[] = [];
   let start = 0;
   let bytes = 0;
@@ -48,7 +49,7 @@ export function stagedRecordsSql(table: string, separator: string): string {
 
 /** Stages ids into a fresh temp table `(id BIGINT)`. */
 export async function stageIds(connection: DuckDBConnection, table: string, ids: readonly number[]): Promise<void> {
-  await connection.run(`CREATE OR REPLACE TEMP TABLE ${quoteIdent(table)} (id BIGINT)`);
+  await run(connection, `CREATE OR REPLACE TEMP TABLE ${quoteIdent(table)} (id BIGINT)`);
   await appendColumn(connection, table, BIGINT, ids.map((id) => BigInt(id)));
 }
 

@@ -3,7 +3,7 @@ import { WarehouseInputError } from './errors.js';
 import { markContactBucketsDirty } from './load-contacts.js';
 import { quoteLiteral } from './quote.js';
 import { timestampLiteral } from './sql-expr.js';
-import { inTransaction, readCount } from './sql-run.js';
+import { inTransaction, readCount, run } from './sql-run.js';
 import { stageIds } from './stage.js';
 import type { LoadContext } from './types.js';
 
@@ -38,21 +38,21 @@ export async function tombstoneContactsNotIn(
 
 async function tombstoneWhere(connection: DuckDBConnection, where: string, ctx: LoadContext & { deletedAt?: Date }): Promise<number> {
   const deletedAt = timestampLiteral(ctx.deletedAt ?? ctx.syncedAt);
-  await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_tombstoned AS
+  await run(connection, `CREATE OR REPLACE TEMP TABLE _stage_tombstoned AS
     SELECT id FROM contacts WHERE _deleted_at IS NULL AND (${where})`);
   const n = await readCount(connection, 'SELECT count(*) FROM _stage_tombstoned');
   if (n > 0) {
-    await connection.run(`UPDATE contacts SET _deleted_at = ${deletedAt}, _load_id = ${quoteLiteral(ctx.loadId)}, _synced_at = ${timestampLiteral(ctx.syncedAt)}
+    await run(connection, `UPDATE contacts SET _deleted_at = ${deletedAt}, _load_id = ${quoteLiteral(ctx.loadId)}, _synced_at = ${timestampLiteral(ctx.syncedAt)}
       WHERE id IN (SELECT id FROM _stage_tombstoned)`);
-    await connection.run(`UPDATE contacts_history SET valid_to = greatest(valid_from, ${deletedAt})
+    await run(connection, `UPDATE contacts_history SET valid_to = greatest(valid_from, ${deletedAt})
       WHERE valid_to IS NULL AND id IN (SELECT id FROM _stage_tombstoned)`);
     // contact_tags and contact_lists hold current memberships: a deleted contact has none (its
     // last tag_ids/list_ids stay on its row and in its closed history version).
-    await connection.run(`DELETE FROM contact_tags WHERE contact_id IN (SELECT id FROM _stage_tombstoned)`);
-    await connection.run(`DELETE FROM contact_lists WHERE contact_id IN (SELECT id FROM _stage_tombstoned)`);
+    await run(connection, `DELETE FROM contact_tags WHERE contact_id IN (SELECT id FROM _stage_tombstoned)`);
+    await run(connection, `DELETE FROM contact_lists WHERE contact_id IN (SELECT id FROM _stage_tombstoned)`);
     await markContactBucketsDirty(connection, '_stage_tombstoned');
   }
-  await connection.run('DROP TABLE IF EXISTS _stage_tombstoned');
+  await run(connection, 'DROP TABLE IF EXISTS _stage_tombstoned');
   return n;
 }
 

@@ -82,3 +82,6 @@ export interface Warehouse {
    */
   publishLake(tables?: readonly string[], options?: { buckets?: readonly number[] }): Promise<void>;
 }
+
+/** What the push ledger, plan and source need of a warehouse scope: statements with bound parameters. */
+export type WarehouseQuery = Pick<Warehouse, 'query'>;

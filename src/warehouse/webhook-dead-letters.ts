@@ -1,4 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { readRows, run } from './sql-run.js';
 
 /** Why a delivery was set aside: its body, the record it names, or applying it alone failed. */
 export type DeadLetterReason = 'unreadable' | 'record_error' | 'apply_error';
@@ -31,14 +32,14 @@ const UPSERT = `INSERT INTO webhook_dead_letters
 /** Records (or, for one already there, counts again) deliveries set aside; call inside the caller's transaction. */
 export async function recordDeadLetters(conn: DuckDBConnection, letters: readonly DeadLetter[], at: Date): Promise<void> {
   for (const d of letters) {
-    await conn.run(UPSERT, [d.deliveryId, d.spoolSeq, d.webhookId, d.event, d.known, d.receivedAt.toISOString(), d.reason, d.error.slice(0, 2000), Buffer.from(d.body).toString('base64'), at.toISOString()]);
+    await run(conn, UPSERT, [d.deliveryId, d.spoolSeq, d.webhookId, d.event, d.known, d.receivedAt.toISOString(), d.reason, d.error.slice(0, 2000), Buffer.from(d.body).toString('base64'), at.toISOString()]);
   }
 }
 
 /** Marks deliveries applied after all (a retry succeeded). */
 export async function resolveDeadLetters(conn: DuckDBConnection, deliveryIds: readonly string[], at: Date): Promise<void> {
   if (deliveryIds.length === 0) return;
-  await conn.run(
+  await run(conn,
     `UPDATE webhook_dead_letters SET resolved_at = $2::TIMESTAMPTZ
       WHERE resolved_at IS NULL AND delivery_id IN (SELECT unnest(from_json($1::JSON, '["VARCHAR"]')))`,
     [JSON.stringify(deliveryIds), at.toISOString()],
@@ -47,13 +48,14 @@ export async function resolveDeadLetters(conn: DuckDBConnection, deliveryIds: re
 
 /** Unresolved dead letters in spool order (oldest first). */
 export async function listDeadLetters(conn: DuckDBConnection, opts: { limit?: number } = {}): Promise<DeadLetterRow[]> {
-  const r = await conn.runAndReadAll(
+  const rows = await readRows(
+    conn,
     `SELECT delivery_id, spool_seq, webhook_id, event, known_event, epoch_ms(received_at) AS received_ms, reason, error,
             to_base64(body) AS body64, epoch_ms(first_failed_at) AS first_ms, epoch_ms(last_failed_at) AS last_ms, attempts
        FROM webhook_dead_letters WHERE resolved_at IS NULL ORDER BY spool_seq, delivery_id LIMIT $1`,
     [opts.limit ?? 1_000_000],
   );
-  return r.getRowObjectsJS().map((row) => ({
+  return rows.map((row) => ({
     deliveryId: String(row.delivery_id),
     spoolSeq: Number(row.spool_seq),
     webhookId: Number(row.webhook_id),

@@ -20,6 +20,8 @@ import {
   ValidationError,
   CrmArgumentError,
 } from '../../src/crm/index.js';
+import type { ApplicationFailure } from '@temporalio/common';
+import { toApplicationFailure } from '../../activities/to-application-failure.js';
 import { ConfigError } from '../../src/errors.js';
 import { Secret } from '../../src/secret.js';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/index.js';
@@ -157,24 +159,26 @@ describe('error taxonomy against the simulator', () => {
     }
   });
 
-  it('a 429 on a write is retried once the pause ends (the server did not act on it)', async () => {
+  it('a 429 on a write is thrown at once with its Retry-After: the activity retry owns the wait', async () => {
     const c = clientFor(sim, { limiter: createRateLimiter({ maxRps: 1000, adaptive: false }) });
     sim.setFaults({ rateLimitRps: 1 });
+    sim.resetStats();
     try {
       await c.contacts.listPage({ page: 1, perPage: 1 }); // uses the window's one request
-      const t = performance.now();
-      const r = await c.contacts.upsert({ email: 'after.429@example.test', status: 'subscribed' });
-      expect(r.contact.email).toBe('after.429@example.test');
-      expect(performance.now() - t).toBeGreaterThan(300);
-      expect(c.stats().status429).toBe(1);
-      expect(c.stats().retries).toBe(1);
+      const e = await caught(c.contacts.upsert({ email: 'after.429@example.test', status: 'subscribed' }));
+      expect(e).toBeInstanceOf(RateLimitedError);
+      expect((e as CrmError).retryable).toBe(true);
+      expect((e as CrmError).retryAfterMs).toBeGreaterThan(0);
+      expect((toApplicationFailure(e) as ApplicationFailure).nextRetryDelay).toBe((e as CrmError).retryAfterMs);
+      expect(sim.stats().requests).toBe(2);
+      expect(c.stats()).toMatchObject({ requests: 2, status429: 1, retries: 0 });
     } finally {
       sim.setFaults({});
       await c.close();
     }
   });
 
-  it('5xx is a retryable ServerError after two quick retries; writes are not retried', async () => {
+  it('5xx is a retryable ServerError after one request, for reads and writes alike', async () => {
     const c = clientFor(sim);
     sim.setFaults({ errorRate: 1 });
     sim.resetStats();
@@ -182,11 +186,11 @@ describe('error taxonomy against the simulator', () => {
       const e = await caught(c.contacts.listPage({ page: 1, perPage: 1 }));
       expect(e).toBeInstanceOf(ServerError);
       expect((e as CrmError).retryable).toBe(true);
-      expect(sim.stats().requests).toBe(3);
-      expect(c.stats()).toMatchObject({ requests: 3, retries: 2, retriesAdvised: 3 });
+      expect(sim.stats().requests).toBe(1);
+      expect(c.stats()).toMatchObject({ requests: 1, retries: 0, retriesAdvised: 1 });
       const w = await caught(c.contacts.create({ email: 'x5@example.test', status: 'subscribed' }));
       expect(w).toBeInstanceOf(ServerError);
-      expect(sim.stats().requests).toBe(4);
+      expect(sim.stats().requests).toBe(2);
     } finally {
       sim.setFaults({});
       await c.close();
@@ -213,14 +217,24 @@ describe('error taxonomy against the simulator', () => {
     }
   });
 
-  it('quick retries ride out a flaky server for reads', async () => {
+  it('a reset connection is resent once for a read, never for a write', async () => {
     const c = clientFor(sim);
-    sim.setFaults({ truncateRate: 0.3, dropRate: 0.1 });
+    sim.setFaults({ dropRate: 1 });
+    sim.resetStats();
     try {
-      let ok = 0;
-      for (let i = 0; i < 20; i++) if (!(await caught(c.contacts.listPage({ page: 1, perPage: 5 })))) ok++;
-      expect(ok).toBeGreaterThanOrEqual(17);
-      expect(c.stats().retries).toBeGreaterThan(0);
+      const r = await caught(c.contacts.listPage({ page: 1, perPage: 5 }));
+      expect(r).toBeInstanceOf(NetworkError);
+      expect(sim.stats().requests).toBe(2);
+      expect(c.stats()).toMatchObject({ requests: 2, retries: 1 });
+      const w = await caught(c.contacts.create({ email: 'reset@example.test', status: 'subscribed' }));
+      expect(w).toBeInstanceOf(NetworkError);
+      expect((w as CrmError).retryable).toBe(true);
+      expect(sim.stats().requests).toBe(3);
+      // A truncated body is not a reset before a response: the server answered, so no resend.
+      sim.setFaults({ truncateRate: 1 });
+      const t = await caught(c.contacts.listPage({ page: 1, perPage: 5 }));
+      expect(t).toBeInstanceOf(BadResponseError);
+      expect(sim.stats().requests).toBe(4);
     } finally {
       sim.setFaults({});
       await c.close();
@@ -260,6 +274,50 @@ describe('errors the simulator cannot produce (tiny local server)', () => {
   });
   const client = (extra = {}) =>
     createCrmClient({ baseUrl: server.baseUrl, username: 'u', password: PASSWORD, limiter: createRateLimiter({ maxRps: 1000, adaptive: false }), retry: { maxRetries: 0 }, ...extra });
+
+  it('a 503 then a 200: one request per call, and the next attempt (Temporal\'s) succeeds', async () => {
+    const c = client({ retry: { maxRetries: 1 } });
+    let calls = 0;
+    server.respond((_req, res) => {
+      calls++;
+      res.writeHead(calls === 1 ? 503 : 200, { 'content-type': 'application/json' });
+      res.end(calls === 1 ? '{"message":"busy"}' : JSON.stringify({ subscriber: { id: 1, email: 'a@example.test', status: 'subscribed' } }));
+    });
+    try {
+      const first = await caught(c.contacts.get(1));
+      expect(first).toBeInstanceOf(ServerError);
+      expect((toApplicationFailure(first) as ApplicationFailure).nonRetryable).toBe(false);
+      expect(calls).toBe(1);
+      const second = await c.contacts.get(1);
+      expect(second?.id).toBe(1);
+      expect(calls).toBe(2);
+      expect(c.stats()).toMatchObject({ requests: 2, retries: 0 });
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('a keep-alive connection reset before the response is resent once, and only once', async () => {
+    const c = client({ retry: { maxRetries: 5 } });
+    let calls = 0;
+    server.respond((_req, res) => {
+      calls++;
+      if (calls <= 1) return void res.socket?.destroy();
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ subscriber: { id: 2, email: 'b@example.test', status: 'subscribed' } }));
+    });
+    try {
+      expect((await c.contacts.get(2))?.id).toBe(2);
+      expect(calls).toBe(2);
+      expect(c.stats()).toMatchObject({ requests: 2, retries: 1 });
+      calls = -10; // every request from here is reset
+      const e = await caught(c.contacts.get(2));
+      expect(e).toBeInstanceOf(NetworkError);
+      expect(calls).toBe(-8); // the request and one resend, whatever maxRetries says
+    } finally {
+      await c.close();
+    }
+  });
 
   it('Retry-After as an HTTP-date', async () => {
     const c = client();

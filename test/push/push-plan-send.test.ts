@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { createCrmClient, createRateLimiter } from '../../src/crm/index.js';
 import { planPush } from '../../src/push/plan-push.js';
 import { pushCrmFromClient } from '../../src/push/push-crm-from-client.js';
-import { PushLedger } from '../../src/push/push-ledger.js';
-import { PushPlanStore } from '../../src/push/push-plan-store.js';
-import { sendBatch } from '../../src/push/send-batch.js';
-import type { SqlRunner } from '../../src/push/sql-runner.js';
+import { PushLedger } from '../../src/warehouse/push-ledger-store.js';
+import { PushPlanStore } from '../../src/warehouse/push-plan-store.js';
+import { PushBatchInterruptedError, sendBatch } from '../../src/push/send-batch.js';
+import type { WarehouseQuery } from '../../src/warehouse/types.js';
 import { withPushDb } from './helpers/push-db.js';
 import { upsertRequests, withSimClient } from './helpers/sim-client.js';
 
@@ -26,15 +26,15 @@ const SOURCE = `CREATE TABLE upserts AS SELECT * FROM (VALUES
 const SOURCE_SQL = SOURCE.replace('cf_preferred_color', 'cf_favorite_color');
 
 async function pushAll(
-  db: SqlRunner,
+  db: WarehouseQuery,
   crm: ReturnType<typeof pushCrmFromClient>,
   runId: string,
-  opts: { createMissing?: boolean; maxAttempts?: number; beforeSend?: () => void } = {},
+  opts: { createMissing?: boolean; beforeSend?: () => void } = {},
 ) {
   const plan = await planPush({ crm, db }, { from: 'upserts', runId, createMissing: opts.createMissing ?? false, dryRun: false });
   opts.beforeSend?.();
   const rows = await new PushPlanStore(db).load(runId, 0, plan.toSend);
-  const sent = await sendBatch({ crm, ledger: new PushLedger(db) }, { source: plan.source, runId, rows, concurrency: 4, maxAttempts: opts.maxAttempts });
+  const sent = await sendBatch({ crm, ledger: new PushLedger(db) }, { source: plan.source, runId, rows, concurrency: 4 });
   return { plan, sent };
 }
 
@@ -127,29 +127,70 @@ describe('push plan and send against the simulator', () => {
     });
   });
 
-  it('records server failures and retries them on the next run until they succeed', async () => {
+  it('a retryable server failure is no row failure: the batch fails retryable and its next attempt resumes', async () => {
     await withSimClient(
       { contacts: 5, seed: 5 },
-      { limiter: createRateLimiter({ maxRps: 500 }), retry: { maxRetries: 0 } },
+      { limiter: createRateLimiter({ maxRps: 500 }) },
       async (sim, client) => {
         await withPushDb(async (db) => {
           const crm = pushCrmFromClient(client);
-          await db.query(`CREATE TABLE upserts AS SELECT 'retry' || i || '@example.test' AS email, 'subscribed' AS status FROM range(3) t(i)`);
-          const failing = await pushAll(db, crm, 'run-1', { maxAttempts: 1, beforeSend: () => sim.setFaults({ errorRate: 1 }) });
-          expect(failing.sent).toMatchObject({ sent: 3, succeeded: 0, failed: 3 });
-          const ledger = await db.query(`SELECT outcome, http_status, retryable, failures FROM _push_ledger ORDER BY push_key`);
-          expect(ledger.every((r) => r.outcome === 'failed' && Number(r.http_status) >= 500 && r.retryable === true)).toBe(true);
+          await db.query(`CREATE TABLE upserts AS SELECT 'retry' || i || '@example.test' AS email, 'subscribed' AS status FROM range(6) t(i)`);
+          const plan = await planPush({ crm, db }, { from: 'upserts', runId: 'run-1', createMissing: false, dryRun: false });
+          const rows = await new PushPlanStore(db).load('run-1', 0, plan.toSend);
+          const ledger = new PushLedger(db);
+          // The first two rows go through, then the server fails every request.
+          let sent = 0;
+          const flaky: typeof crm = {
+            ...crm,
+            upsertContact: (body) => {
+              if (++sent === 3) sim.setFaults({ errorRate: 1 });
+              return crm.upsertContact(body);
+            },
+          };
+          const err = await sendBatch({ crm: flaky, ledger }, { source: plan.source, runId: 'run-1', rows, concurrency: 1 }).catch((e: unknown) => e);
+          expect(err).toBeInstanceOf(PushBatchInterruptedError);
+          expect((err as PushBatchInterruptedError).retryable).toBe(true);
+          // One request for the failing row, none for the rows after it.
+          expect(upsertRequests(sim)).toBe(3);
+          expect(await db.query(`SELECT push_key, outcome FROM _push_ledger ORDER BY push_key`)).toEqual([
+            { push_key: 'retry0@example.test', outcome: 'succeeded' },
+            { push_key: 'retry1@example.test', outcome: 'succeeded' },
+          ]);
 
           sim.setFaults({});
-          const retried = await pushAll(db, crm, 'run-2');
-          expect(retried.plan.counts).toMatchObject({ retry: 3, new: 0 });
-          expect(retried.sent.succeeded).toBe(3);
-          expect(sim.truth().contacts.filter((c) => c.email.startsWith('retry')).length).toBe(3);
+          const again = await sendBatch({ crm, ledger }, { source: plan.source, runId: 'run-1', rows, concurrency: 1 });
+          // The rows the first attempt finished count as sent and succeeded, and are not sent again.
+          expect(again).toMatchObject({ sent: 6, succeeded: 6, failed: 0, skipped: 0, requests: 4 });
+          expect(upsertRequests(sim)).toBe(7);
           const after = await db.query(`SELECT outcome, attempts, failures FROM _push_ledger ORDER BY push_key`);
-          expect(after).toEqual(Array(3).fill({ outcome: 'succeeded', attempts: 2, failures: 0 }));
+          expect(after).toEqual(Array(6).fill({ outcome: 'succeeded', attempts: 1, failures: 0 }));
         });
       },
     );
+  });
+
+  it('a row the CRM refuses is recorded as failed once, and the batch goes on', async () => {
+    await withSimClient({ contacts: 5, seed: 6 }, { limiter: createRateLimiter({ maxRps: 500 }) }, async (sim, client) => {
+      await withPushDb(async (db) => {
+        const crm = pushCrmFromClient(client);
+        await db.query(`CREATE TABLE upserts AS SELECT 'refused' || i || '@example.test' AS email, 'subscribed' AS status FROM range(4) t(i)`);
+        const plan = await planPush({ crm, db }, { from: 'upserts', runId: 'run-r', createMissing: false, dryRun: false });
+        const rows = await new PushPlanStore(db).load('run-r', 0, plan.toSend);
+        const ledger = new PushLedger(db);
+        const refused: typeof crm = {
+          ...crm,
+          upsertContact: (body) => (body.email === 'refused1@example.test' ? crm.upsertContact({ ...body, email: 'not-an-email' }) : crm.upsertContact(body)),
+        };
+        const first = await sendBatch({ crm: refused, ledger }, { source: plan.source, runId: 'run-r', rows, concurrency: 2 });
+        expect(first).toMatchObject({ sent: 4, succeeded: 3, failed: 1, requests: 4 });
+        // Run again (as Temporal would after a crash): nothing is sent or recorded a second time.
+        const again = await sendBatch({ crm: refused, ledger }, { source: plan.source, runId: 'run-r', rows, concurrency: 2 });
+        expect(again).toMatchObject({ sent: 4, succeeded: 3, failed: 1, requests: 0 });
+        expect(upsertRequests(sim)).toBe(4);
+        const failed = await db.query(`SELECT push_key, outcome, retryable, attempts, failures FROM _push_ledger WHERE outcome = 'failed'`);
+        expect(failed).toEqual([{ push_key: 'refused1@example.test', outcome: 'failed', retryable: false, attempts: 1, failures: 1 }]);
+      });
+    });
   });
 
   it('a batch past its deadline stops starting rows and says where the next one begins', async () => {

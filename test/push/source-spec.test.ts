@@ -1,20 +1,28 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_SOURCE_TEXT, parseSourceSpec } from '../../src/push/source-spec.js';
+import { pushSourceSelect } from '../../src/warehouse/push-source.js';
 
 describe('parseSourceSpec', () => {
   it('reads a relation name, quoting every part', () => {
-    expect(parseSourceSpec(' marketing.Upserts ')).toEqual({ kind: 'relation', sourceId: 'marketing.upserts', sql: 'SELECT * FROM "marketing"."Upserts"' });
+    const spec = parseSourceSpec(' marketing.Upserts ');
+    expect(spec).toEqual({ kind: 'relation', sourceId: 'marketing.upserts', name: ['marketing', 'Upserts'] });
+    expect(pushSourceSelect(spec)).toBe('SELECT * FROM "marketing"."Upserts"');
   });
 
   it('wraps a query and names its ledger by a hash that ignores whitespace and a trailing semicolon', () => {
     const a = parseSourceSpec('SELECT email, status FROM contacts_to_fix;');
     const b = parseSourceSpec('select  email,\n status FROM contacts_to_fix');
     expect(a.kind).toBe('query');
-    expect(a.sql).toBe('SELECT * FROM (SELECT email, status FROM contacts_to_fix) AS _push_source');
+    expect(pushSourceSelect(a)).toBe('SELECT * FROM (SELECT email, status FROM contacts_to_fix) AS _push_source');
     expect(a.sourceId).toMatch(/^query:[0-9a-f]{16}$/);
     expect(parseSourceSpec('SELECT email, status FROM contacts_to_fix').sourceId).toBe(a.sourceId);
     expect(b.sourceId).not.toBe(a.sourceId); // case is part of the text
     expect(parseSourceSpec('SELECT 1 AS email', 'spring-campaign').sourceId).toBe('spring-campaign');
+  });
+
+  it('reads a file with DuckDB\'s reader for its format, the path as a quoted literal', () => {
+    expect(pushSourceSelect({ kind: 'file', format: 'csv', path: "/tmp/o'k.csv" })).toBe("SELECT * FROM read_csv('/tmp/o''k.csv')");
+    expect(pushSourceSelect({ kind: 'file', format: 'parquet', path: '/tmp/a.parquet' })).toBe("SELECT * FROM read_parquet('/tmp/a.parquet')");
   });
 
   it.each([

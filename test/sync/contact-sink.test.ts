@@ -6,7 +6,7 @@ import { createCrmClient } from '../../src/crm/index.js';
 import type { Contact } from '../../src/crm/types.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import { createContactSink } from '../../src/sync/contact-sink.js';
-import { scannedPages } from '../../src/sync/scan-tables.js';
+import { scannedPages } from '../../src/warehouse/scan-tables.js';
 import { warehouseOpener } from '../../src/sync/sync-runtime.js';
 import { createWriteQueue, type WriteQueue } from '../../src/sync/write-queue.js';
 import { makeContact } from '../warehouse/contact-factory.js';

@@ -1,14 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { duckdbSqlRunner } from '../../../src/push/duckdb-sql-runner.js';
-import type { SqlRunner } from '../../../src/push/sql-runner.js';
+import { queryOver } from '../../../src/warehouse/sql-run.js';
+import type { WarehouseQuery } from '../../../src/warehouse/types.js';
 
 /** Opens the DuckDB file for the length of `fn` (a child worker must not hold it then). */
-export async function withDuckDb<T>(dbPath: string, fn: (db: SqlRunner) => Promise<T>): Promise<T> {
+export async function withDuckDb<T>(dbPath: string, fn: (db: WarehouseQuery) => Promise<T>): Promise<T> {
   const instance = await DuckDBInstance.create(dbPath);
   const connection = await instance.connect();
   try {
-    return await fn(duckdbSqlRunner(connection));
+    return await fn(queryOver(connection));
   } finally {
     connection.closeSync();
     instance.closeSync();

@@ -1,5 +1,8 @@
-import { BIGINT, DuckDBDataChunk, VARCHAR } from '@duckdb/node-api';
-import type { WarehouseSession } from './warehouse-port.js';
+import { BIGINT, DuckDBDataChunk, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
+import { readRows, run } from './sql-run.js';
+
+/** A write scope's connection: the scan log is written in the same scope as the load it records. */
+type ScanScope = { readonly connection: DuckDBConnection };
 
 /** DuckDB's most rows per data chunk. */
 const CHUNK_ROWS = 2048;
@@ -21,7 +24,7 @@ export interface ScannedPageRecord {
  * Records that these pages of scans were loaded, with the ids each held: two statements however
  * many pages (a statement per page cost ~9 ms each in a backfill). Same write scope as the load.
  */
-export async function recordScannedPages(w: WarehouseSession, pages: readonly ScannedPageRecord[]): Promise<void> {
+export async function recordScannedPages(w: ScanScope, pages: readonly ScannedPageRecord[]): Promise<void> {
   if (pages.length === 0) return;
   const byScan = new Map<string, number[]>();
   for (const p of pages) {
@@ -53,12 +56,13 @@ export async function recordScannedPages(w: WarehouseSession, pages: readonly Sc
     values.push(p.scanKey, p.page, p.ids.length, p.reportedTotal ?? null, p.at.toISOString());
     return `($${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}::TIMESTAMP)`;
   });
-  await w.connection.run(`INSERT OR REPLACE INTO _sync_scan_pages (scan_key, page, row_count, reported_total, loaded_at) VALUES ${rows.join(', ')}`, values as never);
+  await run(w.connection, `INSERT OR REPLACE INTO _sync_scan_pages (scan_key, page, row_count, reported_total, loaded_at) VALUES ${rows.join(', ')}`, values);
 }
 
 /** Pages of a scan already loaded (optionally only those in [fromPage, toPage]). */
-export async function scannedPages(w: WarehouseSession, scanKey: string, fromPage = 1, toPage = 2 ** 31 - 1): Promise<number[]> {
-  const rows = await w.query(
+export async function scannedPages(w: ScanScope, scanKey: string, fromPage = 1, toPage = 2 ** 31 - 1): Promise<number[]> {
+  const rows = await readRows(
+      w.connection,
     `SELECT page FROM _sync_scan_pages WHERE scan_key = $1 AND page BETWEEN $2 AND $3 ORDER BY page`,
     [scanKey, fromPage, toPage],
   );
@@ -66,8 +70,9 @@ export async function scannedPages(w: WarehouseSession, scanKey: string, fromPag
 }
 
 /** Pages and rows of a scan's page log in [fromPage, toPage], whichever attempt or run loaded them. */
-export async function scannedTotals(w: WarehouseSession, scanKey: string, fromPage: number, toPage: number): Promise<{ pages: number; rows: number }> {
-  const rows = await w.query(
+export async function scannedTotals(w: ScanScope, scanKey: string, fromPage: number, toPage: number): Promise<{ pages: number; rows: number }> {
+  const rows = await readRows(
+      w.connection,
     `SELECT count(*) AS pages, coalesce(sum(row_count), 0) AS rows FROM _sync_scan_pages WHERE scan_key = $1 AND page BETWEEN $2 AND $3`,
     [scanKey, fromPage, toPage],
   );
@@ -75,8 +80,9 @@ export async function scannedTotals(w: WarehouseSession, scanKey: string, fromPa
 }
 
 /** Live contacts with id <= maxId that the scan did not see: deleted in the CRM, or missed by drift. */
-export async function unseenLiveContactIds(w: WarehouseSession, scanKey: string, maxId: number): Promise<number[]> {
-  const rows = await w.query(
+export async function unseenLiveContactIds(w: ScanScope, scanKey: string, maxId: number): Promise<number[]> {
+  const rows = await readRows(
+      w.connection,
     `SELECT c.id FROM contacts c
       WHERE c._deleted_at IS NULL AND c.id <= $2
         AND NOT EXISTS (SELECT 1 FROM _sweep_seen s WHERE s.scan_key = $1 AND s.id = c.id)
@@ -86,13 +92,13 @@ export async function unseenLiveContactIds(w: WarehouseSession, scanKey: string,
   return rows.map((r) => Number(r.id));
 }
 
-export async function liveContactCount(w: WarehouseSession): Promise<number> {
-  const rows = await w.query(`SELECT count(*) AS n FROM contacts WHERE _deleted_at IS NULL`);
+export async function liveContactCount(w: ScanScope): Promise<number> {
+  const rows = await readRows(w.connection, `SELECT count(*) AS n FROM contacts WHERE _deleted_at IS NULL`);
   return Number(rows[0]?.n ?? 0);
 }
 
 /** Forgets a finished scan's bookkeeping (and any other scan's leftovers). */
-export async function clearScans(w: WarehouseSession): Promise<void> {
-  await w.connection.run(`DELETE FROM _sweep_seen`);
-  await w.connection.run(`DELETE FROM _sync_scan_pages`);
+export async function clearScans(w: ScanScope): Promise<void> {
+  await run(w.connection, `DELETE FROM _sweep_seen`);
+  await run(w.connection, `DELETE FROM _sync_scan_pages`);
 }

@@ -1,5 +1,6 @@
-import type { RowRejection } from './push-types.js';
-import { sqlTimestamp, type SqlRunner } from './sql-runner.js';
+import type { RowRejection } from '../push/push-types.js';
+import { sqlTimestamp } from './sql-run.js';
+import type { WarehouseQuery } from './types.js';
 
 export interface LedgerState {
   outcome: 'succeeded' | 'failed' | 'rejected';
@@ -38,7 +39,7 @@ const MAX_MESSAGE = 1000;
 
 /** Reads and writes `_push_ledger` (sql/030_push_ledger.sql). */
 export class PushLedger {
-  constructor(private readonly db: SqlRunner) {}
+  constructor(private readonly db: WarehouseQuery) {}
 
   async read(source: string): Promise<Map<string, LedgerState>> {
     const rows = await this.db.query('SELECT push_key, outcome, pushed_fingerprint, source_fingerprint FROM _push_ledger WHERE source = ?', [source]);
@@ -53,18 +54,24 @@ export class PushLedger {
     return out;
   }
 
-  /** Keys among `keys` whose last successful push had exactly this fingerprint. */
-  async alreadyPushed(source: string, fingerprints: ReadonlyMap<string, string>): Promise<Set<string>> {
-    if (fingerprints.size === 0) return new Set();
+  /**
+   * How each row of a batch already ended, by key: `succeeded` or `failed` when this run recorded
+   * it with this fingerprint (an earlier attempt of the same batch), `skipped` when an earlier run
+   * pushed exactly this fingerprint. Rows absent from the map are still to send.
+   */
+  async settledRows(source: string, runId: string, fingerprints: ReadonlyMap<string, string>): Promise<Map<string, 'succeeded' | 'failed' | 'skipped'>> {
+    if (fingerprints.size === 0) return new Map();
     const pairs = JSON.stringify([...fingerprints].map(([k, f]) => ({ k, f })));
     const rows = await this.db.query(
-      `SELECT l.push_key FROM _push_ledger l
-       JOIN (SELECT unnest(from_json(?::JSON, '[{"k":"VARCHAR","f":"VARCHAR"}]'), recursive := true)) p
-         ON l.push_key = p.k AND l.pushed_fingerprint = p.f
-       WHERE l.source = ?`,
-      [pairs, source],
+      `SELECT l.push_key,
+              CASE WHEN l.run_id = ? AND l.fingerprint = p.f AND l.outcome IN ('succeeded', 'failed') THEN l.outcome ELSE 'skipped' END AS settled
+       FROM _push_ledger l
+       JOIN (SELECT unnest(from_json(?::JSON, '[{"k":"VARCHAR","f":"VARCHAR"}]'), recursive := true)) p ON l.push_key = p.k
+       WHERE l.source = ?
+         AND ((l.run_id = ? AND l.fingerprint = p.f AND l.outcome IN ('succeeded', 'failed')) OR l.pushed_fingerprint = p.f)`,
+      [runId, pairs, source, runId],
     );
-    return new Set(rows.map((r) => String(r.push_key)));
+    return new Map(rows.map((r) => [String(r.push_key), r.settled as 'succeeded' | 'failed' | 'skipped']));
   }
 
   /** One statement for all rejections of a run: they are never sent. */

@@ -1,6 +1,7 @@
 import type { ContactWrite } from '../crm/types.js';
-import type { PlannedRow, PushCounts } from './push-types.js';
-import { sqlTimestamp, type SqlRunner } from './sql-runner.js';
+import type { PlannedRow, PushCounts } from '../push/push-types.js';
+import { sqlTimestamp } from './sql-run.js';
+import type { WarehouseQuery } from './types.js';
 
 export interface StoredPlanRow extends PlannedRow {
   seq: number;
@@ -17,7 +18,7 @@ const PLAN_CHUNK = 1000;
 
 /** The numbered rows of a run (`_push_plan`) and the run summaries (`_push_runs`). */
 export class PushPlanStore {
-  constructor(private readonly db: SqlRunner) {}
+  constructor(private readonly db: WarehouseQuery) {}
 
   /** Replaces any plan stored under `runId` (a retried planning activity starts over). */
   async save(runId: string, source: string, rows: readonly PlannedRow[]): Promise<void> {
