@@ -7,6 +7,7 @@ import { chooseContactsMode } from '../src/sync/choose-contacts-mode.js';
 import { createContactSink } from '../src/sync/contact-sink.js';
 import { CONTACT_WITH_CUSTOM_VALUES } from '../src/sync/contact-requests.js';
 import { clearScans, liveContactCount, scannedPages, scannedTotals, unseenLiveContactIds } from '../src/sync/scan-tables.js';
+import { scanOutcome } from '../src/warehouse/scan-outcome.js';
 import type { LoadStats } from '../src/warehouse/types.js';
 import type { ContactsMode, ReconcilePolicy } from '../workflows/sync-types.js';
 import { currentActivity, startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
@@ -252,18 +253,13 @@ export function createContactActivities(deps: SyncActivityDeps) {
       return await writes.run(async (w) => {
         const deleted = gone.length > 0 ? await w.tombstoneContacts(gone, ctx) : 0;
         if (found.length > 0) await w.loadContacts(found, ctx);
-        const pageDrift = await w.query(
-          `SELECT count(*) AS n FROM _sync_scan_pages WHERE scan_key = $1 AND reported_total IS DISTINCT FROM $2`,
-          [scan.scanKey, scan.total],
-        );
-        const maxSeen = await w.query(`SELECT coalesce(max(id), 0) AS m FROM _sweep_seen WHERE scan_key = $1`, [scan.scanKey]);
-        const drift =
-          tail.total !== scan.crmTotalAtStart || tail.maxId !== scan.crmMaxIdAtStart || Number(pageDrift[0]?.n ?? 0) > 0 || found.length > 0;
+        const outcome = await scanOutcome(w, scan.scanKey, scan.total);
+        const drift = tail.total !== scan.crmTotalAtStart || tail.maxId !== scan.crmMaxIdAtStart || outcome.pagesOffTotal > 0 || found.length > 0;
         const state = await readContactsState(w);
         await writeContactsState(w, {
           ...state,
           backfillDone: true,
-          maxId: Math.max(state.maxId, Number(maxSeen[0]?.m ?? 0)),
+          maxId: Math.max(state.maxId, outcome.maxSeenId),
           lastReconcileAtMs: scan.startedAtMs,
           needsReconcile: drift,
           activeScan: null,

@@ -1,4 +1,5 @@
 import type { FunnelSubscriber } from '../src/crm/types.js';
+import { heldFunnelIds } from '../src/warehouse/held-funnel-ids.js';
 import type { LoadStats } from '../src/warehouse/types.js';
 import { readAllPages } from '../src/sync/read-all-pages.js';
 import { unavailableReason } from '../src/sync/stream-availability.js';
@@ -50,8 +51,7 @@ export function createFunnelActivities(deps: SyncActivityDeps) {
       const keep = new Set(input.keepFunnelIds);
       const ctx = { loadId: input.loadId, syncedAt: new Date(now()) };
       return await writes.run(async (w) => {
-        const held = await w.query(`SELECT DISTINCT funnel_id FROM funnel_subscribers`);
-        const gone = held.map((r) => Number(r.funnel_id)).filter((id) => !keep.has(id));
+        const gone = (await heldFunnelIds(w)).filter((id) => !keep.has(id));
         let deleted = 0;
         for (const id of gone) deleted += (await w.loadFunnelSubscribers(id, [], ctx, { complete: true })).deleted;
         return { funnels: gone.length, deleted };
