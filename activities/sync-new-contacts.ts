@@ -1,3 +1,4 @@
+import type { Contact, Page } from '../src/crm/types.js';
 import { readContactsState, writeContactsState } from '../src/sync/contacts-state.js';
 import { liveContactCount } from '../src/sync/scan-tables.js';
 import type { LoadStats } from '../src/warehouse/types.js';
@@ -34,14 +35,18 @@ export function createNewContactActivities(deps: SyncActivityDeps) {
      */
     async fetchNewContacts(input: { perPage: number; loadId: string }): Promise<NewContactsResult> {
       const client = activityClient(deps.client);
-      const fetchNewestPage = (page: number, perPage: number) => client.contacts.listPage({ page, perPage, order: 'desc', orderBy: 'id', customFields: true });
       const sinceMaxId = (await writes.run(readContactsState)).maxId;
       const result: NewContactsResult = { ...NO_STATS, pages: 0, rows: 0, requests: 0, crmTotal: 0, liveCount: 0, maxId: sinceMaxId };
+      const fetchNewestPage = (page: number, perPage: number) => {
+        result.requests++;
+        return client.contacts.listPage({ page, perPage, order: 'desc', orderBy: 'id', customFields: true });
+      };
       const hb = startHeartbeats(() => ({ pages: result.pages }));
       try {
-        for await (const p of client.paginate(fetchNewestPage, { perPage: input.perPage, order: 'desc', maxPages: MAX_NEW_PAGES })) {
+        // Newest first: once a row is one already held, every row after it is held too.
+        const reachedHeld = (p: Page<Contact>) => p.items.some((c) => c.id <= sinceMaxId);
+        for await (const p of client.paginate(fetchNewestPage, { perPage: input.perPage, order: 'desc', maxPages: MAX_NEW_PAGES, stopAfter: reachedHeld })) {
           hb.throwIfCancelled();
-          result.requests++;
           if (result.pages === 0) result.crmTotal = p.total ?? p.items.length;
           const fresh = p.items.filter((c) => c.id > sinceMaxId);
           if (fresh.length > 0) {
@@ -53,8 +58,6 @@ export function createNewContactActivities(deps: SyncActivityDeps) {
           }
           result.pages++;
           hb.beat();
-          // Newest first: once a row is one already held, every row after it is held too.
-          if (fresh.length < p.items.length) break;
         }
       } finally {
         hb.stop();

@@ -86,7 +86,12 @@ export function createUpdatedContactActivities(deps: SyncActivityDeps) {
         return await fetchUpdatedPage(n, 'desc', perPage);
       };
       try {
-        for await (const p of client.paginate(readPage, { perPage: input.perPage, maxPages: MAX_PAGES })) {
+        // Past the watermark (less the overlap): every later row is older still.
+        const pastCutoff = (p: Page<Contact>) => {
+          const last = p.items[p.items.length - 1];
+          return !last || updatedMs(last) < cutoffMs;
+        };
+        for await (const p of client.paginate(readPage, { perPage: input.perPage, maxPages: MAX_PAGES, stopAfter: pastCutoff })) {
           hb.throwIfCancelled();
           result.pages++;
           // Checked on every page: the parameter is not trusted, the rows are.
@@ -102,8 +107,7 @@ export function createUpdatedContactActivities(deps: SyncActivityDeps) {
           }
           hb.beat();
           const last = p.items[p.items.length - 1];
-          if (!last || updatedMs(last) < cutoffMs) break;
-          previousMs = updatedMs(last);
+          if (last) previousMs = updatedMs(last);
         }
         const stats = await batch.flush();
         result.inserted += stats.inserted;

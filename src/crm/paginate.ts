@@ -16,6 +16,13 @@ export interface PaginateOptions<T> {
    */
   expectedTotal?: number;
   /**
+   * The caller's end of the scan, asked of each page in order: when it returns true the page is
+   * the last one yielded and no page after it is requested (a `break` would leave the pages fetched
+   * ahead wasted): with it, a page is requested only once the one before has been judged, one at a
+   * time. For scans that stop at a cursor, such as newest first down to the highest id held.
+   */
+  stopAfter?: (page: Page<T>) => boolean;
+  /**
    * Ends the scan: no page is requested after it fires, a page awaited rejects with its reason at
    * once, and the scan ends once the requests in flight have settled. Pass the same signal to the
    * requests (`CrmClient.withSignal`) so that those are aborted too.
@@ -217,20 +224,31 @@ export async function* paginate<T>(fetchPage: (page: number, perPage: number) =>
 
   let page = start;
   let highest = start - 1;
+  // Pages requested past the one the consumer waits on; none when the caller may stop at any page.
+  const aheadLimit = opts.stopAfter ? 0 : 4 * concurrency;
   let limitPage = start + concurrency - 1;
   const launch = (n: number): Promise<Page<T>> => {
     inFlight++;
     highest = Math.max(highest, n);
-    const pr = track(fetchPage(n, perPage)).finally(() => {
-      inFlight--;
-      pump();
-    });
+    const pr = track(fetchPage(n, perPage)).then(
+      (p) => {
+        inFlight--;
+        pump();
+        return p;
+      },
+      (err: unknown) => {
+        // The scan fails at this page once the consumer reaches it: ask for no more meanwhile.
+        inFlight--;
+        stopped = true;
+        throw err;
+      },
+    );
     pr.catch(() => undefined); // awaited in order below; no unhandled rejection if the consumer stops early
     ahead.set(n, pr);
     return pr;
   };
   const pump = (): void => {
-    while (!stopped && !signal?.aborted && inFlight < concurrency && highest < Math.min(limitPage, pagesLimit, page + 4 * concurrency)) launch(highest + 1);
+    while (!stopped && !signal?.aborted && inFlight < concurrency && highest < Math.min(limitPage, pagesLimit, page + aheadLimit)) launch(highest + 1);
   };
 
   let knownLast: number | undefined;
@@ -260,10 +278,11 @@ export async function* paginate<T>(fetchPage: (page: number, perPage: number) =>
         (knownLast !== undefined
           ? page < knownLast || (!isShort && current.lastPage === undefined) || behindTotal
           : behindTotal || (lastTotal === undefined && !isShort));
-      if (!(listingGoesOn && page < pagesLimit)) {
+      const callerStops = listingGoesOn && (opts.stopAfter?.(current) ?? false);
+      if (!(listingGoesOn && page < pagesLimit) || callerStops) {
         stopped = true;
         // Only a scan of the whole listing can compare what it read with the listing's total.
-        const whole = start === 1 && !(listingGoesOn && opts.endPage !== undefined && page >= opts.endPage);
+        const whole = start === 1 && !callerStops && !(listingGoesOn && opts.endPage !== undefined && page >= opts.endPage);
         yield (whole ? finalCheck(checked, page) : undefined) ?? checked;
         return;
       }

@@ -52,6 +52,15 @@ describe('paginate: ranges, early stops and aborts', () => {
     expect(pages[0]!.drift?.map((e) => e.kind)).toEqual(['total_changed']);
   });
 
+  it('stops after the page the caller says is the last, without asking for the next one', async () => {
+    const l = listing(100);
+    const pages = await collect(paginate(l.fetchPage, { perPage: 10, order: 'asc', stopAfter: (p) => p.items.some((r) => r.id >= 25) }));
+    expect(pages.map((p) => p.currentPage)).toEqual([1, 2, 3]);
+    // Neither page 4 read ahead nor a count check: the caller ended the scan on purpose.
+    expect(l.calls).toEqual([1, 2, 3]);
+    expect(pages.flatMap((p) => p.drift ?? [])).toEqual([]);
+  });
+
   it('a caller that breaks gets control back once the pages requested ahead have settled', async () => {
     const held: Array<() => void> = [];
     const l = listing(100, (page) => (page === 1 ? Promise.resolve() : new Promise<void>((r) => held.push(r))));
