@@ -53,15 +53,16 @@ export function createMembershipActivities(deps: SyncActivityDeps) {
       const result: MembershipRepairResult = { checked: 0, differing: [], rows: 0, confirmed: 0, requests: 2, sweepInstead: false, inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
       const [tags, lists] = await Promise.all([client.tags.list(), client.lists.list()]);
       const held = await writes.run(async (w) => ({ tags: await membershipCounts(w, 'tags'), lists: await membershipCounts(w, 'lists'), live: await liveContactCount(w) }));
-      const todo: { kind: 'tags' | 'lists'; id: number }[] = [];
+      const todo: { kind: 'tags' | 'lists'; id: number; members: number }[] = [];
       let toRead = 0;
       for (const [kind, items] of [['tags', tags], ['lists', lists]] as const) {
         for (const item of items) {
           result.checked++;
           const h = held[kind].get(item.id);
           if (!differs(item, h)) continue;
-          todo.push({ kind, id: item.id });
-          toRead += Math.max(item.total_count ?? 0, item.subscribers_count ?? 0, h?.total ?? 0);
+          const members = Math.max(item.total_count ?? 0, item.subscribers_count ?? 0, h?.total ?? 0);
+          todo.push({ kind, id: item.id, members });
+          toRead += members;
         }
       }
       if (toRead > held.live) {
@@ -78,7 +79,7 @@ export function createMembershipActivities(deps: SyncActivityDeps) {
       };
       const hb = startHeartbeats(() => ({ differing: todo.length, rows: result.rows }));
       try {
-        for (const { kind, id } of todo) {
+        for (const { kind, id, members } of todo) {
           result.differing.push(`${kind === 'tags' ? 'tag' : 'list'} ${id}`);
           const seen = new Set<number>();
           const batch = createContactLoadBatch(writes, ctx);
@@ -87,8 +88,11 @@ export function createMembershipActivities(deps: SyncActivityDeps) {
             result.requests++;
             return fetchPage(page, perPage);
           };
-          // Several pages at once (the client's limiter caps them); loads go one after another.
-          for await (const p of client.paginate(counted, { perPage: input.perPage, order: 'asc', concurrency: PAGES_AT_ONCE, maxPages: MAX_PAGES })) {
+          // Several pages at once (the client's limiter caps them), but no more than the counts say
+          // there are: the first ones go out before page 1 tells the page count.
+          const concurrency = Math.max(1, Math.min(PAGES_AT_ONCE, Math.ceil(members / input.perPage)));
+          // Loads go one after another.
+          for await (const p of client.paginate(counted, { perPage: input.perPage, order: 'asc', concurrency, maxPages: MAX_PAGES })) {
             hb.throwIfCancelled();
             for (const c of p.items) seen.add(c.id);
             await batch.add(p.items);
