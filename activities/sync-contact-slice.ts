@@ -1,10 +1,10 @@
-import type { Contact } from '../src/crm/types.js';
+import type { Contact, Page } from '../src/crm/types.js';
 import { createContactLoadBatch } from '../src/sync/contact-load-batch.js';
 import { readContactsState, writeContactsState } from '../src/sync/contacts-state.js';
 import { liveContactCount } from '../src/warehouse/scan-tables.js';
 import { liveContactsUpTo } from '../src/warehouse/live-contacts-up-to.js';
 import type { LoadStats } from '../src/warehouse/types.js';
-import { startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
+import { activityClient, startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
 
 export interface SliceResult extends LoadStats {
   pages: number;
@@ -23,7 +23,7 @@ export function slicePages(liveCount: number, perPage: number, sweepRuns: number
 }
 
 export function createContactSliceActivities(deps: SyncActivityDeps) {
-  const { client, writes } = deps;
+  const { writes } = deps;
   const now = deps.now ?? Date.now;
 
   return {
@@ -34,6 +34,8 @@ export function createContactSliceActivities(deps: SyncActivityDeps) {
      * leave every count equal). Deletes are left to the reconcile sweep, which counts reveal.
      */
     async sweepContactSlice(input: { perPage: number; loadId: string; sweepRuns: number }): Promise<SliceResult> {
+      const client = activityClient(deps.client);
+      const fetchSlicePage = (page: number, perPage: number) => client.contacts.listPage({ page, perPage, order: 'asc', orderBy: 'id', customFields: true });
       const startedAtMs = now();
       const { state, offset, pages } = await writes.run(async (w) => {
         const s = await readContactsState(w);
@@ -44,26 +46,33 @@ export function createContactSliceActivities(deps: SyncActivityDeps) {
       const startPage = Math.floor(offset / input.perPage) + 1;
       const cursor = state.sweepCursorId;
       const result: SliceResult = { pages: 0, rows: 0, requests: 0, fromId: cursor + 1, toId: cursor, cycleDone: false, inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
-      const read = async (page: number) => {
+      const read = async (page: number, perPage = input.perPage) => {
         result.requests++;
         result.pages++;
-        return await client.contacts.listPage({ page, perPage: input.perPage, order: 'asc', orderBy: 'id', customFields: true });
+        return await fetchSlicePage(page, perPage);
       };
       const hb = startHeartbeats(() => ({ pages: result.pages }));
       const batch = createContactLoadBatch(writes, () => ({ loadId: input.loadId, syncedAt: new Date(now()) }));
       try {
         let page = startPage;
-        let p = await read(page);
+        let head = await read(page);
         // Unless the cursor ends a page, its page holds it; if it starts above the cursor, rows
         // shifted left (deletes below it): step back until it does not. Where the cursor ends a
         // page, a shift cannot be seen from here, but deletes change the CRM's total, which makes
         // the run a reconcile sweep instead.
-        while (offset % input.perPage !== 0 && page > 1 && (p.items[0]?.id ?? 0) > cursor) {
+        while (offset % input.perPage !== 0 && page > 1 && (head.items[0]?.id ?? 0) > cursor) {
           page--;
-          p = await read(page);
+          head = await read(page);
         }
-        for (;;) {
+        const first = page;
+        // The page found above is not asked for again; the slice ends where it was planned to.
+        const readPage = (n: number, perPage: number): Promise<Page<Contact>> => (n === first ? Promise.resolve(head) : read(n, perPage));
+        let no = first - 1;
+        let last: Page<Contact> | undefined;
+        for await (const p of client.paginate(readPage, { perPage: input.perPage, order: 'asc', startPage: first, endPage: Math.max(first, startPage + pages - 1) })) {
           hb.throwIfCancelled();
+          no++;
+          last = p;
           const rows: Contact[] = p.items.filter((c) => c.id > cursor);
           if (rows.length > 0) {
             await batch.add(rows);
@@ -71,14 +80,10 @@ export function createContactSliceActivities(deps: SyncActivityDeps) {
             result.toId = Math.max(result.toId, ...rows.map((c) => c.id));
           }
           hb.beat();
-          const last = p.lastPage !== undefined ? page >= p.lastPage : p.items.length < input.perPage;
-          if (last || p.items.length === 0) {
-            result.cycleDone = true;
-            break;
-          }
-          if (page >= startPage + pages - 1) break;
-          page++;
-          p = await read(page);
+        }
+        // The listing ended within the slice: every contact has been re-read since the cycle began.
+        if (last && (last.items.length === 0 || (last.lastPage !== undefined ? no >= last.lastPage : last.items.length < input.perPage))) {
+          result.cycleDone = true;
         }
         const s = await batch.flush();
         result.inserted += s.inserted;

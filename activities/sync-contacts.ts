@@ -1,15 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import pLimit from 'p-limit';
-import type { Contact } from '../src/crm/types.js';
+import type { Contact, Page } from '../src/crm/types.js';
+import type { SyncCrmClient } from '../src/sync/crm-port.js';
 import { CrmsyncError } from '../src/errors.js';
 import { readContactsState, writeContactsState, type ActiveScan } from '../src/sync/contacts-state.js';
 import { chooseContactsMode } from '../src/sync/choose-contacts-mode.js';
 import { createContactSink } from '../src/sync/contact-sink.js';
 import { CONTACT_WITH_CUSTOM_VALUES } from '../src/sync/contact-requests.js';
 import { clearScans, liveContactCount, scannedPages, scannedTotals, unseenLiveContactIds } from '../src/warehouse/scan-tables.js';
+import { scanOutcome } from '../src/warehouse/scan-outcome.js';
 import type { LoadStats } from '../src/warehouse/types.js';
 import type { ContactsMode, ReconcilePolicy } from '../workflows/sync-types.js';
-import { currentActivity, startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
+import { activityClient, currentActivity, startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
 
 export interface ContactsPlan {
   mode: ContactsMode;
@@ -64,19 +66,36 @@ function addStats(into: LoadStats, add: LoadStats): void {
   into.deleted += add.deleted;
 }
 
+/** Contiguous runs of the pages from..to not in `done`: each is one scan of the paginator. */
+function pageRuns(from: number, to: number, done: ReadonlySet<number>): Array<[number, number]> {
+  const runs: Array<[number, number]> = [];
+  for (let page = from; page <= to; page++) {
+    if (done.has(page)) continue;
+    const last = runs.at(-1);
+    if (last && last[1] === page - 1) last[1] = page;
+    else runs.push([page, page]);
+  }
+  return runs;
+}
+
+/** One page of the id-ascending scan, with custom values. */
+function fetchScanPage(client: SyncCrmClient, page: number, perPage: number): Promise<Page<Contact>> {
+  return client.contacts.listPage({ page, perPage, order: 'asc', orderBy: 'id', customFields: true });
+}
+
 function isNotFound(err: unknown): boolean {
   return err instanceof CrmsyncError && err.code === 'CRM_NOT_FOUND';
 }
 
 export function createContactActivities(deps: SyncActivityDeps) {
-  const { client, writes, logger } = deps;
+  const { writes, logger } = deps;
   const now = deps.now ?? Date.now;
   const ctxFor = (loadId: string) => ({ loadId, syncedAt: new Date(now()) });
   const sink = createContactSink(writes, {
     onPublishError: (err) => logger.warn({ err }, 'publishing finished lake buckets during the scan failed; the run\'s final publish will write them'),
   });
 
-  async function probe(): Promise<{ total: number; maxId: number }> {
+  async function probe(client: SyncCrmClient): Promise<{ total: number; maxId: number }> {
     const p = await client.contacts.listPage({ page: 1, perPage: 1, order: 'desc', orderBy: 'id' });
     return { total: p.total ?? p.items.length, maxId: p.items[0]?.id ?? 0 };
   }
@@ -97,7 +116,7 @@ export function createContactActivities(deps: SyncActivityDeps) {
       });
       if (existing) return { ...existing, resumed: true, requests: 0 };
 
-      const head = await probe();
+      const head = await probe(activityClient(deps.client));
       return await writes.run(async (w) => {
         const state = await readContactsState(w);
         const scan: ActiveScan = {
@@ -118,7 +137,8 @@ export function createContactActivities(deps: SyncActivityDeps) {
     },
 
     /**
-     * Fetches pages fromPage..toPage (id ascending) and loads each as it arrives. The heartbeat
+     * Fetches pages fromPage..toPage (id ascending) through the client's paginator, which keeps
+     * `FETCHES_PER_RANGE` requests in flight and reports drift, and loads each page. The heartbeat
      * carries the cursor: every page up to `loadedThrough` is durable, so a retry starts after
      * it; pages loaded out of order after it are found in the page log (written in the same write
      * scope as the load) and skipped too. A retry after a crash refetches only the pages in flight.
@@ -143,59 +163,61 @@ export function createContactActivities(deps: SyncActivityDeps) {
       };
       advance();
       const hb = startHeartbeats(() => ({ loadedThrough, pages: result.pagesLoadedNow }));
-      const todo: number[] = [];
-      for (let page = startPage; page <= input.toPage; page++) if (!done.has(page)) todo.push(page);
-      let next = 0;
-      let failed = false;
+      const client = activityClient(deps.client);
+      const fetch = async (page: number, perPage: number) => {
+        // Every range of this process shares one budget of rows held in memory.
+        await sink.room();
+        result.requests++;
+        return await fetchScanPage(client, page, perPage);
+      };
       /** Every load started, for the end; and those not yet awaited, to bound them. */
       const loads: Promise<void>[] = [];
       const unawaited: Promise<void>[] = [];
-      const lane = async (): Promise<void> => {
-        try {
-          while (!failed && next < todo.length) {
-            const page = todo[next++]!;
-            // Every range of this process shares one budget of rows held in memory.
-            await sink.room();
+      const load = async (page: number, items: Contact[], reportedTotal: number | undefined): Promise<void> => {
+        const loaded = sink.add({ scanKey: input.scanKey, page, items, reportedTotal, loadId: input.loadId, syncedAt: new Date(now()) }).then((stats) => {
+          addStats(result, stats);
+          result.pagesLoadedNow++;
+          durable.add(page);
+          advance();
+        });
+        // Observed at once (a failed load must not be an unhandled rejection while the scan waits
+        // on requests); still awaited below, where its error fails the range.
+        loaded.catch(() => undefined);
+        loads.push(loaded);
+        unawaited.push(loaded);
+        while (unawaited.length >= MAX_PENDING_LOADS) await unawaited.shift();
+      };
+      try {
+        for (const [from, to] of pageRuns(startPage, input.toPage, done)) {
+          let page = from;
+          const pages = client.paginate(fetch, {
+            perPage: input.perPage,
+            startPage: from,
+            endPage: to,
+            expectedTotal: input.expectedTotal,
+            order: 'asc',
+            concurrency: FETCHES_PER_RANGE,
+          });
+          for await (const p of pages) {
             hb.throwIfCancelled();
-            if (failed) return;
-            const p = await client.contacts.listPage({ page, perPage: input.perPage, order: 'asc', orderBy: 'id', customFields: true });
-            result.requests++;
-            if ((p.total !== undefined && p.total !== input.expectedTotal) || (p.items.length < input.perPage && page * input.perPage < input.expectedTotal)) {
-              result.drift = true;
-            }
-            const items: Contact[] = p.items;
-            const load = sink.add({ scanKey: input.scanKey, page, items, reportedTotal: p.total, loadId: input.loadId, syncedAt: new Date(now()) }).then((stats) => {
-              addStats(result, stats);
-              result.pagesLoadedNow++;
-              durable.add(page);
-              advance();
-            });
-            // Observed at once (a failed load must not be an unhandled rejection while the lanes
-            // wait on requests); still awaited below, where its error fails the range.
-            load.catch(() => undefined);
-            loads.push(load);
-            unawaited.push(load);
-            while (unawaited.length >= MAX_PENDING_LOADS) await unawaited.shift();
+            if (p.drift?.length) result.drift = true;
+            await load(page++, p.items, p.total);
             hb.beat();
           }
-        } catch (err) {
-          failed = true;
-          throw err;
+          // The listing ended before the run did (rows were deleted during the scan): the pages past
+          // its end hold nothing, and are logged so, as a read of them would have.
+          if (page <= to) result.drift = true;
+          for (; page <= to; page++) await load(page, [], undefined);
         }
-      };
-      const lanes = Array.from({ length: Math.min(FETCHES_PER_RANGE, todo.length) }, lane);
-      try {
-        await Promise.all(lanes);
         await Promise.all(loads);
         hb.beat();
         // Counted from the page log, so pages an earlier (crashed) attempt loaded are included.
         const logged = await writes.run((w) => scannedTotals(w, input.scanKey, input.fromPage, input.toPage));
         return { ...result, ...logged };
       } finally {
-        failed = true;
         hb.stop();
-        // Nothing of this attempt may go on after it ends: the other lane and every load settle first.
-        await Promise.allSettled(lanes);
+        // Nothing of this attempt may go on after it ends: every load settles first (the paginator
+        // has already waited for its requests).
         await Promise.allSettled(loads);
       }
     },
@@ -206,6 +228,7 @@ export function createContactActivities(deps: SyncActivityDeps) {
      * tombstoned, the found ones loaded. Then one probe tells whether the CRM changed meanwhile.
      */
     async finishContactsScan(input: { scanKey: string; loadId: string }): Promise<FinishScanResult> {
+      const client = activityClient(deps.client);
       const found0 = await writes.run(async (w) => {
         const active = (await readContactsState(w)).activeScan;
         if (!active || active.scanKey !== input.scanKey) return undefined;
@@ -213,7 +236,7 @@ export function createContactActivities(deps: SyncActivityDeps) {
       });
       if (!found0) {
         // Finished already: an earlier attempt completed but its result was lost (worker died).
-        const tail = await probe();
+        const tail = await probe(client);
         const liveCount = await writes.run(liveContactCount);
         logger.info({ scanKey: input.scanKey }, 'contact scan already finished; nothing to do');
         return { deleted: 0, restored: 0, requests: 1, drift: false, crmTotal: tail.total, liveCount };
@@ -246,24 +269,19 @@ export function createContactActivities(deps: SyncActivityDeps) {
       } finally {
         hb.stop();
       }
-      const tail = await probe();
+      const tail = await probe(client);
       requests++;
       const ctx = ctxFor(input.loadId);
       return await writes.run(async (w) => {
         const deleted = gone.length > 0 ? await w.tombstoneContacts(gone, ctx) : 0;
         if (found.length > 0) await w.loadContacts(found, ctx);
-        const pageDrift = await w.query(
-          `SELECT count(*) AS n FROM _sync_scan_pages WHERE scan_key = $1 AND reported_total IS DISTINCT FROM $2`,
-          [scan.scanKey, scan.total],
-        );
-        const maxSeen = await w.query(`SELECT coalesce(max(id), 0) AS m FROM _sweep_seen WHERE scan_key = $1`, [scan.scanKey]);
-        const drift =
-          tail.total !== scan.crmTotalAtStart || tail.maxId !== scan.crmMaxIdAtStart || Number(pageDrift[0]?.n ?? 0) > 0 || found.length > 0;
+        const outcome = await scanOutcome(w, scan.scanKey, scan.total);
+        const drift = tail.total !== scan.crmTotalAtStart || tail.maxId !== scan.crmMaxIdAtStart || outcome.pagesOffTotal > 0 || found.length > 0;
         const state = await readContactsState(w);
         await writeContactsState(w, {
           ...state,
           backfillDone: true,
-          maxId: Math.max(state.maxId, Number(maxSeen[0]?.m ?? 0)),
+          maxId: Math.max(state.maxId, outcome.maxSeenId),
           lastReconcileAtMs: scan.startedAtMs,
           needsReconcile: drift,
           activeScan: null,

@@ -25,6 +25,15 @@ export function currentActivity(): Context | undefined {
   }
 }
 
+/**
+ * The client for the running activity: its requests in flight, and its scans, are aborted when the
+ * activity is cancelled (outside a worker, as in direct calls from tests, the client itself).
+ */
+export function activityClient(client: SyncCrmClient): SyncCrmClient {
+  const ctx = currentActivity();
+  return ctx ? client.withSignal(ctx.cancellationSignal) : client;
+}
+
 /** Heartbeats `details` now and every second until stopped, so slow requests do not look like a dead worker. */
 export function startHeartbeats(details: () => unknown): { beat(): void; stop(): void; throwIfCancelled(): void } {
   const ctx = currentActivity();

@@ -2,7 +2,8 @@ import { readAllPages } from '../src/sync/read-all-pages.js';
 import { unavailableReason } from '../src/sync/stream-availability.js';
 import type { SmallStreamName } from '../workflows/streams.js';
 import type { EntityRow, LoadStats } from '../src/warehouse/types.js';
-import { startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
+import type { SyncCrmClient } from '../src/sync/crm-port.js';
+import { activityClient, startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
 
 export interface EntityResult extends LoadStats {
   rows: number;
@@ -13,10 +14,10 @@ export interface EntityResult extends LoadStats {
 }
 
 export function createEntityActivities(deps: SyncActivityDeps) {
-  const { client, writes } = deps;
+  const { writes } = deps;
   const now = deps.now ?? Date.now;
 
-  async function readStream(stream: SmallStreamName, beat: () => void): Promise<{ rows: EntityRow[]; requests: number }> {
+  async function readStream(client: SyncCrmClient, stream: SmallStreamName, beat: () => void): Promise<{ rows: EntityRow[]; requests: number }> {
     switch (stream) {
       case 'tags':
         return { rows: await client.tags.list(), requests: 1 };
@@ -25,11 +26,11 @@ export function createEntityActivities(deps: SyncActivityDeps) {
       case 'custom_fields':
         return { rows: await client.customFields.list(), requests: 1 };
       case 'companies':
-        return await readAllPages((page, perPage) => client.companies.listPage({ page, perPage }), beat);
+        return await readAllPages(client, (page, perPage) => client.companies.listPage({ page, perPage }), beat);
       case 'campaigns':
-        return await readAllPages((page, perPage) => client.campaigns.listPage({ page, perPage, withStats: true }), beat);
+        return await readAllPages(client, (page, perPage) => client.campaigns.listPage({ page, perPage, withStats: true }), beat);
       case 'funnels':
-        return await readAllPages((page, perPage) => client.funnels.listPage({ page, perPage }), beat);
+        return await readAllPages(client, (page, perPage) => client.funnels.listPage({ page, perPage }), beat);
     }
   }
 
@@ -39,7 +40,7 @@ export function createEntityActivities(deps: SyncActivityDeps) {
       const hb = startHeartbeats(() => ({ stream: input.stream }));
       let read: { rows: EntityRow[]; requests: number };
       try {
-        read = await readStream(input.stream, hb.beat);
+        read = await readStream(activityClient(deps.client), input.stream, hb.beat);
       } catch (err) {
         // A module the CRM lacks (or has switched off) skips the stream with a warning, not a failure.
         const reason = unavailableReason(input.stream, err);

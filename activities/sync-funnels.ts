@@ -1,8 +1,9 @@
 import type { FunnelSubscriber } from '../src/crm/types.js';
+import { heldFunnelIds } from '../src/warehouse/held-funnel-ids.js';
 import type { LoadStats } from '../src/warehouse/types.js';
 import { readAllPages } from '../src/sync/read-all-pages.js';
 import { unavailableReason } from '../src/sync/stream-availability.js';
-import { startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
+import { activityClient, startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
 
 export interface FunnelSubscribersResult extends LoadStats {
   rows: number;
@@ -11,14 +12,15 @@ export interface FunnelSubscribersResult extends LoadStats {
 }
 
 export function createFunnelActivities(deps: SyncActivityDeps) {
-  const { client, writes } = deps;
+  const { writes } = deps;
   const now = deps.now ?? Date.now;
 
   return {
     /** Ids of every funnel (small: ids only enter history), read page by page; `skipped` when the CRM has no funnels at all. */
     async listFunnelIds(): Promise<{ ids: number[]; requests: number; skipped?: string }> {
+      const client = activityClient(deps.client);
       try {
-        const read = await readAllPages((page, perPage) => client.funnels.listPage({ page, perPage }));
+        const read = await readAllPages(client, (page, perPage) => client.funnels.listPage({ page, perPage }));
         return { ids: read.rows.map((f) => f.id), requests: read.requests };
       } catch (err) {
         const reason = unavailableReason('funnel_subscribers', err);
@@ -33,10 +35,11 @@ export function createFunnelActivities(deps: SyncActivityDeps) {
      * `status` is sent: the interface's `all` is taken literally by the real CRM (no rows).
      */
     async syncFunnelSubscribers(input: { funnelId: number; loadId: string }): Promise<FunnelSubscribersResult> {
+      const client = activityClient(deps.client);
       const hb = startHeartbeats(() => ({ funnelId: input.funnelId }));
       let read: { rows: FunnelSubscriber[]; requests: number };
       try {
-        read = await readAllPages((page, perPage) => client.funnels.subscribersPage(input.funnelId, { page, perPage }), hb.beat);
+        read = await readAllPages(client, (page, perPage) => client.funnels.subscribersPage(input.funnelId, { page, perPage }), hb.beat);
       } finally {
         hb.stop();
       }
@@ -50,8 +53,7 @@ export function createFunnelActivities(deps: SyncActivityDeps) {
       const keep = new Set(input.keepFunnelIds);
       const ctx = { loadId: input.loadId, syncedAt: new Date(now()) };
       return await writes.run(async (w) => {
-        const held = await w.query(`SELECT DISTINCT funnel_id FROM funnel_subscribers`);
-        const gone = held.map((r) => Number(r.funnel_id)).filter((id) => !keep.has(id));
+        const gone = (await heldFunnelIds(w)).filter((id) => !keep.has(id));
         let deleted = 0;
         for (const id of gone) deleted += (await w.loadFunnelSubscribers(id, [], ctx, { complete: true })).deleted;
         return { funnels: gone.length, deleted };

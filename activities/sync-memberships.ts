@@ -4,7 +4,7 @@ import { createContactLoadBatch } from '../src/sync/contact-load-batch.js';
 import { liveContactCount } from '../src/warehouse/scan-tables.js';
 import { heldMembers, membershipCounts, type MembershipCount } from '../src/warehouse/membership-counts.js';
 import type { LoadStats } from '../src/warehouse/types.js';
-import { startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
+import { activityClient, startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
 
 export interface MembershipRepairResult extends LoadStats {
   /** Tags and lists compared, and those whose CRM count differed from the warehouse's. */
@@ -36,7 +36,7 @@ function differs(item: Pick<Tag, 'total_count' | 'subscribers_count'>, held: Mem
 }
 
 export function createMembershipActivities(deps: SyncActivityDeps) {
-  const { client, writes } = deps;
+  const { writes } = deps;
   const now = deps.now ?? Date.now;
 
   return {
@@ -47,18 +47,22 @@ export function createMembershipActivities(deps: SyncActivityDeps) {
      * gone: tombstoned).
      */
     async repairMemberships(input: { perPage: number; loadId: string }): Promise<MembershipRepairResult> {
+      const client = activityClient(deps.client);
+      const fetchMemberPage = (kind: 'tags' | 'lists', id: number) => (page: number, perPage: number) =>
+        client.contacts.listPage({ page, perPage, order: 'asc', orderBy: 'id', customFields: true, ...(kind === 'tags' ? { tags: [id] } : { lists: [id] }) });
       const result: MembershipRepairResult = { checked: 0, differing: [], rows: 0, confirmed: 0, requests: 2, sweepInstead: false, inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
       const [tags, lists] = await Promise.all([client.tags.list(), client.lists.list()]);
       const held = await writes.run(async (w) => ({ tags: await membershipCounts(w, 'tags'), lists: await membershipCounts(w, 'lists'), live: await liveContactCount(w) }));
-      const todo: { kind: 'tags' | 'lists'; id: number }[] = [];
+      const todo: { kind: 'tags' | 'lists'; id: number; members: number }[] = [];
       let toRead = 0;
       for (const [kind, items] of [['tags', tags], ['lists', lists]] as const) {
         for (const item of items) {
           result.checked++;
           const h = held[kind].get(item.id);
           if (!differs(item, h)) continue;
-          todo.push({ kind, id: item.id });
-          toRead += Math.max(item.total_count ?? 0, item.subscribers_count ?? 0, h?.total ?? 0);
+          const members = Math.max(item.total_count ?? 0, item.subscribers_count ?? 0, h?.total ?? 0);
+          todo.push({ kind, id: item.id, members });
+          toRead += members;
         }
       }
       if (toRead > held.live) {
@@ -75,34 +79,25 @@ export function createMembershipActivities(deps: SyncActivityDeps) {
       };
       const hb = startHeartbeats(() => ({ differing: todo.length, rows: result.rows }));
       try {
-        for (const { kind, id } of todo) {
+        for (const { kind, id, members } of todo) {
           result.differing.push(`${kind === 'tags' ? 'tag' : 'list'} ${id}`);
           const seen = new Set<number>();
           const batch = createContactLoadBatch(writes, ctx);
-          const readPage = async (page: number) => {
-            hb.throwIfCancelled();
-            const p = await client.contacts.listPage({ page, perPage: input.perPage, order: 'asc', orderBy: 'id', customFields: true, ...(kind === 'tags' ? { tags: [id] } : { lists: [id] }) });
+          const fetchPage = fetchMemberPage(kind, id);
+          const counted = (page: number, perPage: number) => {
             result.requests++;
+            return fetchPage(page, perPage);
+          };
+          // Several pages at once (the client's limiter caps them), but no more than the counts say
+          // there are: the first ones go out before page 1 tells the page count.
+          const concurrency = Math.max(1, Math.min(PAGES_AT_ONCE, Math.ceil(members / input.perPage)));
+          // Loads go one after another.
+          for await (const p of client.paginate(counted, { perPage: input.perPage, order: 'asc', concurrency, maxPages: MAX_PAGES })) {
+            hb.throwIfCancelled();
             for (const c of p.items) seen.add(c.id);
             await batch.add(p.items);
             result.rows += p.items.length;
             hb.beat();
-            return p;
-          };
-          // Page 1 tells the page count; the rest go several at once (the client's limiter caps them).
-          const first = await readPage(1);
-          const lastPage = first.lastPage ?? (first.items.length < input.perPage ? 1 : undefined);
-          if (lastPage !== undefined) {
-            const pages = pLimit(PAGES_AT_ONCE);
-            // Settled, not Promise.all: a failed page must not leave the others loading after the activity ends.
-            const settled = await Promise.allSettled(Array.from({ length: Math.max(0, Math.min(lastPage, MAX_PAGES) - 1) }, (_, i) => pages(() => readPage(i + 2))));
-            const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-            if (failure) throw failure.reason;
-          } else {
-            for (let page = 2; page <= MAX_PAGES; page++) {
-              const p = await readPage(page);
-              if (p.items.length < input.perPage) break;
-            }
           }
           add(await batch.flush());
           // Held as members but not returned: re-read each (it lost the membership) or tombstone it (gone).

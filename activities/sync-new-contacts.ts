@@ -1,7 +1,8 @@
+import type { Contact, Page } from '../src/crm/types.js';
 import { readContactsState, writeContactsState } from '../src/sync/contacts-state.js';
 import { liveContactCount } from '../src/warehouse/scan-tables.js';
 import type { LoadStats } from '../src/warehouse/types.js';
-import { startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
+import { activityClient, startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
 
 export interface NewContactsResult extends LoadStats {
   pages: number;
@@ -23,7 +24,7 @@ function addStats(into: LoadStats, add: LoadStats): void {
 }
 
 export function createNewContactActivities(deps: SyncActivityDeps) {
-  const { client, writes } = deps;
+  const { writes } = deps;
   const now = deps.now ?? Date.now;
   const ctxFor = (loadId: string) => ({ loadId, syncedAt: new Date(now()) });
 
@@ -33,15 +34,20 @@ export function createNewContactActivities(deps: SyncActivityDeps) {
      * run with nothing new costs one request. The page's total, against the live count, reveals deletes.
      */
     async fetchNewContacts(input: { perPage: number; loadId: string }): Promise<NewContactsResult> {
+      const client = activityClient(deps.client);
       const sinceMaxId = (await writes.run(readContactsState)).maxId;
       const result: NewContactsResult = { ...NO_STATS, pages: 0, rows: 0, requests: 0, crmTotal: 0, liveCount: 0, maxId: sinceMaxId };
+      const fetchNewestPage = (page: number, perPage: number) => {
+        result.requests++;
+        return client.contacts.listPage({ page, perPage, order: 'desc', orderBy: 'id', customFields: true });
+      };
       const hb = startHeartbeats(() => ({ pages: result.pages }));
       try {
-        for (let page = 1; page <= MAX_NEW_PAGES; page++) {
+        // Newest first: once a row is one already held, every row after it is held too.
+        const reachedHeld = (p: Page<Contact>) => p.items.some((c) => c.id <= sinceMaxId);
+        for await (const p of client.paginate(fetchNewestPage, { perPage: input.perPage, order: 'desc', maxPages: MAX_NEW_PAGES, stopAfter: reachedHeld })) {
           hb.throwIfCancelled();
-          const p = await client.contacts.listPage({ page, perPage: input.perPage, order: 'desc', orderBy: 'id', customFields: true });
-          result.requests++;
-          if (page === 1) result.crmTotal = p.total ?? p.items.length;
+          if (result.pages === 0) result.crmTotal = p.total ?? p.items.length;
           const fresh = p.items.filter((c) => c.id > sinceMaxId);
           if (fresh.length > 0) {
             const ctx = ctxFor(input.loadId);
@@ -52,9 +58,6 @@ export function createNewContactActivities(deps: SyncActivityDeps) {
           }
           result.pages++;
           hb.beat();
-          const reachedKnown = fresh.length < p.items.length;
-          const lastPage = p.lastPage !== undefined ? page >= p.lastPage : p.items.length < input.perPage;
-          if (reachedKnown || lastPage || p.items.length === 0) break;
         }
       } finally {
         hb.stop();

@@ -2,7 +2,7 @@ import type { Funnel, ReportSnapshot } from '../src/crm/types.js';
 import { inLanes } from '../src/sync/in-lanes.js';
 import { readAllPages } from '../src/sync/read-all-pages.js';
 import { isRouteMissing, NOT_AVAILABLE, ReportRouteMissingError } from '../src/sync/stream-availability.js';
-import { startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
+import { activityClient, startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
 
 /** Which report routes the CRM has: the interface's (`/reports/overview`, ...) or the plugin's (`/reports/dashboard-stats`, ...). */
 export type ReportRoutes = 'interface' | 'plugin';
@@ -29,14 +29,8 @@ const REPORT_REQUESTS_AT_ONCE = 4;
 const PLUGIN_SERIES = ['subscribers', 'email-sents', 'email-opens', 'email-clicks'] as const;
 
 export function createReportActivities(deps: SyncActivityDeps) {
-  const { client, writes } = deps;
+  const { writes } = deps;
   const now = deps.now ?? Date.now;
-
-  /** The first report of each kind doubles as the probe. */
-  const first: Record<ReportRoutes, () => Promise<ReportSnapshot>> = {
-    interface: () => client.reports.overview(),
-    plugin: () => client.reports.dashboardStats(),
-  };
 
   return {
     /**
@@ -48,6 +42,12 @@ export function createReportActivities(deps: SyncActivityDeps) {
      */
     async snapshotReports(input: { loadId: string }): Promise<ReportsResult> {
       const ctx = { loadId: input.loadId, syncedAt: new Date(now()) };
+      const client = activityClient(deps.client);
+      /** The first report of each kind doubles as the probe. */
+      const first: Record<ReportRoutes, () => Promise<ReportSnapshot>> = {
+        interface: () => client.reports.overview(),
+        plugin: () => client.reports.dashboardStats(),
+      };
       let requests = 0;
       const hb = startHeartbeats(() => ({ requests }));
       const snapshots: ReportSnapshot[] = [];
@@ -78,11 +78,11 @@ export function createReportActivities(deps: SyncActivityDeps) {
           deps.logger.warn('reports are not available on this CRM (neither /reports/overview nor /reports/dashboard-stats exists); skipping');
           return { snapshots: 0, rows: 0, requests, skipped: `${NOT_AVAILABLE} (neither /reports/overview nor /reports/dashboard-stats exists)` };
         }
-        const funnels = await listOrEmpty(() => readAllPages((page, perPage) => client.funnels.listPage({ page, perPage })));
+        const funnels = await listOrEmpty(() => readAllPages(client, (page, perPage) => client.funnels.listPage({ page, perPage })));
         requests += funnels.requests;
         const tasks: [string, () => Promise<ReportSnapshot>][] = [];
         if (routes === 'interface') {
-          const campaigns = await readAllPages((page, perPage) => client.campaigns.listPage({ page, perPage, withStats: false }));
+          const campaigns = await readAllPages(client, (page, perPage) => client.campaigns.listPage({ page, perPage, withStats: false }));
           requests += campaigns.requests;
           tasks.push(['/reports/subscriber-growth', () => client.reports.subscriberGrowth()]);
           for (const c of campaigns.rows) tasks.push([`/reports/campaigns/${c.id}/email-stats`, () => client.reports.campaignEmailStats(c.id)]);

@@ -1,10 +1,10 @@
-import type { Contact } from '../src/crm/types.js';
+import type { Contact, Page } from '../src/crm/types.js';
 import { CrmsyncError } from '../src/errors.js';
 import { createContactLoadBatch } from '../src/sync/contact-load-batch.js';
 import { readContactsState, writeContactsState, type ContactsState } from '../src/sync/contacts-state.js';
 import { isNewestUpdatedFirst, updatedMs, updatedOrderVerdict } from '../src/sync/updated-order.js';
 import type { LoadStats } from '../src/warehouse/types.js';
-import { startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
+import { activityClient, startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
 
 export interface UpdatedScanResult extends LoadStats {
   /** False when the CRM does not order by updated_at (known, or found by this run's probe). */
@@ -27,7 +27,7 @@ function refused(err: unknown): boolean {
 }
 
 export function createUpdatedContactActivities(deps: SyncActivityDeps) {
-  const { client, writes, logger } = deps;
+  const { writes, logger } = deps;
   const now = deps.now ?? Date.now;
 
   const saveOrder = (patch: Partial<ContactsState>): Promise<void> =>
@@ -47,7 +47,8 @@ export function createUpdatedContactActivities(deps: SyncActivityDeps) {
       if (known && !known.supported && !probe) return result;
       result.probed = probe;
 
-      const page = (n: number, order: 'asc' | 'desc', perPage: number) =>
+      const client = activityClient(deps.client);
+      const fetchUpdatedPage = (n: number, order: 'asc' | 'desc', perPage: number) =>
         client.contacts.listPage({ page: n, perPage, order, orderBy: 'updated_at', customFields: true });
       const unsupported = async (why: string): Promise<UpdatedScanResult> => {
         logger.info({ why }, 'the CRM does not order contacts by updated_at; the rolling sweep keeps them fresh');
@@ -55,12 +56,12 @@ export function createUpdatedContactActivities(deps: SyncActivityDeps) {
         return result;
       };
 
-      let first;
+      let first: Page<Contact>;
       try {
-        first = await page(1, 'desc', input.perPage);
+        first = await fetchUpdatedPage(1, 'desc', input.perPage);
         result.requests++;
         if (probe) {
-          const asc = await page(1, 'asc', PROBE_ROWS);
+          const asc = await fetchUpdatedPage(1, 'asc', PROBE_ROWS);
           result.requests++;
           if (!updatedOrderVerdict(first.items, asc.items)) return await unsupported('rows not in updated_at order');
         }
@@ -77,14 +78,21 @@ export function createUpdatedContactActivities(deps: SyncActivityDeps) {
       let previousMs = Number.POSITIVE_INFINITY;
       const hb = startHeartbeats(() => ({ pages: result.pages }));
       const batch = createContactLoadBatch(writes, () => ({ loadId: input.loadId, syncedAt: new Date(now()) }));
+      const head = first;
+      // Page 1 was read above (it is the probe's first half): the scan does not ask for it again.
+      const readPage = async (n: number, perPage: number): Promise<Page<Contact>> => {
+        if (n === 1) return head;
+        result.requests++;
+        return await fetchUpdatedPage(n, 'desc', perPage);
+      };
       try {
-        let p = first;
-        for (let n = 1; n <= MAX_PAGES; n++) {
+        // Past the watermark (less the overlap): every later row is older still.
+        const pastCutoff = (p: Page<Contact>) => {
+          const last = p.items[p.items.length - 1];
+          return !last || updatedMs(last) < cutoffMs;
+        };
+        for await (const p of client.paginate(readPage, { perPage: input.perPage, maxPages: MAX_PAGES, stopAfter: pastCutoff })) {
           hb.throwIfCancelled();
-          if (n > 1) {
-            p = await page(n, 'desc', input.perPage);
-            result.requests++;
-          }
           result.pages++;
           // Checked on every page: the parameter is not trusted, the rows are.
           if (!isNewestUpdatedFirst(p.items, previousMs)) {
@@ -99,9 +107,7 @@ export function createUpdatedContactActivities(deps: SyncActivityDeps) {
           }
           hb.beat();
           const last = p.items[p.items.length - 1];
-          const lastPage = p.lastPage !== undefined ? n >= p.lastPage : p.items.length < input.perPage;
-          if (!last || lastPage || updatedMs(last) < cutoffMs) break;
-          previousMs = updatedMs(last);
+          if (last) previousMs = updatedMs(last);
         }
         const stats = await batch.flush();
         result.inserted += stats.inserted;

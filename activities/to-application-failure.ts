@@ -1,4 +1,4 @@
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { CrmsyncError } from '../src/errors.js';
 
 /**
@@ -9,6 +9,9 @@ import { CrmsyncError } from '../src/errors.js';
  */
 export function toApplicationFailure(err: unknown): unknown {
   if (err instanceof ApplicationFailure) return err;
+  // A request aborted by the activity's cancellation: the activity ends cancelled, not failed (the
+  // worker reports a CancelledFailure thrown after a cancel as a cancellation).
+  if (err instanceof CrmsyncError && err.code === 'CRM_REQUEST_ABORTED') return new CancelledFailure(err.message, undefined, err);
   if (err instanceof CrmsyncError) {
     return ApplicationFailure.create({
       type: err.code,

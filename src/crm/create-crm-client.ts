@@ -59,6 +59,7 @@ export interface CrmClient {
   webhooks: WebhooksApi;
   /** Checks that the credentials work and may read (GET /reports/options, else one contact); throws an error naming the fix. */
   verifyCredentials(): Promise<void>;
+  /** The one paginator (`./paginate.ts`); on a `withSignal` view, the view's signal also ends the scan. */
   paginate<T>(fetchPage: (page: number, perPage: number) => Promise<Page<T>>, opts: PaginateOptions<T>): AsyncIterable<Page<T>>;
   stats(): ClientStats;
   readonly limiter: RateLimiter;
@@ -107,10 +108,11 @@ export function createCrmClient(opts: CrmClientOptions): CrmClient {
   });
 }
 
-/** The resource APIs over one executor; `withSignal` views reuse everything but the executor. */
+/** The resource APIs over one executor; `withSignal` views reuse everything but the executor and the signal. */
 function assemble(
   ctx: ClientContext,
   shared: { username: string; stats: ClientStats; limiter: RateLimiter; close: () => Promise<void> },
+  signal?: AbortSignal,
 ): CrmClient {
   const reports = createReportsApi(ctx);
   const contacts = createContactsApi(ctx);
@@ -147,10 +149,10 @@ function assemble(
         throw e;
       }
     },
-    paginate: (fetchPage, o) => paginate(fetchPage, o),
+    paginate: (fetchPage, o) => paginate(fetchPage, signal ? { signal, ...o } : o),
     stats: () => ({ ...shared.stats }),
     limiter: shared.limiter,
-    withSignal: (signal) => assemble({ ...ctx, exec: (req, o) => ctx.exec({ ...req, signal }, o) }, { ...shared, close: async () => undefined }),
+    withSignal: (s) => assemble({ ...ctx, exec: (req, o) => ctx.exec({ ...req, signal: s }, o) }, { ...shared, close: async () => undefined }, s),
     close: shared.close,
   };
 }

@@ -5,6 +5,29 @@ import type { DriftEvent, Page } from './types.js';
 export interface PaginateOptions<T> {
   perPage: number;
   startPage?: number;
+  /**
+   * Last page to read (a range of a larger scan): the scan stops there even when the listing goes
+   * on, and, as it saw only part of the listing, skips the final count check.
+   */
+  endPage?: number;
+  /**
+   * The listing's total when the whole scan began (a probe, or the first range): a first page that
+   * reports another total is drift, noticed even when this call reads one range of the scan.
+   */
+  expectedTotal?: number;
+  /**
+   * The caller's end of the scan, asked of each page in order: when it returns true the page is
+   * the last one yielded and no page after it is requested (a `break` would leave the pages fetched
+   * ahead wasted): with it, a page is requested only once the one before has been judged, one at a
+   * time. For scans that stop at a cursor, such as newest first down to the highest id held.
+   */
+  stopAfter?: (page: Page<T>) => boolean;
+  /**
+   * Ends the scan: no page is requested after it fires, a page awaited rejects with its reason at
+   * once, and the scan ends once the requests in flight have settled. Pass the same signal to the
+   * requests (`CrmClient.withSignal`) so that those are aborted too.
+   */
+  signal?: AbortSignal;
   /** Pages fetched at once once the last page is known (default 1). The rate limiter still applies. */
   concurrency?: number;
   onDrift?: (e: DriftEvent) => void;
@@ -51,6 +74,9 @@ export async function* paginate<T>(fetchPage: (page: number, perPage: number) =>
   const idOf = opts.idOf ?? defaultIdOf;
   if (!Number.isInteger(perPage) || perPage < 1) throw new CrmArgumentError(`paginate: perPage must be a positive integer, got ${perPage}`);
   if (!Number.isInteger(start) || start < 1) throw new CrmArgumentError(`paginate: startPage must be >= 1, got ${start}`);
+  if (opts.endPage !== undefined && !(Number.isInteger(opts.endPage) && opts.endPage >= start)) {
+    throw new CrmArgumentError(`paginate: endPage must be an integer >= startPage (${start}), got ${opts.endPage}`);
+  }
   if (opts.verifyBoundaries && concurrency > 1) throw new CrmArgumentError('paginate: verifyBoundaries reads page by page; drop concurrency or verifyBoundaries');
 
   let prev: { page: number; total: number | undefined; ids: Array<number | string> } | undefined;
@@ -77,6 +103,16 @@ export async function* paginate<T>(fetchPage: (page: number, perPage: number) =>
           if (!seen.add(id)) (seenBefore ??= []).push(id);
         } else seenOverflow = true;
       }
+    }
+    if (!prev && opts.expectedTotal !== undefined && p.total !== undefined && p.total !== opts.expectedTotal) {
+      totalMoved = true;
+      events.push({
+        kind: 'total_changed',
+        page: pageNo,
+        detail: `total went from ${opts.expectedTotal} when the scan began to ${p.total} by page ${pageNo}: rows were ${p.total > opts.expectedTotal ? 'added' : 'removed'} during the scan, so rows may be missed or repeated`,
+        previousTotal: opts.expectedTotal,
+        total: p.total,
+      });
     }
     if (prev) {
       if (prev.total !== undefined && p.total !== undefined && prev.total !== p.total) {
@@ -151,13 +187,24 @@ export async function* paginate<T>(fetchPage: (page: number, perPage: number) =>
   // Pages are requested ahead of the consumer (at most `concurrency` in flight, at most four times
   // that ahead, so one slow page does not stall the others) and yielded in order. With concurrency > 1 the first `concurrency` pages are requested
   // at once, before page 1 tells how many there are: one round trip saved, a few empty pages at worst.
-  const pagesLimit = start + maxPages - 1;
+  const pagesLimit = Math.min(start + maxPages - 1, opts.endPage ?? Number.POSITIVE_INFINITY);
+  const signal = opts.signal;
   const ahead = new Map<number, Promise<Page<T>>>();
+  /** Every request not settled yet, awaited or not: the scan ends only once they have settled. */
+  const running = new Set<Promise<unknown>>();
+  const track = <R>(pr: Promise<R>): Promise<R> => {
+    running.add(pr);
+    void pr.then(
+      () => running.delete(pr),
+      () => running.delete(pr),
+    );
+    return pr;
+  };
   let inFlight = 0;
   let stopped = false;
   /** Re-reads page `pageNo - 1`; rows on it not seen yet slid back while `pageNo` was read. */
   async function recover(p: Page<T>, pageNo: number): Promise<Page<T>> {
-    const again = await fetchPage(pageNo - 1, perPage);
+    const again = await orAborted(track(fetchPage(pageNo - 1, perPage)), signal);
     const recovered = again.items.filter((item) => {
       const id = idOf(item);
       return id !== undefined && !seen.has(id);
@@ -177,20 +224,31 @@ export async function* paginate<T>(fetchPage: (page: number, perPage: number) =>
 
   let page = start;
   let highest = start - 1;
+  // Pages requested past the one the consumer waits on; none when the caller may stop at any page.
+  const aheadLimit = opts.stopAfter ? 0 : 4 * concurrency;
   let limitPage = start + concurrency - 1;
   const launch = (n: number): Promise<Page<T>> => {
     inFlight++;
     highest = Math.max(highest, n);
-    const pr = fetchPage(n, perPage).finally(() => {
-      inFlight--;
-      pump();
-    });
+    const pr = track(fetchPage(n, perPage)).then(
+      (p) => {
+        inFlight--;
+        pump();
+        return p;
+      },
+      (err: unknown) => {
+        // The scan fails at this page once the consumer reaches it: ask for no more meanwhile.
+        inFlight--;
+        stopped = true;
+        throw err;
+      },
+    );
     pr.catch(() => undefined); // awaited in order below; no unhandled rejection if the consumer stops early
     ahead.set(n, pr);
     return pr;
   };
   const pump = (): void => {
-    while (!stopped && inFlight < concurrency && highest < Math.min(limitPage, pagesLimit, page + 4 * concurrency)) launch(highest + 1);
+    while (!stopped && !signal?.aborted && inFlight < concurrency && highest < Math.min(limitPage, pagesLimit, page + aheadLimit)) launch(highest + 1);
   };
 
   let knownLast: number | undefined;
@@ -199,7 +257,7 @@ export async function* paginate<T>(fetchPage: (page: number, perPage: number) =>
     for (;;) {
       const pending = ahead.get(page) ?? launch(page);
       ahead.delete(page);
-      const current = await pending;
+      const current = await orAborted(pending, signal);
       let checked = check(current, page);
       // Also after an empty last page: that is when every row it held slid back onto the page before.
       if (opts.verifyBoundaries && page > start) checked = await recover(checked, page);
@@ -213,17 +271,19 @@ export async function* paginate<T>(fetchPage: (page: number, perPage: number) =>
       // listing: when rows moved, drift events already say what may be missed.
       const distinctRead = (seenOverflow ? rowsRead : seen.size + rowsWithoutId) + (start - 1) * served;
       const behindTotal = lastTotal !== undefined && !totalMoved && distinctRead < lastTotal;
-      const hasMore =
-        page < pagesLimit &&
+      const listingGoesOn =
         current.items.length > 0 &&
         // A server that ignores `page` returns the same rows again: stop instead of looping forever.
         !(repeated && current.lastPage === undefined) &&
         (knownLast !== undefined
           ? page < knownLast || (!isShort && current.lastPage === undefined) || behindTotal
           : behindTotal || (lastTotal === undefined && !isShort));
-      if (!hasMore) {
+      const callerStops = listingGoesOn && (opts.stopAfter?.(current) ?? false);
+      if (!(listingGoesOn && page < pagesLimit) || callerStops) {
         stopped = true;
-        yield finalCheck(checked, page) ?? checked;
+        // Only a scan of the whole listing can compare what it read with the listing's total.
+        const whole = start === 1 && !callerStops && !(listingGoesOn && opts.endPage !== undefined && page >= opts.endPage);
+        yield (whole ? finalCheck(checked, page) : undefined) ?? checked;
         return;
       }
       // Unknown length: only the next page is certain to be wanted.
@@ -234,5 +294,19 @@ export async function* paginate<T>(fetchPage: (page: number, perPage: number) =>
     }
   } finally {
     stopped = true;
+    // A consumer that stops early (break, an error, an abort) gets control back only once no request
+    // of the scan is left running: nothing of a cancelled activity attempt goes on after it ends.
+    await Promise.allSettled([...running]);
   }
+}
+
+/** `pending`, or a rejection with the signal's reason as soon as it fires. */
+function orAborted<T>(pending: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return pending;
+  signal.throwIfAborted();
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    void pending.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }

@@ -1,3 +1,4 @@
+import type { PaginateOptions } from '../crm/paginate.js';
 import type { Campaign, Company, Contact, CustomField, Funnel, FunnelSubscriber, List, Page, ReportSnapshot, Tag } from '../crm/types.js';
 
 /**
@@ -40,4 +41,8 @@ export interface SyncCrmClient {
     funnelReport(funnelId: number): Promise<ReportSnapshot>;
   };
   verifyCredentials(): Promise<unknown>;
+  /** The one paginator: every page loop of the activities goes through it. */
+  paginate<T>(fetchPage: (page: number, perPage: number) => Promise<Page<T>>, opts: PaginateOptions<T>): AsyncIterable<Page<T>>;
+  /** A view whose requests (and scans) the signal aborts: an activity's cancellation signal. */
+  withSignal(signal: AbortSignal): SyncCrmClient;
 }
