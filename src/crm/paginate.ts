@@ -185,12 +185,15 @@ export async function* paginate<T>(fetchPage: (page: number, perPage: number) =>
       inFlight--;
       pump();
     });
-    pr.catch(() => undefined); // awaited in order below; no unhandled rejection if the consumer stops early
     ahead.set(n, pr);
     return pr;
   };
   const pump = (): void => {
-    while (!stopped && inFlight < concurrency && highest < Math.min(limitPage, pagesLimit, page + 4 * concurrency)) launch(highest + 1);
+    while (!stopped && inFlight < concurrency && highest < Math.min(limitPage, pagesLimit, page + 4 * concurrency)) {
+      // Read ahead: awaited in order below; the catch only keeps a consumer that stops early from
+      // leaving an unhandled rejection.
+      launch(highest + 1).catch(() => undefined);
+    }
   };
 
   let knownLast: number | undefined;

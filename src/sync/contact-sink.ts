@@ -185,9 +185,12 @@ export function createContactSink(writes: WriteQueue, options: ContactSinkOption
     // The first job is queued now, the next ones as each finishes: other writes queue in between.
     let chain = job(groups[0]!);
     for (const buckets of groups.slice(1)) chain = chain.then(() => job(buckets));
-    void chain.finally(() => {
-      publishing--;
-    });
+    // Each job already routes its error to onPublishError, so the chain settles without one.
+    chain
+      .finally(() => {
+        publishing--;
+      })
+      .catch((err: unknown) => options.onPublishError?.(err));
   }
 
   return {
