@@ -67,12 +67,10 @@ export interface SpoolWriter {
 
 /**
  * Syncs in flight at once. One: appends gather while a sync runs, so a group commit grows with
- * the load, and every fdatasync costs 100-150 us of CPU on this kind of machine. Measured with
- * bench/webhooks.ts (32 connections, 2 cores, three runs each): 11 events per sync against 7 with
- * four in flight, server CPU 57 against 63-69 us a request, ratio to the HMAC-only server
- * 0.507-0.512 against 0.473-0.494, p99 4.1-4.7 ms against 4.6-5.4 ms. Concurrent syncs overlap
- * on the device (four in flight ~3x one in raw syncs/s), which only pays when the disk, not the
- * CPU, is the limit.
+ * the load, and every fdatasync costs CPU. With one in flight bench/webhooks.ts gave larger group
+ * commits, less server CPU a request, a better ratio to the HMAC-only server and a lower p99 than
+ * with four (bench/results/notes.md, "spool syncs"). Concurrent syncs overlap on the device,
+ * which only pays when the disk, not the CPU, is the limit.
  */
 const MAX_IN_FLIGHT = 1;
 
