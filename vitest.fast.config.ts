@@ -31,7 +31,6 @@ function needsServer(file: string, seen = new Set<string>()): boolean {
 
 // Bounded load, fault and storm tests: no server of Temporal's, but many seconds of traffic each.
 const LOAD_TESTS = new Set([
-  'test/crm/rate-limiter-storm.test.ts',
   'test/crm/rate-limiter-sparse.test.ts',
   'test/warehouse/concurrency.test.ts',
   'test/webhooks/applier.test.ts',

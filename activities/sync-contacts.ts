@@ -55,7 +55,8 @@ const MAX_PENDING_LOADS = 8;
  * Requests a range keeps in flight. Two, so that while one range waits for its last pages to be
  * durable the other ranges keep every request slot of the client busy (the client's limiter caps
  * the real number of requests at once): with one, each range's tail left a slot idle, and a
- * 100k backfill with real latency took 1.58x the raw fetch floor instead of 1.3x.
+ * backfill with real latency took longer against the raw fetch floor (bench/results/notes.md,
+ * "fetches per range").
  */
 const FETCHES_PER_RANGE = 2;
 

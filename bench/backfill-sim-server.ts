@@ -15,5 +15,11 @@ setInterval(() => {
 process.stdin.resume();
 process.stdin.on('end', () => {
   process.stderr.write(`${JSON.stringify({ stats: sim.stats() })}\n`);
-  void sim.close().then(() => process.exit(0));
+  sim.close().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      console.error(err); // a child process: its parent shows this stderr
+      process.exit(1);
+    },
+  );
 });

@@ -11,5 +11,11 @@ const sim = await startSimulator({ contacts, seed: 5, ...(latencyMax > 0 ? { fau
 process.stdout.write(`${JSON.stringify({ baseUrl: sim.baseUrl, credentials: sim.credentials })}\n`);
 process.stdin.resume();
 process.stdin.on('end', () => {
-  void sim.close().then(() => process.exit(0));
+  sim.close().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      console.error(err); // a child process: its parent shows this stderr
+      process.exit(1);
+    },
+  );
 });

@@ -43,5 +43,11 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   else process.stdout.write(`${JSON.stringify({ error: `unknown command ${cmd}` })}\n`);
 });
 process.stdin.on('end', () => {
-  void sim.close().then(() => process.exit(0));
+  sim.close().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      console.error(err); // a child process: its parent shows this stderr
+      process.exit(1);
+    },
+  );
 });

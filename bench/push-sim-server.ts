@@ -10,5 +10,11 @@ const sim = await startSimulator({ contacts: 10, seed: 8, faults: { rateLimitRps
 process.stdout.write(`${JSON.stringify({ baseUrl: sim.baseUrl, credentials: sim.credentials })}\n`);
 process.stdin.resume();
 process.stdin.on('end', () => {
-  void sim.close().then(() => process.exit(0));
+  sim.close().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      console.error(err); // a child process: its parent shows this stderr
+      process.exit(1);
+    },
+  );
 });

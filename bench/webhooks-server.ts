@@ -44,6 +44,12 @@ if (mode === 'baseline') {
   process.on('SIGTERM', () => {
     const s = service.spool.stats();
     process.stdout.write(`${JSON.stringify({ stats: { committed: s.committedSeq, fsyncBatches: s.batches, avgBatch: Math.round(s.committedSeq / Math.max(1, s.batches)), avgSyncMs: Number((s.syncMsTotal / Math.max(1, s.batches)).toFixed(2)), maxSyncMs: s.syncMsMax, received: service.metrics.snapshot().received, cpuMs: cpuMs() } })}\n`);
-    void service.close().then(() => process.exit(0));
+    service.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        console.error(err); // a child process: its parent shows this stderr
+        process.exit(1);
+      },
+    );
   });
 }

@@ -248,7 +248,11 @@ export async function* paginate<T>(fetchPage: (page: number, perPage: number) =>
     return pr;
   };
   const pump = (): void => {
-    while (!stopped && !signal?.aborted && inFlight < concurrency && highest < Math.min(limitPage, pagesLimit, page + aheadLimit)) launch(highest + 1);
+    while (!stopped && !signal?.aborted && inFlight < concurrency && highest < Math.min(limitPage, pagesLimit, page + aheadLimit)) {
+      // Read ahead: awaited in order below; the catch only keeps a consumer that stops early from
+      // leaving an unhandled rejection.
+      launch(highest + 1).catch(() => undefined);
+    }
   };
 
   let knownLast: number | undefined;

@@ -37,7 +37,8 @@ export function createTimestampNormalizer(timeZone: string = 'UTC'): TimestampNo
 
 /**
  * Every other shape: zone-less with a T, a fraction or no time; zoned ISO 8601; days 29-31. Kept
- * out of the closure above: one function holding both paths ran the common one ~2.5x slower.
+ * out of the closure above: one function holding both paths ran the common one slower
+ * (bench/results/notes.md, "timestamps").
  */
 function readGeneral(value: string, offsetOf: (utcMs: number) => number): string | null {
   const s = value.trim();

@@ -30,7 +30,8 @@ export class LedgerWriter {
   #enqueue(entry: Entry): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.#pending.push({ entry, resolve, reject });
-      if (!this.#flushing) void this.#flush();
+      // #flush settles every entry's own promise, so a failure reaches its caller there.
+      if (!this.#flushing) this.#flush().catch(reject);
     });
   }
 

@@ -178,7 +178,8 @@ export class WebhookDispatcher {
       }
     })();
     this.#inflight.add(run);
-    void run.finally(() => this.#inflight.delete(run));
+    // close() awaits #inflight with allSettled; the catch only keeps this copy from going unhandled.
+    run.finally(() => this.#inflight.delete(run)).catch(() => undefined);
   }
 
   async #attempt(d: DeliveryRec): Promise<void> {

@@ -40,10 +40,9 @@ export interface ContactSink {
 export interface ContactSinkOptions {
   /**
    * Rows per `loadContacts` call at most (default 5,000). Larger loads cost less CPU per row, but
-   * DuckDB's working set and the contacts held in the V8 heap grow with them. At 1M contacts
-   * CPU-bound (`bench/backfill.ts`) the wall time was the same either way (60-71 s with 5,000,
-   * 62-73 s with 20,000), and so was the peak within its noise; with real latency the writer
-   * is idle between pages, and 100k contacts took 11.1-11.2 s with loads of 5,000 to 20,000.
+   * DuckDB's working set and the contacts held in the V8 heap grow with them. Larger loads did
+   * not make a backfill faster (`bench/backfill.ts`, CPU-bound or with real latency, where the
+   * writer is idle between pages), nor its peak lower (bench/results/notes.md, "load size").
    */
   maxRowsPerLoad?: number;
   /**
@@ -55,14 +54,14 @@ export interface ContactSinkOptions {
    * Publish the lake's contact buckets (id ranges, see CONTACT_BUCKET_SIZE) that no load has
    * touched for this long, while the scan goes on, whenever no page waits for a load (default
    * 2,000 ms; `false`: never, the run's final publish does it all). A backfill moves through the
-   * id ranges in order, so by its end only the last buckets are left to publish: at 1M contacts
-   * the final publish had taken 12.5 s after the last page was loaded.
+   * id ranges in order, so by its end only the last buckets are left to publish, instead of the
+   * whole lake after the last page (bench/results/notes.md, "cold buckets").
    */
   publishColdBucketsAfterMs?: number | false;
   /**
    * When the warehouse is the bottleneck (fetchers wait at `room()`), pages never stop waiting
-   * for a load, and every bucket was left to the run's final publish (7-9 s at 1M contacts
-   * CPU-bound, and the run's peak memory). Then cold buckets are also published after this many
+   * for a load, and every bucket was left to the run's final publish (its time and the run's peak
+   * memory: bench/results/notes.md, "cold buckets"). Then cold buckets are also published after this many
    * loads (default 4). Not while the CRM is the bottleneck: there the writer is idle between
    * pages, cold buckets go out in those gaps, and a publish ahead of waiting pages would only
    * delay the last ranges.
@@ -185,9 +184,12 @@ export function createContactSink(writes: WriteQueue, options: ContactSinkOption
     // The first job is queued now, the next ones as each finishes: other writes queue in between.
     let chain = job(groups[0]!);
     for (const buckets of groups.slice(1)) chain = chain.then(() => job(buckets));
-    void chain.finally(() => {
-      publishing--;
-    });
+    // Each job already routes its error to onPublishError, so the chain settles without one.
+    chain
+      .finally(() => {
+        publishing--;
+      })
+      .catch((err: unknown) => options.onPublishError?.(err));
   }
 
   return {

@@ -90,7 +90,9 @@ async function followRun(
   const { client } = options;
   const scope = options.taskQueues.main;
   const handle = runId === undefined ? undefined : client.workflow.getHandle<typeof syncWorkflow>(workflowId, runId);
-  const cancel = (): void => void handle?.cancel().catch(() => undefined);
+  const cancel = (): void => {
+    handle?.cancel().catch(() => undefined); // best effort: the run's result below reports how it ended
+  };
   options.signal?.addEventListener('abort', cancel, { once: true });
   if (options.signal?.aborted) cancel();
   const own = handle ? handle.result() : Promise.resolve(undefined);

@@ -21,7 +21,8 @@ export const DEFAULT_WAREHOUSE_CONCURRENCY = 12;
  * scopes get a DuckDB memory limit: without one DuckDB may take most of the machine's memory for
  * a large merge; with one it spills to disk, and the worker's footprint stays bounded. With
  * `syncThreads`, they also run on that many DuckDB threads: fewer need less memory, and with one
- * a 128MB limit held through every lake publish measured (docs/sync.md, low-memory settings).
+ * a 128MB limit held through every lake publish (bench/results/duckdb-writer-memory.json;
+ * docs/sync.md, low-memory settings).
  */
 export function warehouseOpener(config: Pick<Config, 'dbPath' | 'lakePath'> & { syncMemoryLimit?: string; syncThreads?: number }): OpenWarehouse {
   const limit = config.syncMemoryLimit;

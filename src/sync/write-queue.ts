@@ -120,7 +120,8 @@ export function createWriteQueue(open: OpenWarehouse, options: WriteQueueOptions
       return new Promise<T>((resolve, reject) => {
         queue.push({ job, resolve: resolve as (v: unknown) => void, reject });
         if (wake) wake();
-        else if (!draining) void drain();
+        // drain() settles every job's own promise; an error outside a job still reaches this caller.
+        else if (!draining) drain().catch(reject);
       });
     },
     get pending() {

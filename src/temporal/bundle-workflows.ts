@@ -46,8 +46,9 @@ export async function bundleWorkflows(workflowsPath: string): Promise<WorkflowBu
 
 /**
  * `bundleWorkflows` in a child process, returning the code. The bundler (webpack) grows the heap
- * by ~110 MB that a long-running worker would otherwise keep for its whole life; in a child it is
- * returned to the system when the child exits. Same errors as `bundleWorkflows`.
+ * by far more than the worker needs afterwards (bench/results/notes.md, "bundler"), and a
+ * long-running worker would otherwise keep it for its whole life; in a child it is returned to
+ * the system when the child exits. Same errors as `bundleWorkflows`.
  */
 export async function bundleWorkflowsInChild(workflowsPath: string): Promise<{ code: string }> {
   const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js';

@@ -59,7 +59,10 @@ export async function withTemporal<T>(config: TemporalConfig, fn: (t: TemporalHa
   const lost = new AbortController();
   const watch = siblingPid === undefined ? undefined : watchSibling(siblingPid, config.dataDir, lost);
   // While this command runs, the embedded server is in use: keep its lease fresh.
-  const lease = idleMs > 0 ? setInterval(() => void touchLease(config.dataDir), Math.min(5_000, Math.max(500, idleMs / 3))) : undefined;
+  const touch = (): void => {
+    touchLease(config.dataDir).catch(() => undefined); // it swallows its own errors; a missed touch is retried next tick
+  };
+  const lease = idleMs > 0 ? setInterval(touch, Math.min(5_000, Math.max(500, idleMs / 3))) : undefined;
   lease?.unref();
   try {
     const connection = await connect(address, options.connectTimeoutMs ?? 10_000, server !== undefined || !config.temporal.address);
@@ -113,7 +116,8 @@ async function resolveServer(config: TemporalConfig, idleMs: number): Promise<{ 
 /** Polls the process that runs the joined server; aborts `lost` once it is gone. */
 function watchSibling(pid: number, dataDir: string, lost: AbortController): NodeJS.Timeout {
   const timer = setInterval(() => {
-    void runsDevServer(pid).then((alive) => {
+    // A failed probe (the rejection handler below) is not proof the sibling is gone: the next tick asks again.
+    runsDevServer(pid).then((alive) => {
       if (alive || lost.signal.aborted) return;
       clearInterval(timer);
       lost.abort(
@@ -122,7 +126,7 @@ function watchSibling(pid: number, dataDir: string, lost: AbortController): Node
             'run this command again (it will start its own), or set TEMPORAL_ADDRESS to a long-running Temporal.',
         ),
       );
-    });
+    }, () => undefined);
   }, SIBLING_WATCH_MS);
   timer.unref();
   return timer;

@@ -15,9 +15,11 @@ export interface WaitForTemporalOptions {
 export async function waitForTemporal(options: WaitForTemporalOptions): Promise<boolean> {
   const deadline = Date.now() + options.timeoutMs;
   let aborted = false;
-  void options.abort?.then(() => {
+  // A rejected abort signal also means waiting is pointless.
+  const stop = (): void => {
     aborted = true;
-  });
+  };
+  options.abort?.then(stop, stop);
   while (!aborted && Date.now() < deadline) {
     if (await answers(options.address, options.namespace)) return true;
     await new Promise((r) => setTimeout(r, 150));

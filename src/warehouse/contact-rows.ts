@@ -85,7 +85,7 @@ export function encodeContactRaw(c: Contact): string | null {
 /**
  * `raw` as JSON from its staged text column. A cast, not json(): the cast validates the text
  * and keeps the text JSON.stringify wrote; json() re-serializes every record for the same value
- * under JSON.parse (250k bench contacts: 0.33 s CPU against 0.23 s for the cast).
+ * under JSON.parse, at a higher CPU cost (bench/results/notes.md, "raw JSON cast").
  */
 export function contactRawSql(column: string): string {
   return `CAST(${column} AS JSON)`;

@@ -24,20 +24,18 @@ export interface OpenWarehouseOptions {
 // DuckDB checkpoints whenever the write-ahead log passes 16 MB, i.e. after nearly every
 // 5,000-contact load, and those checkpoints cost more than the loads' own inserts. Write scopes
 // checkpoint when they end anyway (withWarehouse), so fewer checkpoints within a scope only save
-// work: 100k contacts in 5,000-row loads took 10-30% less CPU, closing checkpoint included
-// (bench/warehouse-small-profile.ts, 16MB against 256MB).
+// work (bench/warehouse-small-profile.ts; figures: bench/results/notes.md, "checkpoint").
 const WRITER_CHECKPOINT_THRESHOLD = '256MB';
 
 /**
  * Rows per row group in what the writer writes (DuckDB's default is 122,880). A contact row
- * carries its raw record (about 1.6 KB of JSON), so one default row group of `contacts` is about
- * 200 MB of text that a checkpoint compresses, and a lake publish reads, as a unit; the writer's
- * resident set grows far past its memory limit with it. `bench/writer-row-groups.ts` (400k
- * contacts in 5,000-row loads under a 256MB limit, one process per size): peak RSS 654 MB at
- * 122,880, 624 MB at 61,440, 582 MB at 30,720, loaded in 19.1, 15.3 and 16.1 s. Half the
- * default, not a quarter: with 30,720 a 100k-contact backfill with real latency was 0.3-0.5 s
- * slower (noisy; 2-5 runs each), with 61,440 not. Readers are not affected: the file stays a
- * plain DuckDB file.
+ * carries its raw record (its JSON), so one default row group of `contacts` is a large block of
+ * text that a checkpoint compresses, and a lake publish reads, as a unit; the writer's resident
+ * set grows far past its memory limit with it. Smaller groups lowered the peak and the load time
+ * (bench/writer-row-groups.ts, figures in bench/results/writer-row-groups.json). Half the
+ * default, not a quarter: a quarter made a backfill with real latency slower, half did not
+ * (bench/results/notes.md, "row groups"). Readers are not affected: the file stays a plain
+ * DuckDB file.
  */
 export const WRITER_ROW_GROUP_SIZE = 61_440;
 

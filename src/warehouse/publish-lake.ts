@@ -14,12 +14,12 @@ const KEEP_GENERATIONS = 3;
 // Rewritten files keep their name across generations, so a reader that globbed through the
 // symlink just before a swap still finds every file it listed (now with the newer content).
 const STABLE_FILE = 'data.parquet';
-// zstd, not DuckDB's default snappy: on 100k contacts (mostly the raw JSON) files came out 2.4x
-// smaller and the COPY no slower (0.44-0.74 s against 0.47-0.68 s, bench/.tmp probe); every
-// Parquet reader of note reads zstd. Row groups of 20,000 rows, not DuckDB's 122,880: the writer
-// buffers a whole row group (with the raw JSON, about 100 MB of contacts) before it compresses,
-// which under the sync's memory limit spilled; with 20,000, 1M contacts published in 3.2 s
-// instead of 6.2 s under 256MB (bench/.tmp probe), and readers get finer zone maps.
+// zstd, not DuckDB's default snappy: contact files (mostly the raw JSON) come out several times
+// smaller and the COPY is no slower; every Parquet reader of note reads zstd. Row groups of 20,000
+// rows, not DuckDB's 122,880: the writer buffers a whole row group (with the raw JSON, a large
+// share of the memory limit) before it compresses, which under the sync's memory limit spilled
+// and made the publish slower; smaller groups also give readers finer zone maps. Figures:
+// bench/results/notes.md, "publish-lake".
 const PARQUET_OPTIONS = 'FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 20000';
 
 interface PublishContext {
@@ -118,7 +118,8 @@ async function publishTable(ctx: PublishContext, table: string, layout: LakeLayo
  * Writes each dirty bucket with its own COPY (a range predicate, so zone maps skip the rest of
  * the table) and hard-links the clean ones from the previous generation. One COPY per bucket
  * rather than one partitioned COPY: that one keeps a writer and a row group open for every
- * bucket at once, which ran out of a 192MB memory limit at 1M contacts and grows with the table.
+ * bucket at once, which grows with the table and ran out of memory under a low limit
+ * (bench/results/notes.md, "publish-lake").
  */
 async function publishBuckets(
   ctx: PublishContext,

@@ -22,7 +22,8 @@ export interface ScannedPageRecord {
 
 /**
  * Records that these pages of scans were loaded, with the ids each held: two statements however
- * many pages (a statement per page cost ~9 ms each in a backfill). Same write scope as the load.
+ * many pages (a statement per page added up in a backfill: bench/results/notes.md, "page log").
+ * Same write scope as the load.
  */
 export async function recordScannedPages(w: ScanScope, pages: readonly ScannedPageRecord[]): Promise<void> {
   if (pages.length === 0) return;

@@ -15,7 +15,7 @@ export function timestampExpr(expr: string, siteTimeZone: string): string {
 /**
  * A stable content fingerprint of the given columns: md5 over their text joined by a unit
  * separator (NULL as NUL). Timestamps enter as epoch microseconds, so the session time zone
- * cannot change a fingerprint. About twice as fast as md5(to_json(...)) (measured).
+ * cannot change a fingerprint. Faster than md5(to_json(...)) (bench/results/notes.md, "fingerprint").
  */
 export function fingerprintExpr(columns: readonly (readonly [string, string])[]): string {
   const parts = columns.map(([name, type]) => {

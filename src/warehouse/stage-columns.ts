@@ -12,8 +12,8 @@ export type EncodeRow<T> = (item: T) => readonly (string | null)[];
  * and appending 2,048 items at a time, so an encoded string lives only until its chunk is
  * appended (young-generation garbage). Encoding whole slices ahead, to overlap JS with DuckDB
  * statements, held them long enough to be promoted and cost more CPU in garbage collection than
- * the overlap saved on two shared cores (measured: 250k contacts staged and typed in 32k slices
- * took 4.6-5.4 s CPU, in one go 3.4 s). `encode` may throw to reject an item.
+ * the overlap saved on two shared cores (figures: bench/results/notes.md, "stage-columns").
+ * `encode` may throw to reject an item.
  */
 export async function stageColumns<T>(connection: DuckDBConnection, table: string, columns: readonly string[], items: readonly T[], encode: EncodeRow<T>): Promise<void> {
   await run(connection, `CREATE OR REPLACE TEMP TABLE ${quoteIdent(table)} (${columns.map((c) => `${quoteIdent(c)} VARCHAR`).join(', ')})`);

@@ -9,8 +9,9 @@ const BLOB_BYTES = 2 << 20;
 /**
  * Bulk-stages JSON documents into a fresh temp table `(doc VARCHAR)` through the appender, many
  * documents per value joined by newlines (JSON.stringify never emits a raw newline), which
- * crosses from JS into DuckDB once per ~2 MB instead of once per row; measured against a value
- * per row and an NDJSON temp file in bench/warehouse-stage-probe.ts. Read back with `stagedDocsSql`.
+ * crosses from JS into DuckDB once per ~2 MB instead of once per row; compared with a value per
+ * row and an NDJSON temp file by bench/warehouse-stage-probe.ts (bench/results/warehouse-stage.json).
+ * Read back with `stagedDocsSql`.
  */
 export async function stageDocs(connection: DuckDBConnection, table: string, docs: readonly string[]): Promise<void> {
   await stageRecords(connection, table, docs, '\n');

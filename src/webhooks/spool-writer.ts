@@ -135,6 +135,12 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
       notifyDrained();
     });
 
+  // recover() and writeNext() settle every request themselves; this only reports a bug in them
+  // instead of an unhandled rejection that would stop the receiver.
+  const backgroundFailed = (err: unknown): void => {
+    logger?.error({ err: { message: (err as Error | undefined)?.message } }, 'spool: background write step failed unexpectedly');
+  };
+
   /** After a failure: once nothing is in flight, cut the file back to its durable end. */
   let recovering = false;
   const recover = async (): Promise<void> => {
@@ -175,10 +181,10 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
         for (const p of e.batch) p.reject(err);
       }
     }
-    void recover().then(() => {
+    recover().then(() => {
       kick();
       notifyDrained();
-    });
+    }, backgroundFailed);
   };
 
   let zeroStep: Buffer | undefined;
@@ -208,7 +214,7 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
       })
       .finally(() => {
         extending = undefined;
-        if (failing) void recover();
+        if (failing) recover().catch(backgroundFailed);
       });
   };
   const extended = async (): Promise<void> => {
@@ -310,11 +316,13 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
       }
     }
     writing = true;
-    void writeNext().finally(() => {
-      writing = false;
-      kick();
-      void recover().then(notifyDrained);
-    });
+    writeNext()
+      .finally(() => {
+        writing = false;
+        kick();
+        recover().then(notifyDrained, backgroundFailed);
+      })
+      .catch(backgroundFailed);
   };
 
   // Appends made during one turn of the event loop (every request read in one poll) share a batch:

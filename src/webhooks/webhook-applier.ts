@@ -67,7 +67,8 @@ export function isTransient(err: unknown): boolean {
  */
 export function createWebhookApplier(options: WebhookApplierOptions): WebhookApplier {
   const { spool, logger, metrics } = options;
-  // Large batches amortize the write scope (open, migrate check, checkpoint: ~100-200 ms); a
+  // Large batches amortize the write scope (open, migrate check, checkpoint; its cost:
+  // bench/results/notes.md, "write scope"); a
   // batch is only as large as the backlog, so a quiet stream still applies within the linger time.
   const batchSize = options.batchSize ?? 2_000;
   const lingerMs = options.lingerMs ?? 100;

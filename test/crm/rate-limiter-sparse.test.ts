@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createRateLimiter, RateLimitedError } from '../../src/crm/index.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import { api } from '../simulator/helpers.js';
+import { useFakeClock } from './helpers/fake-clock.js';
 import { clientFor } from './helpers/sim-client.js';
 
 /**
@@ -15,8 +16,8 @@ describe('a 429 amid sparse traffic', () => {
   });
 
   it('teaches the limiter nothing, so the run that follows reaches the server allowance (injected clock)', async () => {
-    vi.useFakeTimers({ now: 0 });
-    const limiter = createRateLimiter({ maxConcurrency: 8, now: () => Date.now() });
+    const clock = useFakeClock();
+    const limiter = createRateLimiter({ maxConcurrency: 8, now: clock.now });
     const ALLOWED = 25;
     let window = { start: -Infinity, count: 0 };
     /** A server with fixed one-second windows of ALLOWED requests; `others` were used by another process. */
@@ -28,21 +29,16 @@ describe('a 429 amid sparse traffic', () => {
     };
     const request = async (others = 0): Promise<boolean> => {
       const ticket = await limiter.acquire();
-      await new Promise((r) => setTimeout(r, 20)); // latency
+      await clock.sleep(20); // latency
       const answer = serve(others);
       ticket.release(answer.ok ? { kind: 'ok', latencyMs: 20 } : { kind: 'rateLimited', retryAfterMs: answer.retryAfterMs });
       return answer.ok;
     };
-    const drive = async <T>(p: Promise<T>, maxMs: number): Promise<T> => {
-      let done = false;
-      void p.finally(() => (done = true));
-      for (let waited = 0; !done && waited < maxMs; waited += 10) await vi.advanceTimersByTimeAsync(10);
-      return p;
-    };
+    const drive = <T>(p: Promise<T>, maxMs: number): Promise<T> => clock.run(p, maxMs);
 
     // Sparse traffic, then a request in a window another process has filled.
     expect(await drive(request(), 1000)).toBe(true);
-    await vi.advanceTimersByTimeAsync(400);
+    await drive(clock.sleep(400), 1000);
     expect(await drive(request(), 1000)).toBe(true);
     expect(await drive(request(ALLOWED), 1000)).toBe(false);
     const after = limiter.snapshot();

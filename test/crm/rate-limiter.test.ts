@@ -1,39 +1,50 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createRateLimiter, RateLimiterAbortedError, sharedRateLimiter } from '../../src/crm/index.js';
+import { useFakeClock } from './helpers/fake-clock.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
+// Every test runs on simulated time, so the assertions hold however loaded the machine is.
 describe('rate limiter', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('spaces requests to the budget and never exceeds the concurrency cap', async () => {
-    const limiter = createRateLimiter({ maxRps: 50, maxConcurrency: 3, adaptive: false });
+    const clock = useFakeClock();
+    const limiter = createRateLimiter({ maxRps: 50, maxConcurrency: 3, adaptive: false, now: clock.now });
     let inFlight = 0;
     let maxSeen = 0;
     const starts: number[] = [];
-    const t0 = performance.now();
-    await Promise.all(
+    const t0 = clock.now();
+    const all = Promise.all(
       Array.from({ length: 40 }, async () => {
         const ticket = await limiter.acquire();
-        starts.push(performance.now() - t0);
+        starts.push(clock.now() - t0);
         inFlight++;
         maxSeen = Math.max(maxSeen, inFlight);
-        await sleep(5);
+        await clock.sleep(5);
         inFlight--;
         ticket.release({ kind: 'ok', latencyMs: 5 });
       }),
     );
+    await clock.run(all, 5_000);
     expect(maxSeen).toBeLessThanOrEqual(3);
-    // 40 requests at 50/s with a burst of about one: at least ~38 intervals of 20 ms.
-    expect(starts.at(-1)!).toBeGreaterThan(700);
+    // 40 requests at 50/s with a burst of about one: at least ~38 intervals of 20 ms, and no more
+    // than the budget asks for (the limiter holds nobody back beyond it).
+    expect(starts.at(-1)!).toBeGreaterThanOrEqual(38 * 20);
+    expect(starts.at(-1)!).toBeLessThanOrEqual(40 * 20);
+    for (let i = 2; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(10);
     // No one-second window holds more than the budget plus the one-request burst.
     for (const s of starts) expect(starts.filter((x) => x >= s && x < s + 1000).length).toBeLessThanOrEqual(51);
   });
 
   it('a 429 pauses everyone for Retry-After and lowers the rate; later 429s of the same episode count once', async () => {
-    const limiter = createRateLimiter({ initialRps: 100, maxConcurrency: 8 });
+    const clock = useFakeClock();
+    const limiter = createRateLimiter({ initialRps: 100, maxConcurrency: 8, now: clock.now });
     // Enough traffic at the budget for its rate to be a measurement (a sparse 429 teaches nothing).
-    for (let i = 0; i < 6; i++) (await limiter.acquire()).release({ kind: 'ok', latencyMs: 1 });
-    const a = await limiter.acquire();
-    const b = await limiter.acquire();
+    for (let i = 0; i < 6; i++) (await clock.run(limiter.acquire(), 1_000)).release({ kind: 'ok', latencyMs: 1 });
+    const a = await clock.run(limiter.acquire(), 1_000);
+    const b = await clock.run(limiter.acquire(), 1_000);
+    await clock.run(clock.sleep(5), 100); // the requests' latency: their answers come after both were sent
     const before = limiter.snapshot().rps;
     a.release({ kind: 'rateLimited', retryAfterMs: 300 });
     const afterFirst = limiter.snapshot().rps;
@@ -41,49 +52,56 @@ describe('rate limiter', () => {
     expect(afterFirst).toBeLessThan(before);
     expect(limiter.snapshot().rps).toBe(afterFirst); // b was sent before the decrease: same episode
     expect(limiter.snapshot().learnedLimitRps).toBeDefined();
-    const t = performance.now();
-    const c = await limiter.acquire();
-    expect(performance.now() - t).toBeGreaterThanOrEqual(280);
+    const t = clock.now();
+    const c = await clock.run(limiter.acquire(), 1_000);
+    expect(clock.now() - t).toBeGreaterThanOrEqual(300);
+    expect(clock.now() - t).toBeLessThan(400); // released once the pause ends, not held longer
     c.release({ kind: 'ok', latencyMs: 1 });
   });
 
   it('slow start grows the rate only while the budget is the bottleneck', async () => {
-    const limiter = createRateLimiter({ initialRps: 20, maxConcurrency: 8 });
-    await Promise.all(
+    const clock = useFakeClock();
+    const limiter = createRateLimiter({ initialRps: 20, maxConcurrency: 8, now: clock.now });
+    const all = Promise.all(
       Array.from({ length: 40 }, async () => {
         const t = await limiter.acquire();
         t.release({ kind: 'ok', latencyMs: 1 });
       }),
     );
+    await clock.run(all, 5_000);
     const grown = limiter.snapshot().rps;
     expect(grown).toBeGreaterThan(25);
-    await sleep(1100);
+    await clock.run(clock.sleep(1100), 2_000);
     // Idle: a lone request does not bank more rate.
-    const t = await limiter.acquire();
+    const t = await clock.run(limiter.acquire(), 1_000);
     t.release({ kind: 'ok', latencyMs: 1 });
     expect(limiter.snapshot().rps).toBe(grown);
   });
 
   it('a configured ceiling is never exceeded, even after probing', async () => {
-    const limiter = createRateLimiter({ maxRps: 30, maxConcurrency: 4 });
-    await Promise.all(
+    const clock = useFakeClock();
+    const limiter = createRateLimiter({ maxRps: 30, maxConcurrency: 4, now: clock.now });
+    const all = Promise.all(
       Array.from({ length: 30 }, async () => {
         const t = await limiter.acquire();
         t.release({ kind: 'ok', latencyMs: 1 });
       }),
     );
+    await clock.run(all, 5_000);
     expect(limiter.snapshot().rps).toBeLessThanOrEqual(30);
   });
 
   it('rising latency stops the climb and backs off', async () => {
-    const limiter = createRateLimiter({ initialRps: 200, maxConcurrency: 2 });
+    const clock = useFakeClock();
+    const limiter = createRateLimiter({ initialRps: 200, maxConcurrency: 2, now: clock.now });
     const run = async (latencyMs: number, n: number) => {
-      await Promise.all(
+      const all = Promise.all(
         Array.from({ length: n }, async () => {
           const t = await limiter.acquire();
           t.release({ kind: 'ok', latencyMs });
         }),
       );
+      await clock.run(all, 10_000);
     };
     await run(5, 60);
     const fast = limiter.snapshot().rps;
@@ -92,7 +110,8 @@ describe('rate limiter', () => {
   });
 
   it('a waiting acquire can be aborted', async () => {
-    const limiter = createRateLimiter({ maxRps: 1, maxConcurrency: 1 });
+    useFakeClock(); // the waiting acquire's timer never fires: only the abort ends the wait
+    const limiter = createRateLimiter({ maxRps: 1, maxConcurrency: 1, now: () => Date.now() });
     const first = await limiter.acquire();
     const ac = new AbortController();
     const waiting = limiter.acquire(ac.signal);

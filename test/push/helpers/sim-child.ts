@@ -7,5 +7,11 @@ const sim = await startSimulator({ ...(JSON.parse(process.argv[2] ?? '{}') as Si
 process.stdout.write(`${JSON.stringify({ baseUrl: sim.baseUrl, adminUrl: sim.adminUrl, credentials: sim.credentials })}\n`);
 process.stdin.resume();
 process.stdin.on('end', () => {
-  void sim.close().then(() => process.exit(0));
+  sim.close().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      console.error(err); // a child process: its parent shows this stderr
+      process.exit(1);
+    },
+  );
 });
