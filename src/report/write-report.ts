@@ -28,7 +28,7 @@ export interface WrittenReport {
 export async function writeReport(opts: WriteReportOptions): Promise<WrittenReport> {
   let source: WarehouseSource | undefined;
   const data = await withWarehouse(
-    { dbPath: opts.dbPath, lakePath: opts.lakePath, write: false, lockTimeoutMs: opts.waitMs ?? 5_000, onSource: (s) => (source = s), ...(opts.logger ? { logger: opts.logger } : {}) },
+    { dbPath: opts.dbPath, lakePath: opts.lakePath, write: false, onSource: (s) => (source = s), ...(opts.logger ? { logger: opts.logger } : {}) },
     async (w) => {
       // The file's views are those of the crmsync that last migrated it; read this version's.
       if (w.source.kind === 'duckdb') await useCurrentViews(w.connection, findSqlDir());
