@@ -1,6 +1,6 @@
 export { openWarehouse, openLakeReader, type OpenWarehouseOptions } from './open-warehouse.js';
 export { withWarehouse, type WithWarehouseOptions } from './with-warehouse.js';
-export { openWarehouseOwner, isOwnedHere, type WarehouseOwner, type WarehouseOwnerOptions } from './warehouse-owner.js';
+export { openWarehouseOwner, isHeldHere, type WarehouseOwner, type WarehouseOwnerOptions } from './warehouse-owner.js';
 export type { WarehouseHandle, WarehouseSource } from './duckdb-warehouse.js';
 export { WarehouseLockedError, WarehouseOwnedError, WarehouseOwnerClosedError, WarehouseNotFoundError, WarehouseReadOnlyError, WarehouseInputError, WarehouseQueryError, MigrationError } from './errors.js';
 export { migrate, listMigrations } from './migrate.js';

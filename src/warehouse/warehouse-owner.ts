@@ -24,14 +24,23 @@ export interface WarehouseOwner {
 }
 
 /**
- * Files this process owns. DuckDB must not hold one file in two instances of a process, and its
- * file lock does not stop a second open from the same process: readers here use the lake instead.
+ * Files this process holds for writing (an owner, or a one-shot scope of withWarehouse). DuckDB's
+ * file lock does not stop a second instance of the same process from opening a file, and two
+ * writers of one file corrupt it: this set is what stops them.
  */
-const owned = new Set<string>();
+const held = new Set<string>();
 
-/** True while a WarehouseOwner of this process holds `dbPath`. */
-export function isOwnedHere(dbPath: string): boolean {
-  return owned.has(resolve(dbPath));
+/** True while this process holds `dbPath` for writing. */
+export function isHeldHere(dbPath: string): boolean {
+  return held.has(resolve(dbPath));
+}
+
+/** Marks `dbPath` held by this process; null when it is already. Call the result to let go. */
+export function holdHere(dbPath: string): (() => void) | null {
+  const key = resolve(dbPath);
+  if (held.has(key)) return null;
+  held.add(key);
+  return () => held.delete(key);
 }
 
 /**
@@ -40,25 +49,25 @@ export function isOwnedHere(dbPath: string): boolean {
  * turn, because the only writer is the warehouse worker and a second one is a deployment mistake.
  */
 export async function openWarehouseOwner(opts: WarehouseOwnerOptions): Promise<WarehouseOwner> {
-  const key = resolve(opts.dbPath);
-  if (owned.has(key)) throw new WarehouseOwnedError(opts.dbPath, 'this process');
+  const release = holdHere(opts.dbPath);
+  if (!release) throw new WarehouseOwnedError(opts.dbPath, 'this process');
   const threads = opts.threads;
   if (threads !== undefined && !(Number.isSafeInteger(threads) && threads > 0)) throw new RangeError(`threads must be a positive integer, got ${threads}`);
   let handle: WarehouseHandle;
   try {
     handle = await openWarehouse({ ...opts, readOnly: false });
   } catch (err) {
+    release();
     if (err instanceof WarehouseLockedError) throw new WarehouseOwnedError(opts.dbPath, 'another process', { cause: err.cause });
     throw err;
   }
-  owned.add(key);
   try {
     if (threads !== undefined) await handle.connection.run(`SET threads = ${threads}`);
     if (opts.memoryLimit) await handle.connection.run(`SET memory_limit = '${opts.memoryLimit.replace(/[^0-9A-Za-z. ]/g, '')}'`);
     await handle.migrate();
   } catch (err) {
-    owned.delete(key);
     await handle.close();
+    release();
     throw err;
   }
   const describe = opts.describeError ?? ((err: unknown) => err);
@@ -87,7 +96,7 @@ export async function openWarehouseOwner(opts: WarehouseOwnerOptions): Promise<W
           await handle.checkpoint();
         } finally {
           await handle.close();
-          owned.delete(key);
+          release();
         }
       })();
       return closing;

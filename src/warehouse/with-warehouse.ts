@@ -1,22 +1,28 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { WarehouseHandle, WarehouseSource } from './duckdb-warehouse.js';
 import { WarehouseLockedError, WarehouseNotFoundError, WarehouseOwnedError } from './errors.js';
 import { MANIFEST_FILE } from './lake-layout.js';
 import { openLakeReader, openWarehouse, type OpenWarehouseOptions } from './open-warehouse.js';
-import { isOwnedHere } from './warehouse-owner.js';
+import { holdHere, isHeldHere } from './warehouse-owner.js';
 
 export interface WithWarehouseOptions extends Omit<OpenWarehouseOptions, 'readOnly'> {
   write: boolean;
+  /**
+   * Writers: how long to wait for another one-shot writer (two `push --dry-run` at once) to let
+   * go of the file (default 30 s). A warehouse worker owns it for its life: waiting ends there.
+   */
+  waitMs?: number;
   /** Readers: called once with what is being read (the file, or the lake and when it was published). */
   onSource?: (source: WarehouseSource) => void;
 }
 
 /**
  * Scoped access for tests and one-shot tools that run while no warehouse worker does. A writer
- * opens the file, migrates, runs `fn`, checkpoints and closes; a file held elsewhere is a
- * WarehouseLockedError at once (every write of a running system is a job on the worker's
- * WarehouseOwner). A reader opens the file read-only and, while a writer holds it, reads the
+ * opens the file (waiting up to `waitMs` while another one-shot writer
+ * holds it), migrates, runs `fn`, checkpoints and closes; every write of a running system is a
+ * job on the worker's WarehouseOwner instead. A reader opens the file read-only and, while a writer holds it, reads the
  * published Parquet lake instead.
  */
 export async function withWarehouse<T>(opts: WithWarehouseOptions, fn: (w: WarehouseHandle) => Promise<T>): Promise<T> {
@@ -32,16 +38,43 @@ export async function withWarehouse<T>(opts: WithWarehouseOptions, fn: (w: Wareh
 }
 
 async function openWriter(opts: WithWarehouseOptions): Promise<WarehouseHandle> {
-  if (isOwnedHere(opts.dbPath)) throw new WarehouseOwnedError(opts.dbPath, 'this process');
-  return await openWarehouse({ ...opts, readOnly: false });
+  const deadline = Date.now() + (opts.waitMs ?? 30_000);
+  for (;;) {
+    const release = holdHere(opts.dbPath);
+    if (release) {
+      try {
+        const handle = await openWarehouse({ ...opts, readOnly: false });
+        return releaseOnClose(handle, release);
+      } catch (err) {
+        release();
+        if (!(err instanceof WarehouseLockedError) || Date.now() >= deadline) throw err;
+      }
+    } else if (Date.now() >= deadline) {
+      throw new WarehouseOwnedError(opts.dbPath, 'this process');
+    }
+    await sleep(100);
+  }
+}
+
+function releaseOnClose(handle: WarehouseHandle, release: () => void): WarehouseHandle {
+  const close = handle.close.bind(handle);
+  return Object.assign(handle, {
+    async close() {
+      try {
+        await close();
+      } finally {
+        release();
+      }
+    },
+  });
 }
 
 async function openReader(opts: WithWarehouseOptions): Promise<WarehouseHandle> {
   const lakeReady = existsSync(join(opts.lakePath, MANIFEST_FILE));
   let reason = 'no warehouse file';
   if (existsSync(opts.dbPath)) {
-    if (isOwnedHere(opts.dbPath)) {
-      reason = 'this process owns the warehouse file';
+    if (isHeldHere(opts.dbPath)) {
+      reason = 'this process holds the warehouse file for writing';
     } else {
       try {
         const handle = await openWarehouse({ ...opts, readOnly: true });

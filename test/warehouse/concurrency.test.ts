@@ -78,7 +78,7 @@ describe('concurrent access across processes', () => {
     expect(Number(rows[0]!.n)).toBeGreaterThan(100);
   });
 
-  it('a second owner in another process fails at once naming the fix; a one-shot writer gets WAREHOUSE_LOCKED', async () => {
+  it('a second owner in another process fails at once naming the fix; a one-shot writer gets WAREHOUSE_LOCKED after its wait', async () => {
     const p = paths();
     const writer = startWriter(p.dbPath, p.lakePath, 50_000);
     await writer.ready;
@@ -86,7 +86,7 @@ describe('concurrent access across processes', () => {
     const second = openWarehouseOwner({ dbPath: p.dbPath, lakePath: p.lakePath });
     await expect(second).rejects.toBeInstanceOf(WarehouseOwnedError);
     await expect(second).rejects.toThrow(/another crmsync worker owns .*crm\.duckdb; stop it, or use it: commands join a running worker/i);
-    await expect(withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: true }, async () => 'never')).rejects.toMatchObject({ code: 'WAREHOUSE_LOCKED', retryable: true });
+    await expect(withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: true, waitMs: 300 }, async () => 'never')).rejects.toMatchObject({ code: 'WAREHOUSE_LOCKED', retryable: true });
 
     writer.release();
     expect(await writer.exited).toBe(0);
@@ -142,7 +142,7 @@ describe('one owner in a process', () => {
       await expect(bad).rejects.toThrow(/no_such_table/);
       expect((await good).inserted).toBe(1);
       await expect(openWarehouseOwner({ dbPath: p.dbPath, lakePath: p.lakePath })).rejects.toThrow(/already owns .*run writes as jobs on that owner/);
-      await expect(withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: true }, async () => 1)).rejects.toMatchObject({ code: 'WAREHOUSE_OWNED' });
+      await expect(withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: true, waitMs: 200 }, async () => 1)).rejects.toMatchObject({ code: 'WAREHOUSE_OWNED' });
     } finally {
       await owner.close();
     }
