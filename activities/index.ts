@@ -3,8 +3,12 @@ import type { CrmClient } from '../src/crm/index.js';
 import type { Logger } from '../src/logger.js';
 import { pushCrmFromClient } from '../src/push/push-crm-from-client.js';
 import type { WarehouseOwner } from '../src/warehouse/index.js';
+import { createClientRefetcher } from '../src/webhooks/client-refetcher.js';
+import { createSpoolRangeReader } from '../src/webhooks/spool-range-reader.js';
+import { webhookSpoolDir } from '../src/webhooks/webhook-spool-dir.js';
 import { createPushActivities } from './push-activities.js';
 import { createSyncActivities } from './sync-activities.js';
+import { createWebhookActivities } from './webhook-activities.js';
 
 /** What every activity is built over; the worker builds them (src/worker/compose.ts), tests pass real ones. */
 export interface ActivityDeps {
@@ -21,12 +25,19 @@ export interface ActivityDeps {
  * owns the DuckDB file; the main queue has workflows and nothing that writes.
  */
 export function createActivities(deps: ActivityDeps) {
-  const { crm, owner, logger } = deps;
+  const { config, crm, owner, logger } = deps;
   return {
     main: {},
     warehouse: {
       ...createSyncActivities({ client: crm, writes: owner, logger }),
       ...createPushActivities({ crm: pushCrmFromClient(crm), db: ownerSqlRunner(owner), logger: logger.child({ component: 'push' }) }),
+      ...createWebhookActivities({
+        writes: owner,
+        spool: createSpoolRangeReader(webhookSpoolDir(config)),
+        refetcher: createClientRefetcher(crm),
+        concurrency: config.crm.maxConcurrency ?? 8,
+        logger: logger.child({ component: 'webhooks' }),
+      }),
     },
   };
 }

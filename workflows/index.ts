@@ -3,3 +3,4 @@ export * from './hello-workflow.js';
 export * from './sync-workflow.js';
 export * from './sync-stream-workflow.js';
 export * from './push-workflow.js';
+export * from './webhook-apply-workflow.js';
