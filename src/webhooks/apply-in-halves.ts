@@ -17,7 +17,7 @@ export async function applyInHalves(records: readonly SpoolRecord[], deps: Apply
     return [await applyBatch([...records], deps)];
   } catch (err) {
     if (signal?.aborted || isTransient(err)) throw err;
-    if (records.length === 1) return [await deadLetter(records[0]!, err, deps)];
+    if (records.length === 1) return [await deadLetterDelivery(records[0]!, err, deps)];
     const half = Math.ceil(records.length / 2);
     deps.logger?.warn({ code: (err as { code?: string }).code, deliveries: records.length, nextBatch: half }, 'a webhook batch failed; applying it in smaller parts to find the delivery that fails');
     const first = await applyInHalves(records.slice(0, half), deps, signal);
@@ -26,7 +26,7 @@ export async function applyInHalves(records: readonly SpoolRecord[], deps: Apply
 }
 
 /** One transaction: the dead letter, a failed webhook_events row (no payload: it may be the cause), the offset. */
-async function deadLetter(record: SpoolRecord, err: unknown, deps: Pick<ApplyBatchDeps, 'spoolId' | 'withWarehouse' | 'now'> & { logger?: Logger }): Promise<ApplyBatchResult> {
+export async function deadLetterDelivery(record: SpoolRecord, err: unknown, deps: Pick<ApplyBatchDeps, 'spoolId' | 'withWarehouse' | 'now'> & { logger?: Logger }): Promise<ApplyBatchResult> {
   const e = err as { code?: string; name?: string; message?: string };
   const error = `${e.code ?? e.name ?? 'Error'}: ${String(e.message ?? err).slice(0, 500)}`;
   const at = new Date((deps.now ?? Date.now)());
