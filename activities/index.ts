@@ -1,29 +1,48 @@
 import type { Config } from '../src/config.js';
+import type { CrmClient } from '../src/crm/index.js';
 import type { Logger } from '../src/logger.js';
-import { createPushActivitiesFromConfig } from './push-activities-from-config.js';
+import { pushCrmFromClient } from '../src/push/push-crm-from-client.js';
+import type { WarehouseOwner } from '../src/warehouse/index.js';
+import { createClientRefetcher } from '../src/webhooks/client-refetcher.js';
+import { createSpoolRangeReader } from '../src/webhooks/spool-range-reader.js';
+import { webhookSpoolDir } from '../src/webhooks/webhook-spool-dir.js';
+import { createPushActivities } from './push-activities.js';
+import { createSyncActivities } from './sync-activities.js';
+import { createWebhookActivities } from './webhook-activities.js';
 
-/**
- * Dependencies every activity factory may use. Add the fields your activities need (the CRM
- * client, the warehouse, limiters); build them in the worker command, fakes in tests.
- */
+/** What every activity is built over; the worker builds them (src/worker/compose.ts), tests pass real ones. */
 export interface ActivityDeps {
   config: Config;
   logger: Logger;
+  /** The CRM client (credentials stay in the worker). */
+  crm: CrmClient;
+  /** The one writer of the DuckDB file: every warehouse write is a job on it. */
+  owner: WarehouseOwner;
 }
 
 /**
- * The composition point for activities on the main task queue. Add one spread line per factory:
- * `...createSyncActivities(deps),`
+ * Every activity, by the task queue it runs on. The warehouse queue has one worker, the one that
+ * owns the DuckDB file; the main queue has workflows and nothing that writes.
  */
 export function createActivities(deps: ActivityDeps) {
-  void deps;
+  const { config, crm, owner, logger } = deps;
   return {
+    main: {},
+    warehouse: {
+      ...createSyncActivities({ client: crm, writes: owner, logger }),
+      ...createPushActivities({ crm: pushCrmFromClient(crm), db: ownerSqlRunner(owner), logger: logger.child({ component: 'push' }) }),
+      ...createWebhookActivities({
+        writes: owner,
+        spool: createSpoolRangeReader(webhookSpoolDir(config)),
+        refetcher: createClientRefetcher(crm),
+        concurrency: config.crm.maxConcurrency ?? 8,
+        logger: logger.child({ component: 'webhooks' }),
+      }),
+    },
   };
 }
 
-/** Activities for the warehouse task queue (one worker: one DuckDB writer). Same pattern. */
-export function createWarehouseActivities(deps: ActivityDeps) {
-  return {
-    ...createPushActivitiesFromConfig(deps),
-  };
+/** SQL as the pusher runs it: each statement one job on the owner, so no job waits on an HTTP call. */
+export function ownerSqlRunner(owner: WarehouseOwner) {
+  return { query: (sql: string, params?: readonly unknown[]) => owner.run((w) => w.query(sql, params)) };
 }

@@ -13,8 +13,11 @@ import { withFailureClassification } from './to-application-failure.js';
 
 export interface PushActivityDeps {
   crm: PushCrm;
-  /** Opens the warehouse for writing for the length of `fn` (the process's one DuckDB writer). */
-  withDb: <T>(fn: (db: WarehouseQuery) => Promise<T>) => Promise<T>;
+  /**
+   * The warehouse. On a worker each statement is one job on the WarehouseOwner: the plan and the
+   * ledger are written between HTTP calls, never holding the file across one.
+   */
+  db: WarehouseQuery;
   logger: Logger;
   /** Rows in progress at once (default DEFAULT_PUSH_CONCURRENCY); the client's limiter sets the pace. */
   concurrency?: number;
@@ -28,9 +31,7 @@ export function createPushActivities(deps: PushActivityDeps): PushActivities {
     async planPush(input: PlanPushInput): Promise<PlanPushResult> {
       // Reading and checking a large source takes a while: heartbeat so it is not taken for dead.
       const summary = await withHeartbeats(() => ({ phase: 'planning' }), () =>
-        deps.withDb((db) =>
-          planPushRows({ crm: deps.crm, db, now }, { from: input.from, ledgerName: input.ledgerName, runId: input.runId, createMissing: input.createMissing, dryRun: false }),
-        ),
+        planPushRows({ crm: deps.crm, db: deps.db, now }, { from: input.from, ledgerName: input.ledgerName, runId: input.runId, createMissing: input.createMissing, dryRun: false }),
       );
       deps.logger.info({ runId: input.runId, source: summary.source, counts: summary.counts }, 'push planned');
       return {
@@ -52,26 +53,26 @@ export function createPushActivities(deps: PushActivityDeps): PushActivities {
       // Heartbeats on a timer, with the latest progress: a row waiting out a long Retry-After must
       // not look like a dead worker.
       const details = () => progress ?? { done: 0, total: input.toSeq - input.fromSeq, lastSeq: input.fromSeq - 1 };
-      const send = () =>
-        deps.withDb(async (db) => {
-          const rows = await new PushPlanStore(db).load(input.runId, input.fromSeq, input.toSeq);
-          if (rows.length === 0 && input.fromSeq < input.toSeq) throw new PushPlanMissingError(input.runId);
-          const result = await sendBatch(
-            { crm: deps.crm, ledger: new PushLedger(db), now },
-            {
-              source: input.source,
-              runId: input.runId,
-              rows,
-              concurrency: deps.concurrency,
-              signal: ctx?.cancellationSignal,
-              deadline: Date.now() + input.maxMs,
-              onProgress: (p) => {
-                progress = p;
-              },
+      const db = deps.db;
+      const send = async () => {
+        const rows = await new PushPlanStore(db).load(input.runId, input.fromSeq, input.toSeq);
+        if (rows.length === 0 && input.fromSeq < input.toSeq) throw new PushPlanMissingError(input.runId);
+        const result = await sendBatch(
+          { crm: deps.crm, ledger: new PushLedger(db), now },
+          {
+            source: input.source,
+            runId: input.runId,
+            rows,
+            concurrency: deps.concurrency,
+            signal: ctx?.cancellationSignal,
+            deadline: Date.now() + input.maxMs,
+            onProgress: (p) => {
+              progress = p;
             },
-          );
-          return { sent: result.sent, succeeded: result.succeeded, failed: result.failed, skipped: result.skipped, nextSeq: result.nextSeq };
-        });
+          },
+        );
+        return { sent: result.sent, succeeded: result.succeeded, failed: result.failed, skipped: result.skipped, nextSeq: result.nextSeq };
+      };
       try {
         return await withHeartbeats(details, send);
       } catch (err) {
@@ -83,15 +84,13 @@ export function createPushActivities(deps: PushActivityDeps): PushActivities {
     },
 
     async finishPush(input: FinishPushInput): Promise<void> {
-      // Waiting for the warehouse lock (a sync may hold it) counts as alive.
-      await withHeartbeats(() => ({ phase: 'finishing' }), () =>
-        deps.withDb(async (db) => {
-          const plans = new PushPlanStore(db);
-          await plans.finishRun(input.runId, input.status, input.totals, now(), input.error);
-          // A failed run keeps its plan for inspection until pruned; a finished one has no use for it.
-          if (input.status === 'succeeded') await plans.delete(input.runId);
-        }),
-      );
+      // Waiting behind a sync's write jobs counts as alive.
+      await withHeartbeats(() => ({ phase: 'finishing' }), async () => {
+        const plans = new PushPlanStore(deps.db);
+        await plans.finishRun(input.runId, input.status, input.totals, now(), input.error);
+        // A failed run keeps its plan for inspection until pruned; a finished one has no use for it.
+        if (input.status === 'succeeded') await plans.delete(input.runId);
+      });
       deps.logger.info({ runId: input.runId, status: input.status, totals: input.totals }, 'push finished');
     },
   });

@@ -2,13 +2,13 @@ import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
 import type { Logger } from '../src/logger.js';
 import type { SyncCrmClient } from '../src/sync/crm-port.js';
-import type { WriteQueue } from '../src/sync/write-queue.js';
+import type { WriteJobs } from '../src/sync/warehouse-port.js';
 
 /** What sync activities are built over: injected, so tests pass a real simulator-backed client and a temp DuckDB. */
 export interface SyncActivityDeps {
   client: SyncCrmClient;
   /** The process's single DuckDB writer. */
-  writes: WriteQueue;
+  writes: WriteJobs;
   logger: Logger;
   /** Wall clock (activities may read it; workflows never do). */
   now?: () => number;

@@ -20,7 +20,7 @@ import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { quietTemporalRuntime } from '../src/sync/quiet-temporal-runtime.js';
 import { runSync } from '../src/sync/run-sync.js';
-import { createSyncRuntime, withInProcessWorkers } from '../src/sync/sync-runtime.js';
+import { withInProcessWorkers } from '../src/worker/with-in-process-workers.js';
 import { withTemporal } from '../src/temporal/connect.js';
 import { taskQueues } from '../src/temporal/task-queues.js';
 import type { StreamResult, SyncWorkflowInput } from '../workflows/sync-types.js';
@@ -89,13 +89,12 @@ async function main(): Promise<void> {
     ...(process.env.XDG_CACHE_HOME ? { XDG_CACHE_HOME: process.env.XDG_CACHE_HOME } : {}),
   });
   const logger = createLogger('warn');
-  const runtime = createSyncRuntime(config);
   const figures: Record<string, Figure> = {};
   try {
     await withTemporal(
       config,
       async (t) =>
-        withInProcessWorkers({ config, logger, client: t.client, nativeConnection: t.nativeConnection!, namespace: t.namespace, runtime }, async () => {
+        withInProcessWorkers({ config, logger, client: t.client, nativeConnection: t.nativeConnection!, namespace: t.namespace }, async () => {
           const run = async (label: string | null, input: Partial<SyncWorkflowInput>): Promise<void> => {
             const before = (await sim.ask('stats')) as { requests: number; byRoute: Record<string, number> };
             const started = performance.now();
@@ -128,7 +127,6 @@ async function main(): Promise<void> {
       { worker: true },
     );
   } finally {
-    await runtime.close();
     await sim.stop();
     await rm(dir, { recursive: true, force: true });
   }

@@ -2,3 +2,4 @@
 export * from './sync-workflow.js';
 export * from './sync-stream-workflow.js';
 export * from './push-workflow.js';
+export * from './webhook-apply-workflow.js';

@@ -10,8 +10,8 @@ import { startSimulator } from '../simulator/index.js';
 import { quietTemporalRuntime } from '../sync/quiet-temporal-runtime.js';
 import { runSync } from '../sync/run-sync.js';
 import { STREAMS } from '../../workflows/streams.js';
-import { createSyncRuntime, withInProcessWorkers } from '../sync/sync-runtime.js';
 import { withTemporal } from '../temporal/connect.js';
+import { withInProcessWorkers } from '../worker/with-in-process-workers.js';
 import { taskQueues } from '../temporal/task-queues.js';
 import { CURRENT_CONTACTS_SAMPLE, DEMO_QUERY, runDemoQuery, tableRowCounts } from '../warehouse/demo-reads.js';
 import { formatRows } from '../warehouse/format-rows.js';
@@ -61,24 +61,18 @@ export async function demoCommand(config: Config, opts: DemoOptions, logger: Log
       temporal: { ...config.temporal, taskQueue: 'crmsync-demo' },
     };
     quietTemporalRuntime(config.logLevel, logger);
-    const runtime = createSyncRuntime(demo);
-    let result: SyncResult;
-    try {
-      out.write(config.temporal.address ? `using Temporal at ${config.temporal.address}\n` : 'starting an embedded Temporal dev server and a worker...\n');
-      const renderer = createProgressRenderer(out);
-      result = await withTemporal(
-        demo,
-        async (t) => {
-          if (!t.nativeConnection) throw new Error('worker connection missing');
-          return await withInProcessWorkers({ config: demo, logger, client: t.client, nativeConnection: t.nativeConnection, namespace: t.namespace, runtime }, () =>
-            runSync({ client: t.client, taskQueues: taskQueues(demo), input: { streams: [...STREAMS], full: true }, onProgress: (p) => renderer.update(p) }),
-          );
-        },
-        { worker: true },
-      );
-    } finally {
-      await runtime.close();
-    }
+    out.write(config.temporal.address ? `using Temporal at ${config.temporal.address}\n` : 'starting an embedded Temporal dev server and a worker...\n');
+    const renderer = createProgressRenderer(out);
+    const result = await withTemporal(
+      demo,
+      async (t) => {
+        if (!t.nativeConnection) throw new Error('worker connection missing');
+        return await withInProcessWorkers({ config: demo, logger, client: t.client, nativeConnection: t.nativeConnection, namespace: t.namespace }, () =>
+          runSync({ client: t.client, taskQueues: taskQueues(demo), input: { streams: [...STREAMS], full: true }, onProgress: (p) => renderer.update(p) }),
+        );
+      },
+      { worker: true },
+    );
     printSummary(result, out);
     await withWarehouse({ dbPath: demo.dbPath, lakePath: demo.lakePath, write: false }, async (w) => {
       out.write('\nwhat landed:\n');

@@ -12,9 +12,9 @@ import { pushFailureToError } from '../push/push-failure.js';
 import { pushCrmFromClient } from '../push/push-crm-from-client.js';
 import { absoluteFileSource, MAX_SOURCE_TEXT, parseSourceSpec } from '../push/source-spec.js';
 import { quietTemporalRuntime } from '../sync/quiet-temporal-runtime.js';
-import { withInProcessWorkers } from '../sync/sync-runtime.js';
 import { withTemporal } from '../temporal/connect.js';
 import { taskQueues } from '../temporal/task-queues.js';
+import { withInProcessWorkers } from '../worker/with-in-process-workers.js';
 import { withWarehouse } from '../warehouse/index.js';
 import type { PushProgress, PushWorkflowInput, PushWorkflowResult } from '../../workflows/push-types.js';
 

@@ -36,7 +36,7 @@ export function registerQueryCommand(program: Command): void {
         if (!opts.quiet) process.stderr.write(`${describeSource(source)}\n`);
       };
       const result = await withWarehouse(
-        { dbPath: config.dbPath, lakePath: config.lakePath, write: false, lockTimeoutMs: opts.waitMs, logger, onSource: say },
+        { dbPath: config.dbPath, lakePath: config.lakePath, write: false, logger, onSource: say },
         (w) => runQuery(w.connection, sql, opts.maxRows),
       );
       process.stdout.write(formatRows(result.columns, result.rows, opts.format));

@@ -1,14 +1,15 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { loadConfig, requireCrm, type Config } from '../config.js';
+import { crmClientFromConfig } from '../crm/index.js';
 import { ConfigError } from '../errors.js';
 import { createLogger, type Logger } from '../logger.js';
 import { runSync, type JoinEvent } from '../sync/run-sync.js';
 import { resolveStreams } from '../sync/streams.js';
 import { quietTemporalRuntime } from '../sync/quiet-temporal-runtime.js';
-import { createSyncRuntime, withInProcessWorkers } from '../sync/sync-runtime.js';
 import { withTemporal } from '../temporal/connect.js';
 import { taskQueues } from '../temporal/task-queues.js';
+import { withInProcessWorkers } from '../worker/with-in-process-workers.js';
 import type { FreshSummary, SyncResult, SyncTuning } from '../../workflows/sync-types.js';
 import { createProgressRenderer } from './progress.js';
 
@@ -59,7 +60,7 @@ export function registerSyncCommand(program: Command): void {
 export async function syncCommand(config: Config, opts: SyncOptions, logger: Logger, out: NodeJS.WriteStream = process.stdout): Promise<SyncResult> {
   requireCrm(config);
   const streams = resolveStreams(opts.stream);
-  const runtime = createSyncRuntime(config);
+  const crm = crmClientFromConfig(config);
   // Ctrl-C cancels the workflow cleanly (its runs are recorded as cancelled) instead of leaving it running.
   const interrupt = new AbortController();
   const onSigint = (): void => {
@@ -72,7 +73,7 @@ export async function syncCommand(config: Config, opts: SyncOptions, logger: Log
   process.once('SIGINT', onSigint);
   process.once('SIGTERM', onSigint);
   try {
-    await runtime.client.verifyCredentials();
+    await crm.verifyCredentials();
     const tuning: Partial<SyncTuning> = {};
     if (opts.perPage) tuning.perPage = opts.perPage;
     if (opts.parallelism) tuning.parallelism = opts.parallelism;
@@ -93,14 +94,14 @@ export async function syncCommand(config: Config, opts: SyncOptions, logger: Log
             signal: interrupt.signal,
           });
         if (!embedded || !t.nativeConnection) return await run();
-        return await withInProcessWorkers({ config, logger, client: t.client, nativeConnection: t.nativeConnection, namespace: t.namespace, runtime }, run);
+        return await withInProcessWorkers({ config, logger, client: t.client, nativeConnection: t.nativeConnection, namespace: t.namespace }, run);
       },
       { worker: embedded },
     );
   } finally {
     process.off('SIGINT', onSigint);
     process.off('SIGTERM', onSigint);
-    await runtime.close();
+    await crm.close();
   }
 }
 

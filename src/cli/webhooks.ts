@@ -1,20 +1,26 @@
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { loadConfig, type Config } from '../config.js';
+import type { WebhookApplyTotals } from '../../workflows/webhook-apply-types.js';
+import { loadConfig, requireCrm, type Config } from '../config.js';
 import { crmClientFromConfig } from '../crm/index.js';
 import { ConfigError } from '../errors.js';
 import { createLogger, type Logger } from '../logger.js';
-import { withWarehouse } from '../warehouse/index.js';
-import { createClientRefetcher } from '../webhooks/client-refetcher.js';
+import { quietTemporalRuntime } from '../sync/quiet-temporal-runtime.js';
+import { withTemporal } from '../temporal/connect.js';
+import { taskQueues } from '../temporal/task-queues.js';
 import { registerWebhook } from '../webhooks/register-webhook.js';
 import { createSecretResolver } from '../webhooks/secret-resolver.js';
 import { defaultSecretsFile } from '../webhooks/secrets-file.js';
+import type { Spool } from '../webhooks/spool.js';
 import { withWebhookService } from '../webhooks/webhook-service.js';
+import { webhookSpoolDir } from '../webhooks/webhook-spool-dir.js';
 import { DEFAULT_EVENT_TIME_WINDOW } from '../webhooks/check-event-time.js';
 import { DeadLettersOptions, runDeadLetters } from './webhook-dead-letters.js';
 import { DEFAULT_WEBHOOK_PATH } from '../webhooks/webhook-server.js';
+import { withInProcessWorkers } from '../worker/with-in-process-workers.js';
 
 const ServeOptions = z.object({
   port: z.coerce.number({ error: '--port must be a number' }).int().min(0).max(65535).optional(),
@@ -95,8 +101,8 @@ export async function serveWebhooks(config: Config, opts: z.infer<typeof ServeOp
   if (!config.webhooks.secret && !fileGiven && !existsSync(secretsFile)) {
     throw new ConfigError(`No webhook secret: set CRM_WEBHOOK_SECRET, or run \`crmsync webhooks register --url https://...\` (writes ${secretsFile}).`);
   }
+  if (opts.apply) requireCrm(config);
   const secrets = createSecretResolver({ secret: config.webhooks.secret, secretsFile, fileRequired: fileGiven, logger });
-  const client = opts.apply ? crmClientFromConfig(config, { logger }) : undefined;
   const abort = new AbortController();
   const stop = (signal: NodeJS.Signals): void => {
     logger.info({ signal }, 'stopping the webhook receiver');
@@ -104,10 +110,10 @@ export async function serveWebhooks(config: Config, opts: z.infer<typeof ServeOp
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
-  try {
-    await withWebhookService(
+  const receive = async (apply?: { status: () => WebhookApplyTotals | undefined; follow: (spool: Spool) => Promise<void> }): Promise<void> =>
+    withWebhookService(
       {
-        spoolDir: join(config.dataDir, 'webhook-spool'),
+        spoolDir: webhookSpoolDir(config),
         host: opts.host ?? config.webhooks.host,
         port: opts.port ?? config.webhooks.port,
         path: opts.path,
@@ -119,25 +125,63 @@ export async function serveWebhooks(config: Config, opts: z.infer<typeof ServeOp
           maxFutureMs: (config.webhooks.maxClockSkewSeconds ?? DEFAULT_EVENT_TIME_WINDOW.maxFutureMs / 1000) * 1000,
         },
         ...(config.webhooks.maxConnectionsPerAddress ? { limits: { maxPerAddress: config.webhooks.maxConnectionsPerAddress } } : {}),
-        ...(client
-          ? {
-              apply: {
-                refetcher: createClientRefetcher(client),
-                concurrency: config.crm.maxConcurrency ?? 8,
-                withWarehouse: (fn) => withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write: true, logger, siteTimeZone: config.crm.timezone }, fn),
-              },
-            }
-          : {}),
+        ...(apply ? { appliedStatus: () => describeApplied(apply.status()) } : {}),
       },
       async (service) => {
-        process.stdout.write(`crmsync webhooks: receiving on ${service.url}\n  health ${new URL('/healthz', service.url).href}, readiness ${new URL('/readyz', service.url).href}, metrics ${new URL('/metrics', service.url).href}\n  ${client ? 'applying to the warehouse' : 'spooling only (--no-apply)'}; stop with Ctrl-C\n`);
-        logger.info({ url: service.url, secretSources: secrets.describe(), apply: Boolean(client) }, 'webhook receiver started');
+        process.stdout.write(`crmsync webhooks: receiving on ${service.url}\n  health ${new URL('/healthz', service.url).href}, readiness ${new URL('/readyz', service.url).href}, metrics ${new URL('/metrics', service.url).href}\n  ${apply ? 'applying to the warehouse through the warehouse worker' : 'spooling only (--no-apply)'}; stop with Ctrl-C\n`);
+        logger.info({ url: service.url, secretSources: secrets.describe(), apply: Boolean(apply) }, 'webhook receiver started');
+        const following = apply?.follow(service.spool);
         await new Promise<void>((resolve) => abort.signal.addEventListener('abort', () => resolve(), { once: true }));
+        await following;
       },
+    );
+  try {
+    if (!opts.apply) return await receive();
+    quietTemporalRuntime(config.logLevel, logger);
+    const embedded = !config.temporal.address;
+    await withTemporal(
+      config,
+      async (t) => {
+        const run = async (): Promise<void> => {
+          const handle = await startWebhookApply(t.client, taskQueues(config).main);
+          let status: WebhookApplyTotals | undefined;
+          // The apply workflow says how far it got: the spool prunes up to there, readiness shows the lag.
+          const follow = async (spool: Spool): Promise<void> => {
+            while (!abort.signal.aborted) {
+              try {
+                status = await handle.query<WebhookApplyTotals>('webhookApplyStatus');
+                await spool.markApplied(status.appliedSeq);
+              } catch (err) {
+                logger.debug({ err }, 'asking the webhook apply workflow for its status failed; asking again');
+              }
+              await sleep(APPLY_STATUS_EVERY_MS, undefined, { signal: abort.signal }).catch(() => undefined);
+            }
+          };
+          await receive({ status: () => status, follow });
+        };
+        if (!embedded || !t.nativeConnection) return await run();
+        return await withInProcessWorkers({ config, logger, client: t.client, nativeConnection: t.nativeConnection, namespace: t.namespace }, run);
+      },
+      { worker: embedded },
     );
   } finally {
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
-    await client?.close();
   }
+}
+
+const APPLY_STATUS_EVERY_MS = 2_000;
+
+/** The one apply workflow of this task queue: started once, joined by every later receiver. */
+export async function startWebhookApply(client: Client, taskQueue: string): Promise<WorkflowHandle> {
+  return await client.workflow.start('webhookApplyWorkflow', {
+    taskQueue,
+    workflowId: `crmsync-webhook-apply-${taskQueue}`,
+    args: [{}],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+  });
+}
+
+function describeApplied(s: WebhookApplyTotals | undefined) {
+  return s ? { appliedSeq: s.appliedSeq, deadLettered: s.deadLettered, lastError: null, consecutiveFailures: 0 } : undefined;
 }

@@ -1,15 +1,12 @@
 import { Option, type Command } from 'commander';
 import { z } from 'zod';
-import { createActivities, createWarehouseActivities } from '../../activities/index.js';
-import { createSyncActivities } from '../../activities/sync-activities.js';
 import { loadConfig, requireCrm, type Config } from '../config.js';
 import { ConfigError } from '../errors.js';
 import { createLogger, type Logger } from '../logger.js';
-import { runSyncWorkers } from '../sync/run-sync-workers.js';
 import { quietTemporalRuntime } from '../sync/quiet-temporal-runtime.js';
-import { createSyncRuntime, DEFAULT_WAREHOUSE_CONCURRENCY } from '../sync/sync-runtime.js';
 import { withTemporal } from '../temporal/connect.js';
 import { taskQueues } from '../temporal/task-queues.js';
+import { DEFAULT_WAREHOUSE_CONCURRENCY, runComposedWorkers } from '../worker/compose.js';
 
 export const WorkerOptions = z.object({
   warehouseConcurrency: z.coerce
@@ -37,10 +34,9 @@ export function registerWorkerCommand(program: Command): void {
     });
 }
 
-/** Serves both task queues until a signal; the warehouse queue is served by this one process. */
+/** Serves both task queues until a signal; this process owns the DuckDB file meanwhile. */
 export async function workerCommand(config: Config, opts: WorkerOptions, logger: Logger): Promise<void> {
   requireCrm(config);
-  const runtime = createSyncRuntime(config);
   quietTemporalRuntime(config.logLevel, logger);
   const abort = new AbortController();
   const stop = (signal: NodeJS.Signals): void => {
@@ -56,30 +52,26 @@ export async function workerCommand(config: Config, opts: WorkerOptions, logger:
         if (!t.nativeConnection) throw new Error('worker connection missing');
         const queues = taskQueues(config);
         logger.info({ address: t.address, namespace: t.namespace, queues }, 'worker started');
-        const base = { config, logger };
         // A worker that joined another command's embedded server must not outlive it silently.
         const onLost = (): void => {
           logger.error({ address: t.address }, 'the embedded Temporal this worker joined has stopped');
           abort.abort();
         };
         t.serverLost.addEventListener('abort', onLost, { once: true });
-        await runSyncWorkers({
+        await runComposedWorkers({
+          config,
+          logger,
           nativeConnection: t.nativeConnection,
           namespace: t.namespace,
-          taskQueues: queues,
-          activities: createActivities(base),
-          warehouseActivities: { ...createWarehouseActivities(base), ...createSyncActivities({ ...runtime, logger }) },
           warehouseConcurrency: opts.warehouseConcurrency,
-          workflowBundle: opts.workflowBundle ? { codePath: opts.workflowBundle } : undefined,
+          ...(opts.workflowBundle ? { workflowBundle: { codePath: opts.workflowBundle } } : {}),
           signal: abort.signal,
-          logger,
         });
         if (t.serverLost.aborted) throw t.serverLost.reason;
       },
       { worker: true },
     );
   } finally {
-    await runtime.close();
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
   }

@@ -26,7 +26,7 @@ export interface WrittenReport {
 export async function writeReport(opts: WriteReportOptions): Promise<WrittenReport> {
   let source: WarehouseSource | undefined;
   const data = await withWarehouse(
-    { dbPath: opts.dbPath, lakePath: opts.lakePath, write: false, lockTimeoutMs: opts.waitMs ?? 5_000, onSource: (s) => (source = s), ...(opts.logger ? { logger: opts.logger } : {}) },
+    { dbPath: opts.dbPath, lakePath: opts.lakePath, write: false, onSource: (s) => (source = s), ...(opts.logger ? { logger: opts.logger } : {}) },
     (w) => readWarehouseReport(w),
   );
   const html = renderReport(data, { now: opts.now, source: describe(source!) });

@@ -1,6 +1,6 @@
 import type { Contact } from '../crm/types.js';
 import type { LoadStats } from '../warehouse/types.js';
-import type { WriteQueue } from './write-queue.js';
+import type { WriteJobs } from './warehouse-port.js';
 
 /**
  * Most rows per load. A merge into a large contacts table costs about the same for 250 rows as
@@ -16,7 +16,7 @@ export interface ContactLoadBatch {
 }
 
 /** Pools contact pages into few loads, one after another (a later row of a contact wins). */
-export function createContactLoadBatch(writes: WriteQueue, ctx: () => { loadId: string; syncedAt: Date }, maxRows = MAX_ROWS): ContactLoadBatch {
+export function createContactLoadBatch(writes: WriteJobs, ctx: () => { loadId: string; syncedAt: Date }, maxRows = MAX_ROWS): ContactLoadBatch {
   const stats: LoadStats = { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
   let waiting = new Map<number, Contact>();
   let chain: Promise<void> = Promise.resolve();

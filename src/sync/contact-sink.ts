@@ -3,7 +3,7 @@ import { CONTACT_BUCKET_SIZE } from '../warehouse/contact-columns.js';
 import { BUCKETED_LAKE_TABLES } from '../warehouse/lake-layout.js';
 import type { LoadStats } from '../warehouse/types.js';
 import { recordScannedPages } from '../warehouse/scan-tables.js';
-import type { WriteQueue } from './write-queue.js';
+import type { WriteJobs } from './warehouse-port.js';
 
 export interface ScannedPage {
   scanKey: string;
@@ -83,7 +83,7 @@ const ZERO: LoadStats = { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
  * arrive while a load runs are merged into the next single `loadContacts` call, because the
  * warehouse's merge costs far less per row in large batches than per page.
  */
-export function createContactSink(writes: WriteQueue, options: ContactSinkOptions = {}): ContactSink {
+export function createContactSink(writes: WriteJobs, options: ContactSinkOptions = {}): ContactSink {
   const maxRows = options.maxRowsPerLoad ?? 5_000;
   const maxHeld = Math.max(options.maxHeldRows ?? 10_000, 1);
   const coldMs = options.publishColdBucketsAfterMs ?? 2_000;

@@ -7,5 +7,7 @@ import type { Warehouse } from '../warehouse/types.js';
  */
 export type WarehouseSession = Warehouse & Pick<WarehouseHandle, 'connection'>;
 
-/** Opens the warehouse for the duration of `fn` (the writer holds the DuckDB file only inside it). */
-export type OpenWarehouse = <T>(write: boolean, fn: (w: WarehouseSession) => Promise<T>) => Promise<T>;
+/** Where sync's writes run: the worker's WarehouseOwner (one job at a time). */
+export interface WriteJobs {
+  run<T>(job: (w: WarehouseSession) => Promise<T>): Promise<T>;
+}

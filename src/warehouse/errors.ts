@@ -1,14 +1,36 @@
 import { CrmsyncError } from '../errors.js';
 
-/** Another process (or scope) holds the DuckDB file for writing longer than we were willing to wait. */
+/** Another process holds the DuckDB file (the warehouse worker owns it while it runs). */
 export class WarehouseLockedError extends CrmsyncError {
   override readonly code = 'WAREHOUSE_LOCKED' as const;
-  constructor(dbPath: string, waitedMs: number, options: { cause?: unknown } = {}) {
+  constructor(dbPath: string, options: { cause?: unknown } = {}) {
     super(
       'WAREHOUSE_LOCKED',
-      `The warehouse ${dbPath} is locked by another writer (waited ${waitedMs} ms); retry later, or raise lockTimeoutMs if loads are expected to take longer.`,
+      `The warehouse ${dbPath} is held by another process (a running \`crmsync worker\` owns it); read the published lake, or run the write through that worker.`,
       { retryable: true, retryAfterMs: 1_000, ...options },
     );
+  }
+}
+
+/** A warehouse owner already holds the DuckDB file: a second one cannot open it. */
+export class WarehouseOwnedError extends CrmsyncError {
+  override readonly code = 'WAREHOUSE_OWNED' as const;
+  constructor(dbPath: string, holder: 'this process' | 'another process', options: { cause?: unknown } = {}) {
+    super(
+      'WAREHOUSE_OWNED',
+      holder === 'this process'
+        ? `A warehouse worker of this process already owns ${dbPath}; run writes as jobs on that owner instead of opening a second one.`
+        : `Another crmsync worker owns ${dbPath}; stop it, or use it: commands join a running worker (\`crmsync sync\` and the others start none of their own while one polls the warehouse queue).`,
+      options,
+    );
+  }
+}
+
+/** A write job came after the owner closed (the worker is shutting down); Temporal retries it on the next worker. */
+export class WarehouseOwnerClosedError extends CrmsyncError {
+  override readonly code = 'WAREHOUSE_OWNER_CLOSED' as const;
+  constructor(dbPath: string) {
+    super('WAREHOUSE_OWNER_CLOSED', `The warehouse worker that owned ${dbPath} is shutting down; start \`crmsync worker\` again and the write is retried there.`, { retryable: true });
   }
 }
 

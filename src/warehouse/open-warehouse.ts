@@ -41,7 +41,7 @@ export const WRITER_ROW_GROUP_SIZE = 61_440;
 
 /**
  * Opens the DuckDB file (created if needed unless read-only). Does not migrate and does not wait
- * for locks: a held lock is a WarehouseLockedError. Prefer withWarehouse, which does both.
+ * for locks: a held lock is a WarehouseLockedError. Writers go through a WarehouseOwner.
  *
  * A writer attaches the file to an in-memory instance, because only ATTACH sets the row group
  * size (WRITER_ROW_GROUP_SIZE), and makes it the default catalog under the name DuckDB gives it
@@ -86,7 +86,7 @@ export async function openWarehouse(opts: OpenWarehouseOptions): Promise<Warehou
 
 /** A held file lock as WarehouseLockedError (retryable); anything else as it is. */
 function lockedOr(dbPath: string, err: unknown): unknown {
-  return isDuckDbLockError(err) ? new WarehouseLockedError(dbPath, 0, { cause: err }) : err;
+  return isDuckDbLockError(err) ? new WarehouseLockedError(dbPath, { cause: err }) : err;
 }
 
 function rowGroupSize(n = WRITER_ROW_GROUP_SIZE): number {

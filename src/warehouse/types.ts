@@ -2,10 +2,9 @@
  * The warehouse's public contract: what activities, the webhook applier and the pusher call.
  * Implemented in src/warehouse/. Tables and core columns are fixed by DESIGN.md.
  *
- * Concurrency (see docs/warehouse.md): a writer holds the DuckDB file only for the
- * duration of one `withWarehouse(..., { write: true })` scope; other writers (in this or another
- * process) wait for the lock with backoff. Readers open read-only with a short wait and, while a
- * long write holds the file, read the Parquet lake instead.
+ * Concurrency (see docs/warehouse.md): the warehouse worker's WarehouseOwner holds the DuckDB
+ * file for the worker's life and runs every write as a job, one after another. Readers open
+ * read-only and, while the owner holds the file, read the Parquet lake instead.
  */
 import type { Campaign, Company, Contact, CustomField, Funnel, FunnelSubscriber, List, ReportSnapshot, Tag } from '../crm/types.js';
 

@@ -4,7 +4,7 @@ import { applyBatch, type ApplierWarehouse } from './apply-batch.js';
 import { deadLetterOf } from './dead-letter-of.js';
 import type { WebhookRefetcher } from './refetcher.js';
 import type { SpoolRecord } from './spool-frame.js';
-import { isTransient } from './webhook-applier.js';
+import { isTransient } from './is-transient.js';
 
 export interface RetryDeadLettersOptions {
   refetcher: WebhookRefetcher;

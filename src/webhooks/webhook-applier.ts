@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../logger.js';
 import { applyBatch, type ApplierWarehouse, type ApplyBatchResult } from './apply-batch.js';
-import { commitApplierWrite, readAppliedSeq } from './applier-sql.js';
-import { deadLetterOf } from './dead-letter-of.js';
-import { CrmsyncError } from '../errors.js';
+import { readAppliedSeq } from './applier-sql.js';
+import { deadLetterDelivery } from './apply-in-halves.js';
+import { isTransient } from './is-transient.js';
 import type { SpoolRecord } from './spool-frame.js';
 import type { WebhookRefetcher } from './refetcher.js';
 import type { Spool } from './spool.js';
@@ -54,12 +54,13 @@ export interface WebhookApplier {
   stop(): Promise<void>;
 }
 
-/** Waiting helps: the CRM or the warehouse is busy or down (`retryable` errors). Anything else is about the deliveries. */
-export function isTransient(err: unknown): boolean {
-  return err instanceof CrmsyncError && err.retryable;
-}
 
 /**
+ * An in-process applier, for tests and bench/webhooks-apply.ts that drive a receiver and a
+ * warehouse in one process. `crmsync webhooks serve` applies through webhookApplyWorkflow and its
+ * activity on the warehouse worker instead (Temporal retries there; the data rule is shared,
+ * apply-in-halves.ts).
+ *
  * Drains the spool into the warehouse in batches, in order. A transient failure retries the same
  * batch with backoff (nothing is skipped, so events keep their order). Any other failure splits
  * the batch in halves until the delivery that fails is applied alone; that one goes to
@@ -84,39 +85,8 @@ export function createWebhookApplier(options: WebhookApplierOptions): WebhookApp
   let limit = batchSize;
   let isolateUntil = 0;
 
-  // One transaction: the dead letter, a failed webhook_events row (no payload: it may be the cause), the offset.
   const deadLetter = async (record: SpoolRecord, err: unknown): Promise<void> => {
-    const e = err as { code?: string; name?: string; message?: string };
-    const error = `${e.code ?? e.name ?? 'Error'}: ${String(e.message ?? err).slice(0, 500)}`;
-    const at = new Date((options.now ?? Date.now)());
-    await options.withWarehouse((w) =>
-      commitApplierWrite(w.connection, {
-        spoolId: options.spoolId,
-        appliedSeq: record.seq,
-        loadId: `webhooks-${options.spoolId.slice(0, 8)}-dead-${record.seq}`,
-        syncedAt: at,
-        webhookEvents: [
-          {
-            delivery_id: record.deliveryId,
-            event: record.event,
-            webhook_id: record.webhookId,
-            received_at: new Date(record.receivedAt).toISOString(),
-            event_at: new Date(record.receivedAt).toISOString(),
-            known_event: record.known,
-            spool_seq: record.seq,
-            payload: null,
-            status: 'failed',
-            error,
-            applied_at: at.toISOString(),
-          },
-        ],
-        deadLetters: [deadLetterOf(record, 'apply_error', error)],
-        emailEvents: [],
-        commerceEvents: [],
-        contactMarks: [],
-      }),
-    );
-    logger?.warn({ delivery: record.deliveryId, seq: record.seq, event: record.event, error }, 'a webhook delivery cannot be applied; set aside in webhook_dead_letters');
+    await deadLetterDelivery(record, err, { spoolId: options.spoolId, withWarehouse: options.withWarehouse, ...(options.now ? { now: options.now } : {}), ...(logger ? { logger } : {}) });
   };
 
   const init = async (): Promise<number> =>

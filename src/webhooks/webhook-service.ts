@@ -5,7 +5,7 @@ import { DEFAULT_MAX_BODY_BYTES } from './handle-webhook-request.js';
 import type { WebhookRefetcher } from './refetcher.js';
 import type { SecretResolver } from './secret-resolver.js';
 import { openSpool, type Spool } from './spool.js';
-import { createWebhookApplier, type WebhookApplier, type WebhookWarehouse } from './webhook-applier.js';
+import { createWebhookApplier, type ApplierStatus, type WebhookApplier, type WebhookWarehouse } from './webhook-applier.js';
 import { createWebhookMetrics, type WebhookMetrics } from './webhook-metrics.js';
 import { startWebhookServer, type WebhookServer } from './webhook-server.js';
 
@@ -24,6 +24,11 @@ export interface WebhookServiceOptions {
   maxSegmentBytes?: number;
   /** fdatasyncs in flight at once (see the spool writer). */
   syncsInFlight?: number;
+  /**
+   * Where applying stands when another part applies (the apply workflow on the warehouse worker):
+   * readiness and metrics report it, and the spool prunes what it applied.
+   */
+  appliedStatus?: () => Pick<ApplierStatus, 'appliedSeq' | 'deadLettered' | 'lastError' | 'consecutiveFailures'> | undefined;
   /** Without it the service only receives and spools (another process may apply later). */
   apply?: {
     refetcher: WebhookRefetcher;
@@ -85,7 +90,7 @@ export async function startWebhookService(options: WebhookServiceOptions): Promi
       ...(options.limits ? { limits: options.limits } : {}),
       isReady: () => {
         const s = spool.stats();
-        const a = applier?.status();
+        const a = applier?.status() ?? options.appliedStatus?.();
         return {
           ready: s.healthy,
           detail: { spool: { healthy: s.healthy, committedSeq: s.committedSeq, segments: s.segments }, applier: a ? { appliedSeq: a.appliedSeq, lag: s.committedSeq - a.appliedSeq, lastError: a.lastError, deadLettered: a.deadLettered } : null },
@@ -93,7 +98,7 @@ export async function startWebhookService(options: WebhookServiceOptions): Promi
       },
       gauges: () => {
         const s = spool.stats();
-        const a = applier?.status();
+        const a = applier?.status() ?? options.appliedStatus?.();
         return {
           spool_committed_seq: s.committedSeq,
           spool_segments: s.segments,

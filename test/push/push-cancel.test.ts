@@ -18,7 +18,7 @@ describe('cancelling a push', () => {
     await withSimClient({ contacts: 3, seed: 31, faults: { latencyMs: { min: 30, max: 50 } } }, {}, async (sim, client) => {
       await withPushDb(async (db) => {
         await db.query(`CREATE TABLE upserts AS SELECT 'cancel' || i || '@example.test' AS email, 'subscribed' AS status FROM range(${ROWS}) t(i)`);
-        const activities = createPushActivities({ crm: pushCrmFromClient(client), withDb: (fn) => fn(db), logger: silentLogger });
+        const activities = createPushActivities({ crm: pushCrmFromClient(client), db, logger: silentLogger });
         await withTestWorker({ warehouseActivities: activities }, async ({ client: temporal, taskQueue }) => {
           const workflowId = `push-cancel-${randomUUID()}`;
           const handle = await temporal.workflow.start('pushWorkflow', { taskQueue, workflowId, args: [{ from: 'upserts', batchSize: 100 }] });

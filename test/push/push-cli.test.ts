@@ -3,13 +3,15 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createPushActivitiesFromConfig } from '../../activities/push-activities-from-config.js';
+import { createActivities } from '../../activities/index.js';
 import { dryRunCommand, parsePushOptions, pushCommand } from '../../src/cli/push.js';
 import { loadConfig } from '../../src/config.js';
+import { crmClientFromConfig } from '../../src/crm/index.js';
 import { silentLogger } from '../../src/logger.js';
 import { formatDryRun, formatPushResult } from '../../src/push/format-push.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import { withWarehouse } from '../../src/warehouse/index.js';
+import { openOwnerFromConfig } from '../../src/worker/open-owner-from-config.js';
 import { withTestWorker } from '../helpers/temporal.js';
 import { testEnv } from '../helpers/test-env.js';
 
@@ -47,8 +49,11 @@ describe('crmsync push against the simulator and a real warehouse file', () => {
       expect(sim.truth().tags.some((t) => t.title === 'Spring Promo')).toBe(false);
       expect(sim.stats().byRoute['POST /subscribers'] ?? 0).toBe(0);
 
+      // The worker owns the file while it runs, as `crmsync worker` does.
+      const owner = await openOwnerFromConfig(config);
+      const crm = crmClientFromConfig(config);
       const result = await withTestWorker(
-        { taskQueue, warehouseActivities: createPushActivitiesFromConfig({ config, logger: silentLogger }) },
+        { taskQueue, warehouseActivities: createActivities({ config, logger: silentLogger, crm, owner }).warehouse },
         async () => {
           // A source that cannot be read fails the push with the activity's own code and message.
           await expect(pushCommand(config, { ...opts, from: 'no_such_table' }, silentLogger, undefined)).rejects.toMatchObject({
@@ -57,7 +62,10 @@ describe('crmsync push against the simulator and a real warehouse file', () => {
           });
           return await pushCommand(config, opts, silentLogger, undefined);
         },
-      );
+      ).finally(async () => {
+        await crm.close();
+        await owner.close();
+      });
       expect(result).toMatchObject({ source: 'promo', toSend: 2, sent: 2, succeeded: 2, failed: 0, counts: { new: 2, invalid: 1 } });
       expect(formatPushResult(result)).toContain('push_dead_letters');
       const truth = sim.truth();

@@ -31,7 +31,7 @@ describe('push retries belong to Temporal', () => {
             return real.upsertContact(body);
           },
         };
-        const activities = createPushActivities({ crm, withDb: (fn) => fn(db), logger: silentLogger, concurrency: 4 });
+        const activities = createPushActivities({ crm, db, logger: silentLogger, concurrency: 4 });
         await withTestWorker({ warehouseActivities: activities }, async ({ client: temporal, taskQueue }) => {
           const result: PushWorkflowResult = await temporal.workflow.execute('pushWorkflow', {
             taskQueue,

@@ -49,7 +49,7 @@ describe('pushWorkflow against a rate-limited simulator', () => {
       try {
         await withPushDb(async (db) => {
           await db.query(sourceSql(ROWS));
-          const activities = createPushActivities({ crm: pushCrmFromClient(client), withDb: (fn) => fn(db), logger: silentLogger });
+          const activities = createPushActivities({ crm: pushCrmFromClient(client), db, logger: silentLogger });
           await withTestWorker({ warehouseActivities: activities }, async ({ client: temporal, taskQueue }) => {
             const run = (): Promise<PushWorkflowResult> =>
               temporal.workflow.execute('pushWorkflow', { taskQueue, workflowId: `push-${randomUUID()}`, args: [{ from: 'upserts' }] });
@@ -123,7 +123,7 @@ describe('pushWorkflow against a rate-limited simulator', () => {
     await withSimClient({ contacts: 3, seed: 12 }, {}, async (sim, client) => {
       await withPushDb(async (db) => {
         await db.query(sourceSql(7));
-        const activities = createPushActivities({ crm: pushCrmFromClient(client), withDb: (fn) => fn(db), logger: silentLogger });
+        const activities = createPushActivities({ crm: pushCrmFromClient(client), db, logger: silentLogger });
         await withTestWorker({ warehouseActivities: activities }, async ({ client: temporal, taskQueue }) => {
           const workflowId = `push-can-${randomUUID()}`;
           const result: PushWorkflowResult = await temporal.workflow.execute('pushWorkflow', {

@@ -8,8 +8,7 @@ import { createSyncActivities } from '../../activities/sync-activities.js';
 import { createCrmClient, createRateLimiter } from '../../src/crm/index.js';
 import { silentLogger } from '../../src/logger.js';
 import { startSimulator } from '../../src/simulator/index.js';
-import { warehouseOpener } from '../../src/sync/sync-runtime.js';
-import { createWriteQueue } from '../../src/sync/write-queue.js';
+import { openWarehouseOwner } from '../../src/warehouse/index.js';
 import { startHoldProxy } from './helpers/hold-proxy.js';
 
 /**
@@ -34,8 +33,8 @@ describe('cancelling an activity while a CRM request is in flight', () => {
     });
     const dir = await mkdtemp(join(tmpdir(), 'crmsync-cancel-'));
     const env = new MockActivityEnvironment();
+    const writes = await openWarehouseOwner({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake') });
     try {
-      const writes = createWriteQueue(warehouseOpener({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake') }));
       const acts = createSyncActivities({ client, writes, logger: silentLogger });
       const run =
         stream === 'contacts'
@@ -61,6 +60,7 @@ describe('cancelling an activity while a CRM request is in flight', () => {
       expect(err).toBeInstanceOf(CancelledFailure);
     } finally {
       proxy.release();
+      await writes.close();
       await client.close();
       await proxy.close();
       await sim.close();

@@ -1,21 +1,21 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createCrmClient } from '../../src/crm/index.js';
 import type { Contact } from '../../src/crm/types.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import { createContactSink } from '../../src/sync/contact-sink.js';
 import { scannedPages } from '../../src/warehouse/scan-tables.js';
-import { warehouseOpener } from '../../src/sync/sync-runtime.js';
-import { createWriteQueue, type WriteQueue } from '../../src/sync/write-queue.js';
+import type { WriteJobs } from '../../src/sync/warehouse-port.js';
+import { openWarehouseOwner, type WarehouseOwner } from '../../src/warehouse/index.js';
 import { makeContact } from '../warehouse/contact-factory.js';
 
 /**
  * `inner` with every loadContacts and publishLake call the sink makes noted in `calls`, in order:
  * `load <first id>` and `publish <options>`; other writes (the test's own) pass through.
  */
-function recordingQueue(inner: WriteQueue, calls: string[]): WriteQueue {
+function recordingQueue(inner: WarehouseOwner, calls: string[]): WriteJobs & { readonly pending: number } {
   return {
     run: (job) =>
       inner.run((w) =>
@@ -40,7 +40,18 @@ function recordingQueue(inner: WriteQueue, calls: string[]): WriteQueue {
   };
 }
 
-describe('write queue and contact sink (real DuckDB, simulator contacts)', () => {
+const owners: WarehouseOwner[] = [];
+/** The file's owner, as a worker holds it; closed after each test. */
+async function ownerOf(dbPath: string, lakePath: string): Promise<WarehouseOwner> {
+  const owner = await openWarehouseOwner({ dbPath, lakePath });
+  owners.push(owner);
+  return owner;
+}
+afterEach(async () => {
+  for (const o of owners.splice(0)) await o.close();
+});
+
+describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', () => {
   it('merges concurrent pages into few loads, records every page, credits stats once, and isolates a failing job', async () => {
     const sim = await startSimulator({ contacts: 400, seed: 17 });
     const client = createCrmClient({ baseUrl: sim.baseUrl, username: sim.credentials.username, password: sim.credentials.password });
@@ -48,19 +59,16 @@ describe('write queue and contact sink (real DuckDB, simulator contacts)', () =>
     try {
       const pages: Contact[][] = [];
       for (let page = 1; page <= 8; page++) pages.push((await client.contacts.listPage({ page, perPage: 50, order: 'asc', orderBy: 'id' })).items);
-      let scopes = 0;
-      const open = warehouseOpener({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake') });
-      const writes = createWriteQueue((write, fn) => {
-        scopes++;
-        return open(write, fn);
-      });
+      const loads: string[] = [];
+      const owner = await ownerOf(join(dir, 'crm.duckdb'), join(dir, 'lake'));
+      const writes = recordingQueue(owner, loads);
       const sink = createContactSink(writes);
       const syncedAt = new Date();
       // Page 2 again as page 9: a row seen twice (drift) must load once.
       const all = [...pages, pages[1]!].map((items, i) => sink.add({ scanKey: 'k', page: i + 1, items, reportedTotal: 400, loadId: 'L', syncedAt }));
       const stats = await Promise.all(all);
       expect(stats.reduce((n, s) => n + s.inserted, 0)).toBe(400);
-      expect(scopes).toBeLessThan(9);
+      expect(loads.filter((c) => c.startsWith('load')).length).toBeLessThan(9);
       expect(await writes.run((w) => scannedPages(w, 'k'))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
       const n = await writes.run((w) => w.query(`SELECT count(*) AS n, count(DISTINCT id) AS d FROM contacts`));
       expect(Number(n[0]?.n)).toBe(400);
@@ -73,8 +81,6 @@ describe('write queue and contact sink (real DuckDB, simulator contacts)', () =>
       const good = writes.run((w) => w.query('SELECT 1 AS one'));
       await expect(bad).rejects.toThrow();
       expect(await good).toEqual([{ one: 1 }]);
-      // The scope checkpoints and closes after its last job settles; then nothing is left.
-      for (let i = 0; i < 100 && writes.pending > 0; i++) await new Promise((r) => setTimeout(r, 50));
       expect(writes.pending).toBe(0);
     } finally {
       await client.close();
@@ -88,7 +94,7 @@ describe('write queue and contact sink (real DuckDB, simulator contacts)', () =>
     const client = createCrmClient({ baseUrl: sim.baseUrl, username: sim.credentials.username, password: sim.credentials.password });
     const dir = await mkdtemp(join(tmpdir(), 'crmsync-sink-'));
     try {
-      const writes = createWriteQueue(warehouseOpener({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake') }));
+      const writes = await ownerOf(join(dir, 'crm.duckdb'), join(dir, 'lake'));
       const sink = createContactSink(writes, { maxHeldRows: 100 });
       await sink.room(); // empty: at once
       const p1 = (await client.contacts.listPage({ page: 1, perPage: 50, order: 'asc', orderBy: 'id' })).items;
@@ -119,7 +125,7 @@ describe('write queue and contact sink (real DuckDB, simulator contacts)', () =>
     const dir = await mkdtemp(join(tmpdir(), 'crmsync-sink-'));
     try {
       const lake = join(dir, 'lake');
-      const writes = createWriteQueue(warehouseOpener({ dbPath: join(dir, 'crm.duckdb'), lakePath: lake }));
+      const writes = await ownerOf(join(dir, 'crm.duckdb'), lake);
       let clock = 0;
       const errors: unknown[] = [];
       const sink = createContactSink(writes, { publishColdBucketsAfterMs: 1_000, now: () => clock, onPublishError: (e) => errors.push(e) });
@@ -147,7 +153,7 @@ describe('write queue and contact sink (real DuckDB, simulator contacts)', () =>
   it('publishes every bucket it touched, hot ones too, at the end of a scan (publishTouched), a few per job', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'crmsync-sink-'));
     const lake = join(dir, 'lake');
-    const inner = createWriteQueue(warehouseOpener({ dbPath: join(dir, 'crm.duckdb'), lakePath: lake }));
+    const inner = await ownerOf(join(dir, 'crm.duckdb'), lake);
     try {
       const published: string[] = [];
       const writes = recordingQueue(inner, published);
@@ -192,7 +198,7 @@ describe('write queue and contact sink (real DuckDB, simulator contacts)', () =>
     ] as const) {
       const dir = await mkdtemp(join(tmpdir(), 'crmsync-sink-'));
       try {
-        const inner = createWriteQueue(warehouseOpener({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake') }));
+        const inner = await ownerOf(join(dir, 'crm.duckdb'), join(dir, 'lake'));
         // What the sink asks of the warehouse, in order.
         const calls: string[] = [];
         const writes = recordingQueue(inner, calls);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { describe, expect, inject, it } from 'vitest';
-import { runSyncWorkers } from '../../src/sync/run-sync-workers.js';
+import { runWorkers } from '../../src/temporal/worker.js';
 import { DEFAULT_TUNING, type StreamResult, type StreamWorkflowInput } from '../../workflows/sync-types.js';
 import { quietTemporalRuntime, testTemporalAddress, testWorkflowBundlePath } from '../helpers/temporal.js';
 
@@ -43,7 +43,7 @@ describe('funnel_subscribers', () => {
     const native = await NativeConnection.connect({ address });
     const connection = await Connection.connect({ address });
     const abort = new AbortController();
-    const workers = runSyncWorkers({
+    const workers = runWorkers({
       nativeConnection: native,
       namespace,
       taskQueues: queues,

@@ -3,37 +3,46 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { warehouseOpener } from '../../src/sync/sync-runtime.js';
+import { withWarehouse } from '../../src/warehouse/index.js';
+import { openOwnerFromConfig } from '../../src/worker/open-owner-from-config.js';
 
-describe('write scopes under CRMSYNC_SYNC_MEMORY_LIMIT', () => {
-  it('run under the limit, and running out of it names the setting to raise', async () => {
+describe('the warehouse owner under CRMSYNC_SYNC_MEMORY_LIMIT', () => {
+  it('runs under the limit, and running out of it names the setting to raise', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'crmsync-memlimit-'));
+    const owner = await openOwnerFromConfig({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake'), syncMemoryLimit: '16MB' });
     try {
-      const open = warehouseOpener({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake'), syncMemoryLimit: '16MB' });
-      const limit = await open(true, (w) => w.query(`SELECT current_setting('memory_limit') AS m`));
+      const limit = await owner.run((w) => w.query(`SELECT current_setting('memory_limit') AS m`));
       expect(String(limit[0]?.m)).toMatch(/^1[56]\.\d+ MiB$/);
       // A list of 20M integers (160 MB) cannot spill: DuckDB runs out of the 16MB.
-      const failed = open(true, (w) => w.query('SELECT len(list(range)) AS n FROM range(20000000)'));
+      const failed = owner.run((w) => w.query('SELECT len(list(range)) AS n FROM range(20000000)'));
       await expect(failed).rejects.toMatchObject({ code: 'SYNC_MEMORY_LIMIT', retryable: true });
       await expect(failed).rejects.toThrow(/CRMSYNC_SYNC_MEMORY_LIMIT=16MB.*raise CRMSYNC_SYNC_MEMORY_LIMIT/);
       // Other errors pass through as they are.
-      await expect(open(true, (w) => w.query('SELECT * FROM no_such_table'))).rejects.toThrow(/no_such_table/);
+      await expect(owner.run((w) => w.query('SELECT * FROM no_such_table'))).rejects.toThrow(/no_such_table/);
     } finally {
+      await owner.close();
       await rm(dir, { recursive: true, force: true });
     }
   });
 
-  it('run on CRMSYNC_SYNC_THREADS DuckDB threads when set; read scopes keep the defaults', async () => {
+  it('runs on CRMSYNC_SYNC_THREADS DuckDB threads when set; readers keep the defaults', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'crmsync-threads-'));
     try {
       const config = loadConfig({ CRMSYNC_DB: join(dir, 'crm.duckdb'), CRMSYNC_LAKE: join(dir, 'lake'), CRMSYNC_SYNC_THREADS: '1' });
       expect(config.syncThreads).toBe(1);
-      const open = warehouseOpener(config);
-      const inWrite = await open(true, (w) => w.query(`SELECT current_setting('threads') AS t, current_setting('memory_limit') AS m`));
+      const settings = async (c: typeof config) => {
+        const owner = await openOwnerFromConfig(c);
+        try {
+          return await owner.run((w) => w.query(`SELECT current_setting('threads') AS t, current_setting('memory_limit') AS m`));
+        } finally {
+          await owner.close();
+        }
+      };
+      const inWrite = await settings(config);
       expect(Number(inWrite[0]?.t)).toBe(1);
       expect(String(inWrite[0]?.m)).toMatch(/^2[34]\d\.\d+ MiB$/);
-      const defaults = await open(false, (w) => w.query(`SELECT current_setting('threads') AS t`));
-      const unset = await warehouseOpener({ ...config, syncThreads: undefined })(true, (w) => w.query(`SELECT current_setting('threads') AS t`));
+      const defaults = await withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write: false }, (w) => w.query(`SELECT current_setting('threads') AS t`));
+      const unset = await settings({ ...config, syncThreads: undefined });
       expect(Number(unset[0]?.t)).toBe(Number(defaults[0]?.t));
     } finally {
       await rm(dir, { recursive: true, force: true });

@@ -5,13 +5,13 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { NativeConnection } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { describe, expect, it } from 'vitest';
-import { runSyncWorkers } from '../../src/sync/run-sync-workers.js';
+import { runWorkers } from '../../src/temporal/worker.js';
 import { DEFAULT_TUNING, type StreamWorkflowInput } from '../../workflows/sync-types.js';
 import { quietTemporalRuntime, testTemporalAddress, testWorkflowBundlePath } from '../helpers/temporal.js';
 
 /**
  * The contacts flow's page ranges when one of them fails for good, on a real Temporal server with
- * the production workers (`runSyncWorkers`) and stand-in warehouse activities: the other ranges
+ * the production workers (`runWorkers`) and stand-in warehouse activities: the other ranges
  * must have stopped before the stream reports the failure, so no range loads after it.
  */
 describe('a page range that fails for good', () => {
@@ -58,7 +58,7 @@ describe('a page range that fails for good', () => {
     const native = await NativeConnection.connect({ address });
     const connection = await Connection.connect({ address });
     const abort = new AbortController();
-    const workers = runSyncWorkers({
+    const workers = runWorkers({
       nativeConnection: native,
       namespace,
       taskQueues: queues,

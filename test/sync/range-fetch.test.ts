@@ -7,8 +7,7 @@ import { createCrmClient } from '../../src/crm/index.js';
 import { silentLogger } from '../../src/logger.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import type { SyncCrmClient } from '../../src/sync/crm-port.js';
-import { warehouseOpener } from '../../src/sync/sync-runtime.js';
-import { createWriteQueue } from '../../src/sync/write-queue.js';
+import { openWarehouseOwner } from '../../src/warehouse/index.js';
 
 /**
  * One range activity, called directly (no worker): it keeps two page requests in flight, so the
@@ -42,8 +41,8 @@ describe('syncContactPages (one range, simulator, real DuckDB)', () => {
         },
       },
     } as unknown as SyncCrmClient;
+    const writes = await openWarehouseOwner({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake') });
     try {
-      const writes = createWriteQueue(warehouseOpener({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake') }));
       const acts = createContactActivities({ client, writes, logger: silentLogger });
       const scan = await acts.startContactsScan({ mode: 'backfill', perPage: 20, loadId: 'L1' });
       expect(scan.lastPage).toBe(15);
@@ -79,6 +78,7 @@ describe('syncContactPages (one range, simulator, real DuckDB)', () => {
       const all = await writes.run((w) => w.query('SELECT count(*) AS n, count(DISTINCT id) AS d FROM contacts'));
       expect(all).toEqual([{ n: 300, d: 300 }]);
     } finally {
+      await writes.close();
       await real.close();
       await sim.close();
       await rm(dir, { recursive: true, force: true });

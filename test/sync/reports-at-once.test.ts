@@ -7,7 +7,7 @@ import { silentLogger } from '../../src/logger.js';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/index.js';
 import type { SyncCrmClient } from '../../src/sync/crm-port.js';
 import type { WarehouseSession } from '../../src/sync/warehouse-port.js';
-import type { WriteQueue } from '../../src/sync/write-queue.js';
+import type { WriteJobs } from '../../src/sync/warehouse-port.js';
 
 let sim: RunningSimulator;
 beforeAll(async () => {
@@ -41,7 +41,7 @@ function countingClient(client: SyncCrmClient): { client: SyncCrmClient; mostAtO
 }
 
 /** A stand-in for the warehouse side: the reports' state key and the snapshots in insert order. */
-function memoryWrites(): { writes: WriteQueue; inserted: ReportSnapshot[] } {
+function memoryWrites(): { writes: WriteJobs; inserted: ReportSnapshot[] } {
   const state = new Map<string, unknown>();
   const inserted: ReportSnapshot[] = [];
   const session = {
@@ -52,7 +52,7 @@ function memoryWrites(): { writes: WriteQueue; inserted: ReportSnapshot[] } {
       return 1;
     },
   } as unknown as WarehouseSession;
-  return { writes: { run: (job) => job(session) } as WriteQueue, inserted };
+  return { writes: { run: (job) => job(session) } as WriteJobs, inserted };
 }
 
 describe('snapshotReports', () => {

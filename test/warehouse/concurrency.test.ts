@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { withWarehouse, WarehouseLockedError, type WarehouseSource } from '../../src/warehouse/index.js';
+import { openWarehouseOwner, withWarehouse, WarehouseOwnedError, type WarehouseSource } from '../../src/warehouse/index.js';
 import { makeContact } from './contact-factory.js';
 import { ctx, tempPaths } from './temp-warehouse.js';
 
@@ -58,7 +58,7 @@ describe('concurrent access across processes', () => {
     await writer.ready;
 
     const sources: WarehouseSource[] = [];
-    const during = await withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: false, lockTimeoutMs: 300, onSource: (s) => sources.push(s) }, (w) =>
+    const during = await withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: false, onSource: (s) => sources.push(s) }, (w) =>
       w.query('SELECT count(*) AS n, min(id) AS lo, max(id) AS hi FROM contacts_current'),
     );
     expect(sources[0]).toMatchObject({ kind: 'lake' });
@@ -78,70 +78,77 @@ describe('concurrent access across processes', () => {
     expect(Number(rows[0]!.n)).toBeGreaterThan(100);
   });
 
-  it('a second writer waits for the first process to release the file, or gives up with a retryable error', async () => {
+  it('a second owner in another process fails at once naming the fix; a one-shot writer gets WAREHOUSE_LOCKED after its wait', async () => {
     const p = paths();
     const writer = startWriter(p.dbPath, p.lakePath, 50_000);
     await writer.ready;
 
-    const impatient = withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: true, lockTimeoutMs: 200 }, async () => 'never');
-    await expect(impatient).rejects.toBeInstanceOf(WarehouseLockedError);
-    await expect(impatient).rejects.toMatchObject({ retryable: true, code: 'WAREHOUSE_LOCKED' });
+    const second = openWarehouseOwner({ dbPath: p.dbPath, lakePath: p.lakePath });
+    await expect(second).rejects.toBeInstanceOf(WarehouseOwnedError);
+    await expect(second).rejects.toThrow(/another crmsync worker owns .*crm\.duckdb; stop it, or use it: commands join a running worker/i);
+    await expect(withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: true, waitMs: 300 }, async () => 'never')).rejects.toMatchObject({ code: 'WAREHOUSE_LOCKED', retryable: true });
 
-    let released = 0;
-    setTimeout(() => {
-      released = Date.now();
-      writer.release();
-    }, 1_000);
-    const stats = await withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: true, lockTimeoutMs: 30_000 }, (w) => w.loadContacts([makeContact(1, { city: 'Later' })], ctx()));
-    expect(stats.updated).toBe(1);
-    // it got the file only after the other process let go
-    expect(released).toBeGreaterThan(0);
+    writer.release();
     expect(await writer.exited).toBe(0);
+    // Closed with a checkpoint: the file is free and holds every load.
+    const owner = await openWarehouseOwner({ dbPath: p.dbPath, lakePath: p.lakePath });
+    try {
+      expect(await owner.run((w) => w.maxContactId())).toBeGreaterThan(100);
+    } finally {
+      await owner.close();
+    }
   });
 });
 
-describe('concurrent access in one process', () => {
-  it('write scopes serialize, and a reader during a write reads the lake', async () => {
+describe('one owner in a process', () => {
+  it('runs write jobs one after another in the order they came, and a reader meanwhile reads the lake', async () => {
     const p = paths();
-    await withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: true }, async (w) => {
-      await w.loadContacts([makeContact(1)], ctx());
-      await w.publishLake();
-    });
-    const order: string[] = [];
-    let readerSource: WarehouseSource | undefined;
-    const a = withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: true }, async (w) => {
-      order.push('a-start');
-      readerSource = await withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: false }, async (r) => r.source);
-      await w.loadContacts([makeContact(2)], ctx());
-      await new Promise((r) => setTimeout(r, 100));
-      order.push('a-end');
-    });
-    const b = withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: true }, async (w) => {
-      order.push('b-start');
-      await w.loadContacts([makeContact(3)], ctx());
-      order.push('b-end');
-    });
-    await Promise.all([a, b]);
-    expect(order).toEqual(['a-start', 'a-end', 'b-start', 'b-end']);
-    expect(readerSource).toMatchObject({ kind: 'lake' });
+    const owner = await openWarehouseOwner({ dbPath: p.dbPath, lakePath: p.lakePath });
+    try {
+      await owner.run(async (w) => {
+        await w.loadContacts([makeContact(1)], ctx());
+        await w.publishLake();
+      });
+      const order: string[] = [];
+      const job = (name: string, id: number) =>
+        owner.run(async (w) => {
+          order.push(`${name}-start`);
+          await w.loadContacts([makeContact(id)], ctx());
+          // Yield to the event loop: a job that started now would interleave.
+          await new Promise((r) => setImmediate(r));
+          order.push(`${name}-end`);
+        });
+      const a = job('a', 2);
+      const b = job('b', 3);
+      const c = job('c', 4);
+      const readerSource = await withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: false }, async (r) => r.source);
+      await Promise.all([a, b, c]);
+      expect(order).toEqual(['a-start', 'a-end', 'b-start', 'b-end', 'c-start', 'c-end']);
+      expect(readerSource).toMatchObject({ kind: 'lake' });
+      expect(owner.pending).toBe(0);
+    } finally {
+      await owner.close();
+    }
     const rows = await withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: false }, (w) => w.query('SELECT id FROM contacts ORDER BY id'));
-    expect(rows).toEqual([{ id: 1 }, { id: 2 }, { id: 3 }]);
+    expect(rows).toEqual([{ id: 1 }, { id: 2 }, { id: 3 }, { id: 4 }]);
   });
 
-  it('a writer that cannot get the file in time gets a retryable WAREHOUSE_LOCKED, and the holder is unaffected', async () => {
+  it('a failing job rejects alone and the next runs; writes outside the owner are refused naming the fix', async () => {
     const p = paths();
-    let release!: () => void;
-    const held = new Promise<void>((r) => (release = r));
-    const holder = withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: true }, async (w) => {
-      await held;
-      return w.loadContacts([makeContact(1)], ctx());
-    });
-    await new Promise((r) => setTimeout(r, 50));
-    await expect(withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: true, lockTimeoutMs: 100 }, async () => 1)).rejects.toMatchObject({ code: 'WAREHOUSE_LOCKED', retryable: true });
-    release();
-    expect((await holder).inserted).toBe(1);
-    // and the gate is free again afterwards
-    expect(await withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: true, lockTimeoutMs: 100 }, (w) => w.maxContactId())).toBe(1);
+    const owner = await openWarehouseOwner({ dbPath: p.dbPath, lakePath: p.lakePath });
+    try {
+      const bad = owner.run((w) => w.query('SELECT * FROM no_such_table'));
+      const good = owner.run((w) => w.loadContacts([makeContact(1)], ctx()));
+      await expect(bad).rejects.toThrow(/no_such_table/);
+      expect((await good).inserted).toBe(1);
+      await expect(openWarehouseOwner({ dbPath: p.dbPath, lakePath: p.lakePath })).rejects.toThrow(/already owns .*run writes as jobs on that owner/);
+      await expect(withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: true, waitMs: 200 }, async () => 1)).rejects.toMatchObject({ code: 'WAREHOUSE_OWNED' });
+    } finally {
+      await owner.close();
+    }
+    await expect(owner.run(async () => 1)).rejects.toMatchObject({ code: 'WAREHOUSE_OWNER_CLOSED', retryable: true });
+    // Closed: the file is free for a one-shot writer again.
+    expect(await withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: true }, (w) => w.maxContactId())).toBe(1);
   });
 
   it('says what to do when there is no warehouse yet', async () => {

@@ -19,9 +19,6 @@ const BEING_MOVED = new Set([
   'src/cli/query.ts', // hcatalog: query reads the catalog of lake views
   'src/webhooks/applier-sql.ts', // howner: the applier becomes a workflow and a warehouse activity
   'src/webhooks/apply-batch.ts', // howner
-  'src/sync/sync-runtime.ts', // howner: the warehouse owner sets threads and memory itself
-  'activities/sync-contacts.ts', // hpager: the SQL in activities/ moves to src/warehouse
-  'activities/sync-funnels.ts', // hpager
 ]);
 
 /** Statement shapes, upper case as this codebase writes SQL; prose such as "a SELECT query" does not match. */

@@ -29,7 +29,7 @@ export async function closeTempWarehouse(t: { p?: { cleanup(): void }; w?: Wareh
 }
 
 export function writeScope<T>(p: TempPaths, fn: (w: WarehouseHandle) => Promise<T>, extra: { siteTimeZone?: string } = {}): Promise<T> {
-  return withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: true, lockTimeoutMs: 30_000, ...extra }, fn);
+  return withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: true, ...extra }, fn);
 }
 
 let seq = 0;

@@ -4,14 +4,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import { createSyncActivities } from '../../../activities/sync-activities.js';
+import { createActivities } from '../../../activities/index.js';
 import { loadConfig, type Config } from '../../../src/config.js';
 import { silentLogger } from '../../../src/logger.js';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../../src/simulator/index.js';
 import { runSync } from '../../../src/sync/run-sync.js';
-import { runSyncWorkers } from '../../../src/sync/run-sync-workers.js';
-import { createSyncRuntime, warehouseOpener, type SyncRuntime } from '../../../src/sync/sync-runtime.js';
-import type { WarehouseSession } from '../../../src/sync/warehouse-port.js';
+import { crmClientFromConfig, type CrmClient } from '../../../src/crm/index.js';
+import type { WarehouseSession, WriteJobs } from '../../../src/sync/warehouse-port.js';
+import { runWorkers } from '../../../src/temporal/worker.js';
+import { withWarehouse, type WarehouseOwner } from '../../../src/warehouse/index.js';
+import { openOwnerFromConfig } from '../../../src/worker/open-owner-from-config.js';
 import { taskQueues, type TaskQueues } from '../../../src/temporal/task-queues.js';
 import type { SyncResult, SyncWorkflowInput } from '../../../workflows/sync-types.js';
 import { testWorkflowBundlePath } from '../../helpers/temporal.js';
@@ -25,10 +27,11 @@ export interface SyncEnv {
   dir: string;
   client: Client;
   queues: TaskQueues;
-  runtime: SyncRuntime;
+  /** The CRM client, and the warehouse's writes: jobs on the running worker's owner, else one-shot write scopes. */
+  runtime: { client: CrmClient; writes: WriteJobs };
   sync(input?: Partial<Omit<SyncWorkflowInput, 'warehouseTaskQueue'>>): Promise<SyncResult>;
   read<T>(fn: (w: WarehouseSession) => Promise<T>): Promise<T>;
-  /** Starts an in-process worker (stopped by the returned function, and at the end of the env). */
+  /** Starts an in-process worker, the owner of the warehouse file while it runs (stopped by the returned function, and at the end of the env). */
   startWorker(): () => Promise<void>;
 }
 
@@ -52,27 +55,46 @@ export async function withSyncEnv<T>(
   const env = testEnv(sim, dir, { CRM_ALLOW_INSECURE_HTTP: '1', CRMSYNC_TASK_QUEUE: `t-${randomUUID().slice(0, 12)}`, CRMSYNC_LOG_LEVEL: 'warn', ...opts.env });
   const config = loadConfig(env);
   const queues = taskQueues(config);
-  const runtime = createSyncRuntime(config);
+  const crm = crmClientFromConfig(config);
+  // The worker owns the file while it runs (as `crmsync worker` does); between workers, a child
+  // `crmsync` process may own it instead.
+  let owner: WarehouseOwner | undefined;
+  let workersRunning = 0;
+  const writes: WriteJobs = {
+    run: (job) => (owner ? owner.run(job) : withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write: true, siteTimeZone: config.crm.timezone }, job)),
+  };
   const stops = new Set<() => Promise<void>>();
   const connection = await Connection.connect({ address: env.TEMPORAL_ADDRESS });
   const native = await NativeConnection.connect({ address: env.TEMPORAL_ADDRESS as string });
   const client = new Client({ connection, namespace: config.temporal.namespace });
   const startWorker = (): (() => Promise<void>) => {
     const abort = new AbortController();
-    const running = runSyncWorkers({
-      nativeConnection: native,
-      namespace: config.temporal.namespace,
-      taskQueues: queues,
-      activities: {},
-      warehouseActivities: createSyncActivities({ ...runtime, logger: silentLogger }),
-      warehouseConcurrency: 8,
-      workflowBundle: { codePath: testWorkflowBundlePath() },
-      signal: abort.signal,
-    });
+    workersRunning++;
+    const running = (async () => {
+      owner ??= await openOwnerFromConfig(config);
+      const activities = createActivities({ config, logger: silentLogger, crm, owner });
+      await runWorkers({
+        nativeConnection: native,
+        namespace: config.temporal.namespace,
+        taskQueues: queues,
+        activities: activities.main,
+        warehouseActivities: activities.warehouse,
+        warehouseConcurrency: 8,
+        workflowBundle: { codePath: testWorkflowBundlePath() },
+        signal: abort.signal,
+      });
+    })();
     const stop = async (): Promise<void> => {
       stops.delete(stop);
       abort.abort();
-      await running;
+      try {
+        await running;
+      } finally {
+        if (--workersRunning === 0) {
+          await owner?.close();
+          owner = undefined;
+        }
+      }
     };
     stops.add(stop);
     return stop;
@@ -86,14 +108,14 @@ export async function withSyncEnv<T>(
       dir,
       client,
       queues,
-      runtime,
+      runtime: { client: crm, writes },
       startWorker,
       sync: (input = {}) => runSync({ client, taskQueues: queues, input: { streams: ['contacts'], tuning: SMALL_TUNING, ...input } }),
-      read: (f) => runtime.writes.run(f),
+      read: (f) => writes.run(f),
     });
   } finally {
     for (const stop of [...stops]) await stop().catch(() => undefined);
-    await runtime.close();
+    await crm.close();
     await native.close();
     await connection.close();
     await sim.close();
@@ -101,4 +123,3 @@ export async function withSyncEnv<T>(
   }
 }
 
-export { warehouseOpener };

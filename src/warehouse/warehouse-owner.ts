@@ -1,0 +1,105 @@
+import { resolve } from 'node:path';
+import type { WarehouseHandle } from './duckdb-warehouse.js';
+import { WarehouseLockedError, WarehouseOwnedError, WarehouseOwnerClosedError } from './errors.js';
+import { openWarehouse, type OpenWarehouseOptions } from './open-warehouse.js';
+
+export interface WarehouseOwnerOptions extends Omit<OpenWarehouseOptions, 'readOnly'> {
+  /** DuckDB memory limit for the writer (e.g. '1GB'): it spills to disk rather than take the machine. */
+  memoryLimit?: string;
+  /** DuckDB threads for the writer: fewer need less memory. */
+  threads?: number;
+  /** Turns a job's error into the one its caller should see (e.g. an out-of-memory into one naming the setting). */
+  describeError?: (err: unknown) => unknown;
+}
+
+/** The one writer of a DuckDB file: every write of the process is a job run here, one after another. */
+export interface WarehouseOwner {
+  readonly dbPath: string;
+  /** Runs `job` after every job queued before it; resolves with its result. */
+  run<T>(job: (w: WarehouseHandle) => Promise<T>): Promise<T>;
+  /** Jobs waiting or running. */
+  readonly pending: number;
+  /** Waits for queued jobs, checkpoints and closes the file. Later jobs are refused. */
+  close(): Promise<void>;
+}
+
+/**
+ * Files this process holds for writing (an owner, or a one-shot scope of withWarehouse). DuckDB's
+ * file lock does not stop a second instance of the same process from opening a file, and two
+ * writers of one file corrupt it: this set is what stops them.
+ */
+const held = new Set<string>();
+
+/** True while this process holds `dbPath` for writing. */
+export function isHeldHere(dbPath: string): boolean {
+  return held.has(resolve(dbPath));
+}
+
+/** Marks `dbPath` held by this process; null when it is already. Call the result to let go. */
+export function holdHere(dbPath: string): (() => void) | null {
+  const key = resolve(dbPath);
+  if (held.has(key)) return null;
+  held.add(key);
+  return () => held.delete(key);
+}
+
+/**
+ * Opens `dbPath` for writing once and migrates it once; the owner then holds it until `close`.
+ * Another process holding the file is a WarehouseOwnedError, at once: there is no waiting for a
+ * turn, because the only writer is the warehouse worker and a second one is a deployment mistake.
+ */
+export async function openWarehouseOwner(opts: WarehouseOwnerOptions): Promise<WarehouseOwner> {
+  const release = holdHere(opts.dbPath);
+  if (!release) throw new WarehouseOwnedError(opts.dbPath, 'this process');
+  const threads = opts.threads;
+  if (threads !== undefined && !(Number.isSafeInteger(threads) && threads > 0)) throw new RangeError(`threads must be a positive integer, got ${threads}`);
+  let handle: WarehouseHandle;
+  try {
+    handle = await openWarehouse({ ...opts, readOnly: false });
+  } catch (err) {
+    release();
+    if (err instanceof WarehouseLockedError) throw new WarehouseOwnedError(opts.dbPath, 'another process', { cause: err.cause });
+    throw err;
+  }
+  try {
+    if (threads !== undefined) await handle.connection.run(`SET threads = ${threads}`);
+    if (opts.memoryLimit) await handle.connection.run(`SET memory_limit = '${opts.memoryLimit.replace(/[^0-9A-Za-z. ]/g, '')}'`);
+    await handle.migrate();
+  } catch (err) {
+    await handle.close();
+    release();
+    throw err;
+  }
+  const describe = opts.describeError ?? ((err: unknown) => err);
+  let tail: Promise<unknown> = Promise.resolve();
+  let pending = 0;
+  let closing: Promise<void> | undefined;
+  return {
+    dbPath: opts.dbPath,
+    run<T>(job: (w: WarehouseHandle) => Promise<T>): Promise<T> {
+      if (closing) return Promise.reject(new WarehouseOwnerClosedError(opts.dbPath));
+      pending++;
+      const result = tail.then(() => job(handle)).finally(() => pending--);
+      // The next job starts when this one settles, whatever its outcome.
+      tail = result.catch(() => undefined);
+      return result.catch((err: unknown) => {
+        throw describe(err);
+      });
+    },
+    get pending() {
+      return pending;
+    },
+    close(): Promise<void> {
+      closing ??= (async () => {
+        await tail;
+        try {
+          await handle.checkpoint();
+        } finally {
+          await handle.close();
+          release();
+        }
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,57 @@
+import type { NativeConnection, WorkflowBundleOption } from '@temporalio/worker';
+import { createActivities } from '../../activities/index.js';
+import type { Config } from '../config.js';
+import { crmClientFromConfig } from '../crm/index.js';
+import type { Logger } from '../logger.js';
+import { taskQueues } from '../temporal/task-queues.js';
+import { runWorkers } from '../temporal/worker.js';
+import { openOwnerFromConfig } from './open-owner-from-config.js';
+
+/** Warehouse-queue activities at once: parallel page ranges of contacts plus the small streams. */
+export const DEFAULT_WAREHOUSE_CONCURRENCY = 12;
+
+export interface RunComposedWorkersOptions {
+  config: Config;
+  logger: Logger;
+  nativeConnection: NativeConnection;
+  namespace: string;
+  /** Aborting drains the workers, then the owner checkpoints and closes the file. */
+  signal: AbortSignal;
+  /**
+   * Warehouse-queue activities running at once. They overlap their CRM fetches; their DuckDB
+   * writes run one after another on the owner, so this stays one writer however high it is.
+   */
+  warehouseConcurrency?: number;
+  workflowBundle?: WorkflowBundleOption;
+}
+
+/**
+ * The composition root: the DuckDB file's owner (opened and migrated once, held until the
+ * workers stop), the CRM client, every activity over them, and the workers on both task queues.
+ * A file another process owns fails here, before any worker polls.
+ */
+export async function runComposedWorkers(options: RunComposedWorkersOptions): Promise<void> {
+  const { config, logger } = options;
+  const owner = await openOwnerFromConfig(config, logger);
+  try {
+    const crm = crmClientFromConfig(config, { logger });
+    try {
+      const activities = createActivities({ config, logger, crm, owner });
+      await runWorkers({
+        nativeConnection: options.nativeConnection,
+        namespace: options.namespace,
+        taskQueues: taskQueues(config),
+        activities: activities.main,
+        warehouseActivities: activities.warehouse,
+        warehouseConcurrency: options.warehouseConcurrency ?? DEFAULT_WAREHOUSE_CONCURRENCY,
+        ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : {}),
+        signal: options.signal,
+        logger,
+      });
+    } finally {
+      await crm.close();
+    }
+  } finally {
+    await owner.close();
+  }
+}

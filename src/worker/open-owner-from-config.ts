@@ -1,0 +1,27 @@
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+import { SyncMemoryLimitError } from '../sync/sync-errors.js';
+import { openWarehouseOwner, type WarehouseOwner } from '../warehouse/index.js';
+
+/**
+ * The configured DuckDB file's owner. It runs under a memory limit (without one DuckDB may take
+ * most of the machine for a large merge; with one it spills to disk) and, with `syncThreads`, on
+ * that many DuckDB threads; running out of the limit is an error naming the setting to raise.
+ */
+export async function openOwnerFromConfig(
+  config: Pick<Config, 'dbPath' | 'lakePath'> & { syncMemoryLimit?: string; syncThreads?: number | undefined; crm?: { timezone?: string } },
+  logger?: Logger,
+): Promise<WarehouseOwner> {
+  const limit = config.syncMemoryLimit;
+  return await openWarehouseOwner({
+    dbPath: config.dbPath,
+    lakePath: config.lakePath,
+    ...(logger ? { logger } : {}),
+    ...(config.crm?.timezone ? { siteTimeZone: config.crm.timezone } : {}),
+    ...(limit ? { memoryLimit: limit } : {}),
+    ...(config.syncThreads !== undefined ? { threads: config.syncThreads } : {}),
+    describeError: (err) =>
+      // DuckDB's own advice names SQL settings; a user sets the environment variable.
+      limit && err instanceof Error && err.message.startsWith('Out of Memory Error') ? new SyncMemoryLimitError(limit, { cause: err }) : err,
+  });
+}
