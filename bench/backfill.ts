@@ -261,12 +261,16 @@ async function backfill(sim: Sim, contacts: number, workerEntry: string, address
   }
 }
 
-/** The dlt baseline (bench/dlt), when its venv exists: `python -m venv bench/.tmp/venv && bench/.tmp/venv/bin/pip install "dlt[duckdb]"`. */
-async function runDlt(sim: Sim): Promise<{ rows: number; seconds: number; dlt: string } | undefined> {
+/**
+ * A dlt baseline (bench/dlt), when its venv exists: `python -m venv bench/.tmp/venv && bench/.tmp/venv/bin/pip install "dlt[duckdb]"`.
+ * `rest_api_pipeline.py`: dlt's REST API source with its defaults; `tuned_pipeline.py`: a parallelized
+ * transformer (BENCH_DLT_WORKERS, default 4), no child tables, append.
+ */
+async function runDlt(sim: Sim, script = 'rest_api_pipeline.py'): Promise<{ rows: number; seconds: number; dlt: string } | undefined> {
   if (!existsSync(DLT_PYTHON)) return undefined;
   const dir = await mkdtemp(join(tmpdir(), 'crmsync-dlt-'));
   try {
-    const child = spawn(DLT_PYTHON, ['bench/dlt/rest_api_pipeline.py', sim.baseUrl, sim.credentials.username, String(PER_PAGE), dir], {
+    const child = spawn(DLT_PYTHON, [`bench/dlt/${script}`, sim.baseUrl, sim.credentials.username, String(PER_PAGE), dir], {
       env: { ...process.env, CRM_PASSWORD: sim.credentials.password },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
@@ -296,6 +300,7 @@ try {
       const floorSeconds = await rawFetchFloor(sim, pages);
       const run = await backfill(sim, contacts, workerEntry, server.address);
       const dlt = contacts <= DLT_MAX ? await runDlt(sim) : undefined;
+      const dltTuned = contacts <= DLT_MAX ? await runDlt(sim, 'tuned_pipeline.py') : undefined;
       const figures = {
         contacts,
         latency: scenario.name === 'none' ? 'none: the simulator answers at once (CPU-bound on 2 cores)' : `real deployment's, ${scenario.latency[0]}-${scenario.latency[1]} ms per page`,
@@ -315,6 +320,7 @@ try {
         memoryMeasured: 'the crmsync worker process (compiled, run apart from this script): kernel high-water mark (VmHWM), start to end of the backfill',
         ratioToFloor: +(run.seconds / floorSeconds).toFixed(2),
         dlt: dlt ? { ...dlt, rowsPerSec: Math.round(dlt.rows / dlt.seconds), crmsyncSpeedup: +(dlt.seconds / run.seconds).toFixed(2) } : 'skipped',
+        dltTuned: dltTuned ? { ...dltTuned, rowsPerSec: Math.round(dltTuned.rows / dltTuned.seconds), crmsyncSpeedup: +(dltTuned.seconds / run.seconds).toFixed(2) } : 'skipped',
         targets: { ratioToFloor: 1.25, peakRssMbAt1M: 400, dltSpeedup: 3 },
         at: new Date().toISOString(),
         node: process.version,
