@@ -14,7 +14,7 @@ import { createSyncRuntime, withInProcessWorkers } from '../sync/sync-runtime.js
 import { withTemporal } from '../temporal/connect.js';
 import { taskQueues } from '../temporal/task-queues.js';
 import { formatRows } from '../warehouse/format-rows.js';
-import { withWarehouse } from '../warehouse/index.js';
+import { withCatalog } from '../warehouse/index.js';
 import { runQuery } from '../warehouse/run-query.js';
 import type { SyncResult } from '../../workflows/sync-types.js';
 import { createProgressRenderer } from './progress.js';
@@ -60,6 +60,7 @@ export async function demoCommand(config: Config, opts: DemoOptions, logger: Log
       crm: { ...config.crm, baseUrl: sim.baseUrl, username: sim.credentials.username, password: new Secret(sim.credentials.password), allowInsecureHttp: true },
       dbPath: join(dir, 'crm.duckdb'),
       lakePath: join(dir, 'lake'),
+      catalogPath: join(dir, 'lake', 'catalog.duckdb'),
       dataDir: dir,
       temporal: { ...config.temporal, taskQueue: 'crmsync-demo' },
     };
@@ -83,7 +84,7 @@ export async function demoCommand(config: Config, opts: DemoOptions, logger: Log
       await runtime.close();
     }
     printSummary(result, out);
-    await withWarehouse({ dbPath: demo.dbPath, lakePath: demo.lakePath, write: false }, async (w) => {
+    await withCatalog({ catalogPath: demo.catalogPath }, async (w) => {
       out.write('\nwhat landed:\n');
       for (const table of LANDED_TABLES) {
         const rows = await w.query(`SELECT count(*) AS n FROM ${table}`);

@@ -48,3 +48,6 @@ export const MANIFEST_FILE = '_manifest.json';
 
 /** The contact tables, laid out by id bucket. */
 export const BUCKETED_LAKE_TABLES: readonly string[] = Object.keys(LAKE_TABLES).filter((t) => LAKE_TABLES[t]!.kind === 'bucket');
+
+/** The catalog DuckDB file readers open, by default inside the lake (see write-lake-catalog.ts). */
+export const CATALOG_FILE = 'catalog.duckdb';
