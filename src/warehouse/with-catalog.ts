@@ -7,6 +7,7 @@ import { CatalogNotFoundError } from './errors.js';
 import { catalogName } from './open-warehouse.js';
 import { queryRows } from './plain-rows.js';
 import { quoteIdent, quoteLiteral } from './quote.js';
+import { iso } from './read-lake-freshness.js';
 import { findSqlDir } from './sql-dir.js';
 import { FRESHNESS_VIEW } from './write-lake-catalog.js';
 
@@ -36,7 +37,7 @@ export async function withCatalog<T>(opts: WithCatalogOptions, fn: (r: Warehouse
       handle = new DuckDbWarehouse({
         instance,
         connection,
-        source: { kind: 'catalog', path: opts.catalogPath, publishedAt: at ? new Date(String(at)).toISOString() : null },
+        source: { kind: 'catalog', path: opts.catalogPath, publishedAt: at ? iso(at) : null },
         lakePath: dirname(opts.catalogPath),
         sqlDir: findSqlDir(),
         siteTimeZone: 'UTC',
