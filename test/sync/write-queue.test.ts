@@ -6,7 +6,28 @@ import { warehouseOpener } from '../../src/sync/sync-runtime.js';
 import type { OpenWarehouse } from '../../src/sync/warehouse-port.js';
 import { createWriteQueue } from '../../src/sync/write-queue.js';
 import { turnRequested, withWarehouse } from '../../src/warehouse/index.js';
-import { runCli } from '../cli/run-cli.js';
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+const WAREHOUSE = pathToFileURL(fileURLToPath(new URL('../../src/warehouse/index.ts', import.meta.url))).href;
+
+/** Runs one read through withWarehouse({ write: false }) in a child process; stdout is the rows as JSON. */
+function readInAnotherProcess(dbPath: string, lakePath: string, sql: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const script = `const { withWarehouse } = await import(${JSON.stringify(WAREHOUSE)});
+const rows = await withWarehouse({ dbPath: ${JSON.stringify(dbPath)}, lakePath: ${JSON.stringify(lakePath)}, write: false, lockTimeoutMs: 20000 }, (w) => w.query(${JSON.stringify(sql)}));
+process.stdout.write(JSON.stringify(rows));`;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', TSX, '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -92,11 +113,9 @@ describe('write queue scopes (real DuckDB)', () => {
     const writes = createWriteQueue(open, { lingerMs: 60_000, maxHoldMs: 60_000, yieldWhen: () => turnRequested(dbPath) });
     await writes.run((w) => w.connection.run('CREATE TABLE t (n INTEGER); INSERT INTO t VALUES (1), (2)'));
     expect(writes.pending).toBe(1); // the scope is open, lingering
-    const query = await runCli(['query', '--format', 'json', '--wait-ms', '20000', 'SELECT count(*) AS n FROM t'], {
-      CRMSYNC_DB: dbPath,
-      CRMSYNC_LAKE: join(dir, 'lake'),
-      CRMSYNC_DATA_DIR: dir,
-    });
+    // `crmsync query` reads the lake's catalog now and never asks; a reader of the file in
+    // another process (withWarehouse's reader path, until one worker owns the file) still does.
+    const query = await readInAnotherProcess(dbPath, join(dir, 'lake'), 'SELECT count(*) AS n FROM t');
     expect(query.code, query.stderr).toBe(0);
     expect(JSON.parse(query.stdout)).toEqual([{ n: 2 }]);
     // The writer serves the next job in a fresh scope.
