@@ -45,7 +45,7 @@ const EnvSchema = z.object({
   CRMSYNC_PUBLISH_EVERY: z
     .string()
     .default('5m')
-    .refine((v) => /^\s*(0|(\d+\s*[smh]\s*)+)$/i.test(v), 'CRMSYNC_PUBLISH_EVERY must be 0 (publish only when a run or the webhook applier ends) or a duration such as 30s, 5m or 1h'),
+    .refine((v) => /^\s*(0|(\d+\s*[smh]\s*)+)$/i.test(v), 'CRMSYNC_PUBLISH_EVERY must be 0 (the lake moves only when a sync run ends) or a duration such as 30s, 5m or 1h'),
   CRMSYNC_DATA_DIR: z.string().default('./data'),
   CRMSYNC_LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
   CRMSYNC_SYNC_THREADS: positiveInteger('CRMSYNC_SYNC_THREADS'),
@@ -94,7 +94,7 @@ export interface Config {
   lakePath: string;
   /** The catalog DuckDB file readers open (views over the lake); default `<lake>/catalog.duckdb`. */
   catalogPath: string;
-  /** Longest the lake may lag a running write (webhook applies; a sync publishes its finished ranges sooner); 0: only when a run ends. */
+  /** How often the webhook applier publishes to the lake (a sync publishes at its end and, during a contact scan, each finished id range); 0: only a sync run's end publishes. */
   publishEveryMs: number;
   dataDir: string;
   logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';

@@ -124,7 +124,8 @@ export async function serveWebhooks(config: Config, opts: z.infer<typeof ServeOp
               apply: {
                 refetcher: createClientRefetcher(client),
                 concurrency: config.crm.maxConcurrency ?? 8,
-                withWarehouse: (fn) => withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write: true, logger, siteTimeZone: config.crm.timezone }, fn),
+                withWarehouse: (fn) => withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, catalogPath: config.catalogPath, write: true, logger, siteTimeZone: config.crm.timezone }, fn),
+                publishEveryMs: config.publishEveryMs,
               },
             }
           : {}),

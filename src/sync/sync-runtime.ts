@@ -23,12 +23,12 @@ export const DEFAULT_WAREHOUSE_CONCURRENCY = 12;
  * `syncThreads`, they also run on that many DuckDB threads: fewer need less memory, and with one
  * a 128MB limit held through every lake publish measured (docs/sync.md, low-memory settings).
  */
-export function warehouseOpener(config: Pick<Config, 'dbPath' | 'lakePath'> & { syncMemoryLimit?: string; syncThreads?: number }): OpenWarehouse {
+export function warehouseOpener(config: Pick<Config, 'dbPath' | 'lakePath'> & { catalogPath?: string; syncMemoryLimit?: string; syncThreads?: number }): OpenWarehouse {
   const limit = config.syncMemoryLimit;
   const threads = config.syncThreads;
   if (threads !== undefined && !(Number.isSafeInteger(threads) && threads > 0)) throw new RangeError(`syncThreads must be a positive integer, got ${threads}`);
   return (write, fn) =>
-    withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write }, async (w) => {
+    withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, ...(config.catalogPath ? { catalogPath: config.catalogPath } : {}), write }, async (w) => {
       if (!write) return await fn(w);
       if (threads !== undefined) await w.connection.run(`SET threads = ${threads}`);
       if (!limit) return await fn(w);
@@ -46,6 +46,8 @@ export function warehouseOpener(config: Pick<Config, 'dbPath' | 'lakePath'> & { 
 export interface SyncRuntime {
   client: SyncCrmClient;
   writes: WriteQueue;
+  /** CRMSYNC_PUBLISH_EVERY, read by the activities (0: no publishes during a run). */
+  publishEveryMs: number;
   /** Closes the CRM client's connections. */
   close(): Promise<void>;
 }
@@ -54,7 +56,7 @@ export interface SyncRuntime {
 export function createSyncRuntime(config: Config): SyncRuntime {
   const client = crmClientFromConfig(config);
   const writes = createWriteQueue(warehouseOpener(config), { yieldWhen: () => turnRequested(config.dbPath) });
-  return { client, writes, close: () => client.close() };
+  return { client, writes, publishEveryMs: config.publishEveryMs, close: () => client.close() };
 }
 
 /**

@@ -3,12 +3,13 @@ import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
+import { warehouseOpener } from '../../src/sync/sync-runtime.js';
 import { CatalogNotFoundError, withCatalog, type WarehouseHandle } from '../../src/warehouse/index.js';
 import { CATALOG_FILE } from '../../src/warehouse/lake-layout.js';
 import { listViewFiles } from '../../src/warehouse/migrate.js';
 import { findSqlDir } from '../../src/warehouse/sql-dir.js';
 import { makeContact } from './contact-factory.js';
-import { closeTempWarehouse, ctx, openTempWarehouse, type tempPaths } from './temp-warehouse.js';
+import { closeTempWarehouse, ctx, openTempWarehouse, tempPaths } from './temp-warehouse.js';
 
 // DESIGN.md: readers open a small catalog DuckDB file of views over the published lake,
 // read-only, at any time. The writer (`w`) holds the warehouse file for the whole file, as the
@@ -147,8 +148,19 @@ describe('the catalog', () => {
     expect(existsSync(join(p.dir, 'nowhere'))).toBe(false);
   });
 
-  it('is found where the publisher writes it: <lake>/catalog.duckdb unless CRMSYNC_CATALOG says otherwise', () => {
-    expect(loadConfig({ CRMSYNC_LAKE: '/srv/lake' }).catalogPath).toBe(join('/srv/lake', CATALOG_FILE));
-    expect(loadConfig({ CRMSYNC_LAKE: '/srv/lake', CRMSYNC_CATALOG: '/srv/cat.duckdb' }).catalogPath).toBe('/srv/cat.duckdb');
+  it('goes where CRMSYNC_CATALOG says when the sync publishes', async () => {
+    const q = tempPaths();
+    try {
+      const config = loadConfig({ CRMSYNC_DB: q.dbPath, CRMSYNC_LAKE: q.lakePath, CRMSYNC_CATALOG: join(q.dir, 'elsewhere', 'analysts.duckdb') });
+      await warehouseOpener(config)(true, async (x) => {
+        await x.migrate();
+        await x.loadContacts([makeContact(1)], ctx());
+        await x.publishLake();
+      });
+      expect(existsSync(join(q.lakePath, CATALOG_FILE))).toBe(false);
+      expect(await withCatalog({ catalogPath: config.catalogPath }, (r) => r.query('SELECT count(*) AS n FROM contacts_current'))).toEqual([{ n: 1 }]);
+    } finally {
+      q.cleanup();
+    }
   });
 });
