@@ -10,7 +10,7 @@ import { readLakeManifest, writeLakeManifest, type LakeManifest } from './lake-m
 import { quoteIdent, quoteLiteral } from './quote.js';
 import { findSqlDir } from './sql-dir.js';
 import { readCount } from './sql-run.js';
-import { writeLakeCatalog } from './write-lake-catalog.js';
+import { refreshLakeCatalog } from './write-lake-catalog.js';
 
 const KEEP_GENERATIONS = 3;
 // Rewritten files keep their name across generations, so a reader that globbed through the
@@ -71,13 +71,10 @@ export async function publishLake(ctx: PublishContext, tables?: readonly string[
     await writeLakeManifest(ctx.lakePath, manifest);
     ctx.logger?.info({ tables: published }, 'published lake');
   }
-  // Rewritten when a table was published (a first publish adds a view) or the catalog is missing
-  // (a lake published before catalogs existed); its views read through the symlinks, so a publish
-  // that swapped them needs no new catalog to be seen, only to add tables.
+  // After every publish, also one that published nothing (a lake from before catalogs existed
+  // gets one); refreshLakeCatalog skips the write when the catalog would come out the same.
   const catalogPath = ctx.catalogPath ?? join(ctx.lakePath, CATALOG_FILE);
-  if (published.length > 0 || !existsSync(catalogPath)) {
-    await writeLakeCatalog({ lakePath: ctx.lakePath, catalogPath, sqlDir: ctx.sqlDir ?? findSqlDir(), ...(ctx.logger ? { logger: ctx.logger } : {}) });
-  }
+  await refreshLakeCatalog({ lakePath: ctx.lakePath, catalogPath, sqlDir: ctx.sqlDir ?? findSqlDir(), ...(ctx.logger ? { logger: ctx.logger } : {}) });
   return published;
 }
 

@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { createHash, randomUUID } from 'node:crypto';
+import { existsSync, statSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
@@ -39,6 +39,30 @@ export const FRESHNESS_VIEW = 'lake_freshness';
  * table is swapped on its own). A reader needs to reopen the catalog only when a table's columns
  * change (an upgrade's migration): DuckDB refuses a view whose column types changed under it.
  */
+/** What this process last wrote at each catalog path, and the file it left there. */
+const written = new Map<string, { signature: string; ino: number; mtimeMs: number }>();
+
+/**
+ * Rewrites the catalog after a publish unless it already holds exactly what it would be written
+ * with: its views read through the symlinks, so a publish that only swapped generations changes
+ * nothing in it. It is rewritten when a table appears in the lake, sql/views/ changed, or the
+ * file is not the one this process wrote (missing, or replaced by another publisher).
+ */
+export async function refreshLakeCatalog(opts: WriteLakeCatalogOptions): Promise<boolean> {
+  const lake = resolve(opts.lakePath);
+  const views = listViewFiles(opts.sqlDir);
+  const signature = createHash('sha256')
+    .update(JSON.stringify([lake, Object.keys(LAKE_TABLES).filter((t) => existsSync(join(lake, t))), views]))
+    .digest('hex');
+  const last = written.get(opts.catalogPath);
+  const stat = existsSync(opts.catalogPath) ? statSync(opts.catalogPath) : null;
+  if (last && stat && last.signature === signature && last.ino === stat.ino && last.mtimeMs === stat.mtimeMs) return false;
+  await writeLakeCatalog(opts);
+  const now = statSync(opts.catalogPath);
+  written.set(opts.catalogPath, { signature, ino: now.ino, mtimeMs: now.mtimeMs });
+  return true;
+}
+
 export async function writeLakeCatalog(opts: WriteLakeCatalogOptions): Promise<WrittenCatalog> {
   const lake = resolve(opts.lakePath);
   await mkdir(dirname(opts.catalogPath), { recursive: true });

@@ -1,10 +1,10 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { warehouseOpener } from '../../src/sync/sync-runtime.js';
-import { CatalogNotFoundError, withCatalog, type WarehouseHandle } from '../../src/warehouse/index.js';
+import { CatalogNotFoundError, withCatalog, writeLakeCatalog, type WarehouseHandle } from '../../src/warehouse/index.js';
 import { CATALOG_FILE } from '../../src/warehouse/lake-layout.js';
 import { listViewFiles } from '../../src/warehouse/migrate.js';
 import { findSqlDir } from '../../src/warehouse/sql-dir.js';
@@ -106,6 +106,8 @@ describe('the catalog', () => {
       for (let i = 0; i < 4; i++) {
         await w.loadContacts([makeContact(2000 + i)], ctx());
         await w.publishLake();
+        // Written whole each time (publishLake itself skips a rewrite that would change nothing).
+        await writeLakeCatalog({ lakePath: p.lakePath, catalogPath: catalog, sqlDir: findSqlDir() });
       }
     })().finally(() => (publishing = false));
     while (publishing || opens === 0) {
@@ -127,6 +129,34 @@ describe('the catalog', () => {
     expect(readdirSync(p.lakePath).filter((f) => f.includes('.tmp') || f.endsWith('.wal'))).toEqual([]);
   });
 
+  it('is rewritten by a publish only when it would change: a new table, or a file it did not write', async () => {
+    // The test before wrote it directly: the first publish here takes it over.
+    await w.publishLake();
+    const before = statSync(catalog);
+    await w.loadContacts([makeContact(3000)], ctx());
+    await w.publishLake();
+    expect(statSync(catalog).ino).toBe(before.ino);
+    expect(await withCatalog({ catalogPath: catalog }, (r) => r.query('SELECT count(*) AS n FROM contacts WHERE id = 3000'))).toEqual([{ n: 1 }]);
+
+    // Another publisher replaced it (as a second process would): written again at the next publish.
+    await writeLakeCatalog({ lakePath: p.lakePath, catalogPath: catalog, sqlDir: findSqlDir() });
+    const replaced = statSync(catalog).ino;
+    await w.publishLake();
+    expect(statSync(catalog).ino).not.toBe(replaced);
+
+    // A table published for the first time gets its view.
+    rmSync(join(p.lakePath, 'webhook_events'));
+    await w.publishLake(['tags']);
+    expect(await withCatalog({ catalogPath: catalog }, (r) => r.query(`SELECT count(*) AS n FROM duckdb_views() WHERE view_name = 'webhook_events'`))).toEqual([{ n: 0 }]);
+    await w.publishLake(['webhook_events']);
+    expect(await withCatalog({ catalogPath: catalog }, (r) => r.query(`SELECT count(*) AS n FROM duckdb_views() WHERE view_name = 'webhook_events'`))).toEqual([{ n: 1 }]);
+
+    // Deleted by hand: the next publish, even one with nothing to publish, writes it again.
+    rmSync(catalog);
+    await w.publishLake();
+    expect(existsSync(catalog)).toBe(true);
+  });
+
   it('withCatalog reads while the writer holds the warehouse file, refuses writes and never touches the file', async () => {
     const bytes = readFileSync(catalog);
     const rows = await withCatalog({ catalogPath: catalog }, async (r) => {
@@ -136,7 +166,7 @@ describe('the catalog', () => {
       await expect(r.loadContacts([makeContact(5)], ctx())).rejects.toMatchObject({ code: 'WAREHOUSE_READ_ONLY' });
       return r.query('SELECT count(*) AS n FROM contacts_current');
     });
-    expect(rows).toEqual([{ n: 39 }]);
+    expect(rows).toEqual([{ n: 40 }]);
     expect(readFileSync(catalog).equals(bytes)).toBe(true);
   });
 
