@@ -1,14 +1,15 @@
 /**
  * Child of bench/catalog-query.ts: a reader in its own process, as an analyst's or `crmsync
- * query`'s is. For each line on stdin it opens the catalog (withCatalog), runs the bench query
- * through runQuery, and prints `{"ms":..., "rows":[...]}`.
+ * query`'s is. Each line on stdin is a query (JSON string): it opens the catalog (withCatalog),
+ * runs the query through runQuery, and prints `{"ms":..., "rows":[...]}`.
  */
 import { createInterface } from 'node:readline';
 import { runQuery } from '../src/warehouse/run-query.js';
 import { withCatalog } from '../src/warehouse/with-catalog.js';
 
-const [catalogPath, sql] = process.argv.slice(2) as [string, string];
-for await (const _line of createInterface({ input: process.stdin })) {
+const [catalogPath] = process.argv.slice(2) as [string];
+for await (const line of createInterface({ input: process.stdin })) {
+  const sql = JSON.parse(line) as string;
   const started = performance.now();
   const result = await withCatalog({ catalogPath }, (r) => runQuery(r.connection, sql, 100));
   process.stdout.write(`${JSON.stringify({ ms: performance.now() - started, rows: result.rows })}\n`);

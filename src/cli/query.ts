@@ -1,9 +1,10 @@
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { loadConfig } from '../config.js';
 import { ConfigError } from '../errors.js';
 import { createLogger } from '../logger.js';
-import { withCatalog, type WarehouseSource } from '../warehouse/index.js';
+import { CatalogNotFoundError, WarehouseQueryError, withCatalog, type WarehouseSource } from '../warehouse/index.js';
 import { formatRows } from '../warehouse/format-rows.js';
 import { runQuery } from '../warehouse/run-query.js';
 
@@ -35,9 +36,15 @@ export function registerQueryCommand(program: Command): void {
       const say = (source: WarehouseSource) => {
         if (!opts.quiet) process.stderr.write(`${describeSource(source)}\n`);
       };
-      const result = await withCatalog({ catalogPath: config.catalogPath, logger }, (r) => {
-        say(r.source);
-        return runQuery(r.connection, sql, opts.maxRows);
+      // Before the first publish, SQL over files alone still runs; SQL over tables names the fix.
+      const missing = !existsSync(config.catalogPath);
+      const result = await withCatalog({ catalogPath: config.catalogPath, logger, whenMissing: 'empty' }, (r) => {
+        if (missing) {
+          if (!opts.quiet) process.stderr.write(`crmsync: no catalog at ${config.catalogPath} yet (run \`crmsync sync\` first); only files named in the query can be read\n`);
+        } else say(r.source);
+        return runQuery(r.connection, sql, opts.maxRows).catch((err: unknown) => {
+          throw missing && err instanceof WarehouseQueryError ? new CatalogNotFoundError(config.catalogPath) : err;
+        });
       });
       process.stdout.write(formatRows(result.columns, result.rows, opts.format));
       if (result.truncated && !opts.quiet) process.stderr.write(`crmsync: stopped after ${opts.maxRows} rows (raise --max-rows for more)\n`);

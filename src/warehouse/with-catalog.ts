@@ -14,6 +14,11 @@ import { FRESHNESS_VIEW } from './write-lake-catalog.js';
 export interface WithCatalogOptions {
   catalogPath: string;
   logger?: Logger;
+  /**
+   * With no catalog yet: `throw` CatalogNotFoundError (default), or `empty`: an empty read-only
+   * DuckDB (source.publishedAt null), for SQL that reads only files (`read_csv('people.csv')`).
+   */
+  whenMissing?: 'throw' | 'empty';
 }
 
 /**
@@ -23,7 +28,8 @@ export interface WithCatalogOptions {
  * replaced by rename, so it is whole whenever it is opened. The handle refuses every write.
  */
 export async function withCatalog<T>(opts: WithCatalogOptions, fn: (r: WarehouseHandle) => Promise<T>): Promise<T> {
-  if (!existsSync(opts.catalogPath)) throw new CatalogNotFoundError(opts.catalogPath);
+  const missing = !existsSync(opts.catalogPath);
+  if (missing && opts.whenMissing !== 'empty') throw new CatalogNotFoundError(opts.catalogPath);
   const instance = await DuckDBInstance.create(':memory:');
   let handle: WarehouseHandle;
   try {
@@ -31,8 +37,9 @@ export async function withCatalog<T>(opts: WithCatalogOptions, fn: (r: Warehouse
     try {
       // Timestamps print and compare in UTC whatever the machine's zone.
       const name = quoteIdent(catalogName(opts.catalogPath));
-      await connection.run(`SET TimeZone = 'UTC'; ATTACH ${quoteLiteral(opts.catalogPath)} AS ${name} (READ_ONLY); USE ${name}`);
-      const published = await queryRows(connection, `SELECT max(published_at) AS at FROM ${FRESHNESS_VIEW}`).catch(() => []);
+      await connection.run(`SET TimeZone = 'UTC'`);
+      if (!missing) await connection.run(`ATTACH ${quoteLiteral(opts.catalogPath)} AS ${name} (READ_ONLY); USE ${name}`);
+      const published = missing ? [] : await queryRows(connection, `SELECT max(published_at) AS at FROM ${FRESHNESS_VIEW}`).catch(() => []);
       const at = published[0]?.at;
       handle = new DuckDbWarehouse({
         instance,

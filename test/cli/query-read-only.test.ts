@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeContact } from '../warehouse/contact-factory.js';
@@ -74,5 +74,22 @@ describe('crmsync query is read-only', () => {
     expect(JSON.parse(lake.stdout)).toEqual([{ n: 12 }]);
     expect(existsSync(join(p.dir, 'missing.duckdb'))).toBe(false);
     rmSync(join(p.dir, 'state'), { recursive: true, force: true });
+  });
+
+  it('before anything was published: reads files named in the query, and names the fix for tables', { timeout: 120_000 }, async () => {
+    const unpublished = { ...env, CRMSYNC_LAKE: join(p.dir, 'no-lake') };
+    const csv = join(p.dir, 'people.csv');
+    writeFileSync(csv, 'email\na@example.test\nb@example.test\n');
+    const [file, table] = await Promise.all([
+      runCli(['query', '-f', 'json', `SELECT count(*) AS n FROM read_csv('${csv}')`], unpublished),
+      runCli(['query', 'SELECT count(*) FROM contacts'], unpublished),
+    ]);
+    expect(file.code, file.stderr).toBe(0);
+    expect(JSON.parse(file.stdout)).toEqual([{ n: 2 }]);
+    expect(file.stderr).toMatch(/no catalog at .*no-lake\/catalog\.duckdb yet \(run `crmsync sync` first\)/);
+    expect(table.code).toBe(1);
+    expect(table.stderr).toMatch(/No catalog at .*run `crmsync sync` first.*\[CATALOG_NOT_FOUND\]/);
+    expect(existsSync(join(p.dir, 'no-lake'))).toBe(false);
+    rmSync(csv);
   });
 });
