@@ -116,6 +116,7 @@ async function main(): Promise<void> {
           const sync = () => runSync({ client: t.client, taskQueues: taskQueues(config), input: { streams: ['contacts', 'tags', 'lists'], full: true, tuning: { perPage: PER_PAGE } } });
           await sync(); // the backfill that publishes the lake and writes the catalog
           await sample(); // warm-up: the reader's first import of DuckDB
+          opens.baseline.length = 0;
           for (let i = 0; i < SAMPLES; i++) {
             const s = await sample();
             baseline.light.push(s.light);
