@@ -25,22 +25,8 @@ export interface WrittenCatalog {
 /** A view over each table's manifest entry: when its lake copy was published (`crmsync status` reads it). */
 export const FRESHNESS_VIEW = 'lake_freshness';
 
-/**
- * (Re)writes the catalog: a small DuckDB file holding one view per published lake table, the
- * analyst views and macros of sql/views/, and `lake_freshness`. Built under a temp name, then
- * renamed over the old one, so a reader opening it at any moment gets a whole catalog, and a
- * reader that has the old one open keeps its file (the rename does not touch its inode).
- *
- * How views find files: each reads `<lake>/<table>/**` through the table's symlink (an absolute
- * path), not the generation directory it points at now. The glob is expanded at every query, so
- * a catalog opened before any number of publishes keeps reading the current data, while a view
- * pinned to a generation would break once publishLake prunes it (it keeps KEEP_GENERATIONS).
- * The cost: one query's tables can come from different publishes, as they already could (each
- * table is swapped on its own). A reader needs to reopen the catalog only when a table's columns
- * change (an upgrade's migration): DuckDB refuses a view whose column types changed under it.
- */
 /** What this process last wrote at each catalog path, and the file it left there. */
-const written = new Map<string, { signature: string; ino: number; mtimeMs: number }>();
+const lastWritten = new Map<string, { signature: string; ino: number; mtimeMs: number }>();
 
 /**
  * Rewrites the catalog after a publish unless it already holds exactly what it would be written
@@ -54,15 +40,32 @@ export async function refreshLakeCatalog(opts: WriteLakeCatalogOptions): Promise
   const signature = createHash('sha256')
     .update(JSON.stringify([lake, Object.keys(LAKE_TABLES).filter((t) => existsSync(join(lake, t))), views]))
     .digest('hex');
-  const last = written.get(opts.catalogPath);
+  const last = lastWritten.get(opts.catalogPath);
   const stat = existsSync(opts.catalogPath) ? statSync(opts.catalogPath) : null;
   if (last && stat && last.signature === signature && last.ino === stat.ino && last.mtimeMs === stat.mtimeMs) return false;
   await writeLakeCatalog(opts);
   const now = statSync(opts.catalogPath);
-  written.set(opts.catalogPath, { signature, ino: now.ino, mtimeMs: now.mtimeMs });
+  lastWritten.set(opts.catalogPath, { signature, ino: now.ino, mtimeMs: now.mtimeMs });
   return true;
 }
 
+/**
+ * (Re)writes the catalog: a small DuckDB file holding one view per published lake table, the
+ * analyst views and macros of sql/views/, and `lake_freshness`. Built under a temp name, then
+ * renamed over the old one, so a reader opening it at any moment gets a whole catalog, and a
+ * reader that has the old one open keeps its file (the rename does not touch its inode).
+ *
+ * How views find files: each reads `<lake>/<table>/**` through the table's symlink (an absolute
+ * path), not the generation directory it points at now. The glob is expanded at every query, so
+ * a catalog opened before any number of publishes keeps reading the current data, while a view
+ * pinned to a generation would break once publishLake prunes it (it keeps KEEP_GENERATIONS).
+ * The cost: one query's tables can come from different publishes, as they already could (each
+ * table is swapped on its own). A reader needs to reopen the catalog only when a table's columns
+ * change (an upgrade's migration): DuckDB refuses a view whose column types changed under it.
+ * File names stay stable across generations (publish-lake.ts), so a glob expanded just before a
+ * swap still opens its files; only a swap that drops a file (an id range emptied by deletes, an
+ * append table's compaction) can fail a query racing it once, with a missing file: rerun it.
+ */
 export async function writeLakeCatalog(opts: WriteLakeCatalogOptions): Promise<WrittenCatalog> {
   const lake = resolve(opts.lakePath);
   await mkdir(dirname(opts.catalogPath), { recursive: true });
