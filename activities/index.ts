@@ -29,10 +29,11 @@ export function createActivities(deps: ActivityDeps) {
   return {
     main: {},
     warehouse: {
-      ...createSyncActivities({ client: crm, writes: owner, logger }),
+      ...createSyncActivities({ client: crm, writes: owner, logger, publishEveryMs: config.publishEveryMs }),
       ...createPushActivities({ crm: pushCrmFromClient(crm), db: ownerSqlRunner(owner), logger: logger.child({ component: 'push' }) }),
       ...createWebhookActivities({
         writes: owner,
+        publishEveryMs: config.publishEveryMs,
         spool: createSpoolRangeReader(webhookSpoolDir(config)),
         refetcher: createClientRefetcher(crm),
         concurrency: config.crm.maxConcurrency ?? 8,

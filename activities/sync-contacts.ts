@@ -93,6 +93,7 @@ export function createContactActivities(deps: SyncActivityDeps) {
   const now = deps.now ?? Date.now;
   const ctxFor = (loadId: string) => ({ loadId, syncedAt: new Date(now()) });
   const sink = createContactSink(writes, {
+    ...(deps.publishEveryMs === 0 ? { publishColdBucketsAfterMs: false as const } : {}),
     onPublishError: (err) => logger.warn({ err }, 'publishing finished lake buckets during the scan failed; the run\'s final publish will write them'),
   });
 

@@ -12,6 +12,8 @@ export interface SyncActivityDeps {
   logger: Logger;
   /** Wall clock (activities may read it; workflows never do). */
   now?: () => number;
+  /** CRMSYNC_PUBLISH_EVERY; 0: a contact scan publishes nothing before its run's final publish. */
+  publishEveryMs?: number;
   /** Concurrent targeted fetches when confirming tombstone candidates. */
   confirmConcurrency?: number;
 }

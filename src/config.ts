@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { Secret } from './secret.js';
@@ -40,6 +41,11 @@ const EnvSchema = z.object({
   CRM_MAX_CONCURRENCY: positiveNumber('CRM_MAX_CONCURRENCY'),
   CRMSYNC_DB: z.string().default('./data/crm.duckdb'),
   CRMSYNC_LAKE: z.string().default('./data/lake'),
+  CRMSYNC_CATALOG: z.string().optional(),
+  CRMSYNC_PUBLISH_EVERY: z
+    .string()
+    .default('5m')
+    .refine((v) => /^\s*(0|(\d+\s*[smh]\s*)+)$/i.test(v), 'CRMSYNC_PUBLISH_EVERY must be 0 (the lake moves only when a sync run ends) or a duration such as 30s, 5m or 1h'),
   CRMSYNC_DATA_DIR: z.string().default('./data'),
   CRMSYNC_LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
   CRMSYNC_SYNC_THREADS: positiveInteger('CRMSYNC_SYNC_THREADS'),
@@ -86,6 +92,10 @@ export interface Config {
   crm: CrmConfig;
   dbPath: string;
   lakePath: string;
+  /** The catalog DuckDB file readers open (views over the lake); default `<lake>/catalog.duckdb`. */
+  catalogPath: string;
+  /** How often the webhook applier publishes to the lake (a sync publishes at its end and, during a contact scan, each finished id range); 0: only a sync run's end publishes. */
+  publishEveryMs: number;
   dataDir: string;
   logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
   /** DuckDB memory limit of sync's write scopes (larger merges spill to disk). */
@@ -137,6 +147,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = readEnv()): Config {
     },
     dbPath: e.CRMSYNC_DB,
     lakePath: e.CRMSYNC_LAKE,
+    // Same default as the publisher's (CATALOG_FILE in src/warehouse/lake-layout.ts; a test keeps them equal).
+    catalogPath: e.CRMSYNC_CATALOG || join(e.CRMSYNC_LAKE, 'catalog.duckdb'),
+    publishEveryMs: idleMs(e.CRMSYNC_PUBLISH_EVERY),
     dataDir: e.CRMSYNC_DATA_DIR,
     logLevel: e.CRMSYNC_LOG_LEVEL,
     syncMemoryLimit: e.CRMSYNC_SYNC_MEMORY_LIMIT,

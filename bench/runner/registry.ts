@@ -20,6 +20,7 @@ export const BENCHMARKS: readonly BenchmarkEntry[] = [
   { name: 'cli-latency', file: 'cli-latency.ts', args: [], what: 'wall time of a no-change sync, status and schedule list on the embedded default, as ratios to `crmsync --help`' },
   { name: 'report', file: 'report.ts', args: ['100000'], what: 'crmsync report at 100k contacts: seconds, ratio to a one-count crmsync query, file size' },
   { name: 'freshness', file: 'freshness.ts', args: ['100000'], what: 'no-change and 1%-edited incremental runs against a full reconcile at 100k contacts: requests and seconds' },
+  { name: 'catalog-query', file: 'catalog-query.ts', args: ['50000', '20'], what: 'a query on the lake catalog during a long sync, as a ratio to the same query with no sync running' },
   { name: 'backfill', file: 'backfill.ts', args: ['100000', '1000000'], what: 'backfill rows/s, requests, memory, ratio to a raw fetch floor, dlt comparison' },
 ];
 

@@ -15,7 +15,7 @@ import { withInProcessWorkers } from '../worker/with-in-process-workers.js';
 import { taskQueues } from '../temporal/task-queues.js';
 import { CURRENT_CONTACTS_SAMPLE, DEMO_QUERY, runDemoQuery, tableRowCounts } from '../warehouse/demo-reads.js';
 import { formatRows } from '../warehouse/format-rows.js';
-import { withWarehouse } from '../warehouse/index.js';
+import { withCatalog } from '../warehouse/index.js';
 import type { SyncResult } from '../../workflows/sync-types.js';
 import { createProgressRenderer } from './progress.js';
 import { printSummary } from './sync.js';
@@ -57,6 +57,7 @@ export async function demoCommand(config: Config, opts: DemoOptions, logger: Log
       crm: { ...config.crm, baseUrl: sim.baseUrl, username: sim.credentials.username, password: new Secret(sim.credentials.password), allowInsecureHttp: true },
       dbPath: join(dir, 'crm.duckdb'),
       lakePath: join(dir, 'lake'),
+      catalogPath: join(dir, 'lake', 'catalog.duckdb'),
       dataDir: dir,
       temporal: { ...config.temporal, taskQueue: 'crmsync-demo' },
     };
@@ -74,7 +75,7 @@ export async function demoCommand(config: Config, opts: DemoOptions, logger: Log
       { worker: true },
     );
     printSummary(result, out);
-    await withWarehouse({ dbPath: demo.dbPath, lakePath: demo.lakePath, write: false }, async (w) => {
+    await withCatalog({ catalogPath: demo.catalogPath }, async (w) => {
       out.write('\nwhat landed:\n');
       for (const { table, rows } of await tableRowCounts(w, LANDED_TABLES)) {
         out.write(`  ${table.padEnd(30)} ${String(rows).padStart(8)} rows\n`);

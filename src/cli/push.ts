@@ -108,7 +108,10 @@ export async function pushCommand(
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    return await runPushWorkflow(config, input, workflowId, logger, progressOut, interrupt.signal);
+    const result = await runPushWorkflow(config, input, workflowId, logger, progressOut, interrupt.signal);
+    // Readers (push_dead_letters in `crmsync query`) read the ledger through the lake's catalog.
+    await withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, catalogPath: config.catalogPath, write: true }, (w) => w.publishLake(['_push_ledger']));
+    return result;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

@@ -1,28 +1,29 @@
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { loadConfig } from '../config.js';
 import { ConfigError } from '../errors.js';
 import { createLogger } from '../logger.js';
-import { withWarehouse, type WarehouseSource } from '../warehouse/index.js';
+import { CatalogNotFoundError, WarehouseQueryError, withCatalog, type WarehouseSource } from '../warehouse/index.js';
 import { formatRows } from '../warehouse/format-rows.js';
 import { runQuery } from '../warehouse/run-query.js';
 
 const OptionsSchema = z.object({
   format: z.enum(['table', 'csv', 'json', 'ndjson']),
   maxRows: z.coerce.number().int().min(1).max(10_000_000),
-  waitMs: z.coerce.number().int().min(0).max(600_000),
   quiet: z.boolean(),
 });
 
-/** `crmsync query "SQL"`: read-only SQL against the warehouse, also while a sync is writing. */
+/** `crmsync query "SQL"`: read-only SQL on the lake's catalog, also while a sync is writing. */
 export function registerQueryCommand(program: Command): void {
   program
     .command('query')
-    .description('Run read-only SQL against the warehouse (reads the Parquet lake while a sync holds the file)')
+    .description('Run read-only SQL against the warehouse (its catalog of the published Parquet lake; works while a sync runs)')
     .argument('<sql>', 'the SQL to run, e.g. "SELECT status, count(*) FROM contacts_current GROUP BY ALL"')
     .option('-f, --format <format>', 'table, csv, json or ndjson', 'table')
     .option('-n, --max-rows <n>', 'stop after this many rows', '10000')
-    .option('--wait-ms <ms>', 'how long to wait for a writer before reading the lake', '5000')
+    // Accepted and ignored: the catalog never waits for a writer (scripts may still pass it).
+    .option('--wait-ms <ms>', 'ignored (kept for old scripts): the catalog never waits for a writer')
     .option('-q, --quiet', 'do not say on stderr what was read', false)
     .action(async (sql: string, raw: Record<string, unknown>) => {
       const parsed = OptionsSchema.safeParse(raw);
@@ -35,10 +36,16 @@ export function registerQueryCommand(program: Command): void {
       const say = (source: WarehouseSource) => {
         if (!opts.quiet) process.stderr.write(`${describeSource(source)}\n`);
       };
-      const result = await withWarehouse(
-        { dbPath: config.dbPath, lakePath: config.lakePath, write: false, logger, onSource: say },
-        (w) => runQuery(w.connection, sql, opts.maxRows),
-      );
+      // Before the first publish, SQL over files alone still runs; SQL over tables names the fix.
+      const missing = !existsSync(config.catalogPath);
+      const result = await withCatalog({ catalogPath: config.catalogPath, logger, whenMissing: 'empty' }, (r) => {
+        if (missing) {
+          if (!opts.quiet) process.stderr.write(`crmsync: no catalog at ${config.catalogPath} yet (run \`crmsync sync\` first); only files named in the query can be read\n`);
+        } else say(r.source);
+        return runQuery(r.connection, sql, opts.maxRows).catch((err: unknown) => {
+          throw missing && err instanceof WarehouseQueryError ? new CatalogNotFoundError(config.catalogPath) : err;
+        });
+      });
       process.stdout.write(formatRows(result.columns, result.rows, opts.format));
       if (result.truncated && !opts.quiet) process.stderr.write(`crmsync: stopped after ${opts.maxRows} rows (raise --max-rows for more)\n`);
     });
@@ -46,6 +53,7 @@ export function registerQueryCommand(program: Command): void {
 
 export function describeSource(source: WarehouseSource): string {
   if (source.kind === 'duckdb') return `crmsync: reading ${source.path} (current)`;
+  if (source.kind === 'catalog') return `crmsync: reading the lake through ${source.path} (${source.publishedAt ? `published ${source.publishedAt}` : 'publish time unknown'})`;
   const when = source.publishedAt ? `published ${source.publishedAt}` : 'publish time unknown';
   return `crmsync: the warehouse file is busy (a sync is writing); reading the Parquet lake ${source.path} (${when})`;
 }

@@ -9,7 +9,6 @@ import { writeReport } from '../report/write-report.js';
 const OptionsSchema = z.object({
   out: z.string().min(1, '--out needs a file name'),
   open: z.boolean(),
-  waitMs: z.coerce.number().int().min(0).max(600_000),
 });
 
 /** `crmsync report`: the warehouse and the sync's health as one self-contained HTML file. */
@@ -19,15 +18,16 @@ export function registerReportCommand(program: Command): void {
     .description('Write an HTML report (charts and their figures) of the warehouse and the sync\'s health; viewing it needs no network')
     .option('-o, --out <file>', 'where to write the report', 'report.html')
     .option('--open', 'open the report in the default browser when written', false)
-    .option('--wait-ms <ms>', 'how long to wait for a writer before reading the lake', '5000')
+    // Accepted and ignored: the catalog never waits for a writer (scripts may still pass it).
+    .option('--wait-ms <ms>', 'ignored (kept for old scripts): the catalog never waits for a writer')
     .action(async (raw: Record<string, unknown>) => {
       const parsed = OptionsSchema.safeParse(raw);
       if (!parsed.success) throw new ConfigError(`report: ${parsed.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('; ')}`);
       const config = loadConfig();
       const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, { cmd: 'report' });
-      const report = await writeReport({ dbPath: config.dbPath, lakePath: config.lakePath, out: parsed.data.out, now: new Date(), waitMs: parsed.data.waitMs, logger });
+      const report = await writeReport({ catalogPath: config.catalogPath, out: parsed.data.out, now: new Date(), logger });
       process.stdout.write(`${report.path}\n`);
-      process.stderr.write(`crmsync: wrote the report (${Math.ceil(report.bytes / 1024)} KiB) from ${report.source.kind === 'duckdb' ? report.source.path : `the Parquet lake ${report.source.path}`}\n`);
+      process.stderr.write(`crmsync: wrote the report (${Math.ceil(report.bytes / 1024)} KiB) from ${report.source.kind === 'duckdb' ? report.source.path : `the Parquet lake's catalog ${report.source.path}`}\n`);
       if (parsed.data.open) openInBrowser(report.path);
     });
 }

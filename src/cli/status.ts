@@ -5,7 +5,7 @@ import { buildStatusReport, formatAge, type StatusReport } from '../sync/status-
 import { STREAMS } from '../../workflows/streams.js';
 import { readEmbeddedServerRecord } from '../temporal/embedded-server-file.js';
 import { taskQueues } from '../temporal/task-queues.js';
-import { WarehouseLockedError, WarehouseNotFoundError, withWarehouse } from '../warehouse/index.js';
+import { CatalogNotFoundError, readLakeFreshness, withCatalog, type TableFreshness } from '../warehouse/index.js';
 import type { StreamProgress } from '../../workflows/sync-types.js';
 import { formatProgressLine } from './progress.js';
 
@@ -16,24 +16,35 @@ export function registerStatusCommand(program: Command): void {
     .option('--json', 'print the report as JSON')
     .action(async (raw: { json?: boolean }) => {
       const config = loadConfig();
-      const report = await statusCommand(config);
-      process.stdout.write(raw.json ? `${JSON.stringify(report, null, 2)}\n` : formatStatus(report, Date.now()));
+      const now = Date.now();
+      const report = await statusCommand(config, now);
+      process.stdout.write(raw.json ? `${JSON.stringify(report, null, 2)}\n` : formatStatus(report, now));
     });
 }
 
-export async function statusCommand(config: Config): Promise<StatusReport> {
-  let source = 'warehouse file';
-  let report: StatusReport;
+/** The status report plus each lake table's freshness: what readers see, and how old it is. */
+export interface StatusOutput extends StatusReport {
+  lake: (TableFreshness & { ageSeconds: number })[];
+}
+
+/** Reads the lake's catalog (never the DuckDB file, which a running worker owns). `nowMs` dates the ages. */
+export async function statusCommand(config: Config, nowMs: number = Date.now()): Promise<StatusOutput> {
+  let report: StatusOutput;
   try {
-    report = await withWarehouse(
-      { dbPath: config.dbPath, lakePath: config.lakePath, write: false, onSource: (s) => (source = s.kind === 'duckdb' ? `DuckDB file ${s.path}` : `Parquet lake ${s.path} (published ${s.publishedAt ?? 'never'}; a sync holds the file)`) },
-      (w) => buildStatusReport(w, source),
-    );
-    report.source = source;
+    report = await withCatalog({ catalogPath: config.catalogPath }, async (r) => {
+      const source = `catalog ${r.source.path} of the Parquet lake (published ${r.source.kind === 'catalog' && r.source.publishedAt ? r.source.publishedAt : 'never'})`;
+      const lake = (await readLakeFreshness(r)).map((t) => ({ ...t, ageSeconds: Math.max(0, Math.round((nowMs - Date.parse(t.publishedAt)) / 1000)) }));
+      return { ...(await buildStatusReport(r, source)), source, lake };
+    });
   } catch (err) {
-    // During the first sync there is no lake to fall back to: still show the live progress.
-    if (!(err instanceof WarehouseLockedError || err instanceof WarehouseNotFoundError)) throw err;
-    report = { source: `unavailable (${err.message})`, contacts: null, streams: STREAMS.map((stream) => ({ stream, rows: null, tombstoned: null, lastRun: null, lastSuccessAt: null, lastError: null, warning: null, staleness: { allReadSince: null, bound: 'unknown' } })) };
+    // Before the first publish there is no catalog: still show the live progress.
+    if (!(err instanceof CatalogNotFoundError)) throw err;
+    report = {
+      source: `unavailable (${err.message})`,
+      contacts: null,
+      lake: [],
+      streams: STREAMS.map((stream) => ({ stream, rows: null, tombstoned: null, lastRun: null, lastSuccessAt: null, lastError: null, warning: null, staleness: { allReadSince: null, bound: 'unknown' } })),
+    };
   }
   for (const p of await liveProgress(config)) {
     const s = report.streams.find((x) => x.stream === p.stream);
@@ -71,7 +82,7 @@ async function liveProgress(config: Config): Promise<StreamProgress[]> {
   }
 }
 
-export function formatStatus(report: StatusReport, nowMs: number): string {
+export function formatStatus(report: StatusOutput, nowMs: number): string {
   const lines: string[] = [`warehouse: ${report.source}`];
   lines.push(`${'stream'.padEnd(18)} ${'rows'.padStart(9)} ${'deleted'.padStart(8)}  ${'last success'.padEnd(14)} last run`);
   for (const s of report.streams) {
@@ -92,6 +103,10 @@ export function formatStatus(report: StatusReport, nowMs: number): string {
       }${c.needsReconcile ? ', reconciliation pending (the CRM changed during the last scan)' : ''}`,
     );
     if (c.activeScan) lines.push(`contacts scan in progress: ${c.activeScan.mode}, ${c.activeScan.lastPage} pages of ${c.activeScan.perPage}, started ${formatAge(new Date(c.activeScan.startedAtMs).toISOString(), nowMs)}`);
+  }
+  if (report.lake.length > 0) {
+    lines.push(`lake freshness (what query, report and analysts read):`);
+    for (const t of report.lake) lines.push(`  ${t.table.padEnd(30)} ${String(t.rows).padStart(9)} rows  published ${t.publishedAt} (${formatAge(t.publishedAt, nowMs)})`);
   }
   return `${lines.join('\n')}\n`;
 }

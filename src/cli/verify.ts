@@ -6,7 +6,7 @@ import { resolveStreams } from '../sync/streams.js';
 import { runVerify, type VerifyResult } from '../verify/run-verify.js';
 import type { VerifyProgress } from '../verify/verify-deps.js';
 import { formatSummary, summarizeDifferences } from '../verify/summarize-differences.js';
-import { withWarehouse } from '../warehouse/index.js';
+import { withCatalog } from '../warehouse/index.js';
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
@@ -53,7 +53,7 @@ export async function verifyCommand(config: Config, streamsRequested: string[], 
     return await runVerify(
       {
         client,
-        read: (fn) => withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write: false }, fn),
+        read: (fn) => withCatalog({ catalogPath: config.catalogPath }, fn),
         onProgress,
       },
       streams,

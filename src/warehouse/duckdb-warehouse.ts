@@ -13,9 +13,10 @@ import { getSyncState, recordRun, setSyncState } from './sync-state.js';
 import { tombstoneContacts, tombstoneContactsNotIn } from './tombstone-contacts.js';
 import type { EntityRow, EntityTable, LoadContext, LoadStats, SyncRunRecord, Warehouse } from './types.js';
 
-/** What a handle reads: the DuckDB file, or (while a long write holds it) the Parquet lake. */
+/** What a handle reads: the DuckDB file, the catalog of the Parquet lake, or (while a long write holds the file) the lake itself. */
 export type WarehouseSource =
   | { kind: 'duckdb'; path: string; readOnly: boolean }
+  | { kind: 'catalog'; path: string; publishedAt: string | null }
   | { kind: 'lake'; path: string; publishedAt: string | null };
 
 export interface WarehouseHandle extends Warehouse {
@@ -32,6 +33,7 @@ export interface DuckDbWarehouseDeps {
   connection: DuckDBConnection;
   source: WarehouseSource;
   lakePath: string;
+  catalogPath?: string;
   sqlDir: string;
   siteTimeZone: string;
   logger?: Logger;
@@ -125,7 +127,8 @@ export class DuckDbWarehouse implements WarehouseHandle {
 
   async publishLake(tables?: readonly string[], options?: { buckets?: readonly number[] }): Promise<void> {
     this.#requireWrite('publishLake');
-    await publishLake({ connection: this.connection, lakePath: this.#deps.lakePath, ...(this.#deps.logger ? { logger: this.#deps.logger } : {}) }, tables, options);
+    const { lakePath, catalogPath, sqlDir, logger } = this.#deps;
+    await publishLake({ connection: this.connection, lakePath, sqlDir, ...(catalogPath ? { catalogPath } : {}), ...(logger ? { logger } : {}) }, tables, options);
   }
 
   async checkpoint(): Promise<void> {

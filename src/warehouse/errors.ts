@@ -89,3 +89,14 @@ export class WarehouseQueryNotReadOnlyError extends CrmsyncError {
     );
   }
 }
+
+/** No catalog has been written yet: nothing was ever published to the lake at this place. */
+export class CatalogNotFoundError extends CrmsyncError {
+  override readonly code = 'CATALOG_NOT_FOUND' as const;
+  constructor(catalogPath: string) {
+    super(
+      'CATALOG_NOT_FOUND',
+      `No catalog at ${catalogPath}: nothing has been published to the lake yet; run \`crmsync sync\` first (it publishes the lake and writes the catalog), or set CRMSYNC_LAKE / CRMSYNC_CATALOG to where it was published.`,
+    );
+  }
+}

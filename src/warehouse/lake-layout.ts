@@ -37,6 +37,8 @@ export const LAKE_TABLES: Record<string, LakeLayout> = {
   commerce_events: { kind: 'whole' },
   _sync_state: { kind: 'whole' },
   _sync_runs: { kind: 'whole' },
+  // Published by `crmsync push` after each run, so push_dead_letters reads in the catalog.
+  _push_ledger: { kind: 'whole' },
   ...Object.fromEntries(REPORT_TABLES.map((t) => [t, { kind: 'append', column: 'snapshot_id' } as LakeLayout])),
   report_automation_step_rows: { kind: 'append', column: 'snapshot_id' },
   report_daily_counts: { kind: 'append', column: 'snapshot_id' },
@@ -48,3 +50,6 @@ export const MANIFEST_FILE = '_manifest.json';
 
 /** The contact tables, laid out by id bucket. */
 export const BUCKETED_LAKE_TABLES: readonly string[] = Object.keys(LAKE_TABLES).filter((t) => LAKE_TABLES[t]!.kind === 'bucket');
+
+/** The catalog DuckDB file readers open, by default inside the lake (see write-lake-catalog.ts). */
+export const CATALOG_FILE = 'catalog.duckdb';

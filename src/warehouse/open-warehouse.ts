@@ -11,6 +11,8 @@ import { findSqlDir } from './sql-dir.js';
 export interface OpenWarehouseOptions {
   dbPath: string;
   lakePath: string;
+  /** Writers: the readers' catalog rewritten after each publish (default `<lake>/catalog.duckdb`). */
+  catalogPath?: string;
   logger?: Logger;
   readOnly?: boolean;
   /** Zone-less CRM timestamps are read in this IANA zone (default UTC). */
@@ -78,6 +80,7 @@ export async function openWarehouse(opts: OpenWarehouseOptions): Promise<Warehou
     connection,
     source: { kind: 'duckdb', path: opts.dbPath, readOnly },
     lakePath: opts.lakePath,
+    ...(opts.catalogPath ? { catalogPath: opts.catalogPath } : {}),
     sqlDir: opts.sqlDir ?? findSqlDir(),
     siteTimeZone: opts.siteTimeZone ?? 'UTC',
     ...(opts.logger ? { logger: opts.logger } : {}),

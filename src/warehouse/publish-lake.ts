@@ -5,10 +5,12 @@ import { join, relative } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Logger } from '../logger.js';
 import { WarehouseInputError } from './errors.js';
-import { BUCKET_COLUMN, GENERATIONS_DIR, LAKE_TABLES, MAX_APPEND_FILES, type LakeLayout } from './lake-layout.js';
+import { BUCKET_COLUMN, CATALOG_FILE, GENERATIONS_DIR, LAKE_TABLES, MAX_APPEND_FILES, type LakeLayout } from './lake-layout.js';
 import { readLakeManifest, writeLakeManifest, type LakeManifest } from './lake-manifest.js';
 import { quoteIdent, quoteLiteral } from './quote.js';
+import { findSqlDir } from './sql-dir.js';
 import { readCount } from './sql-run.js';
+import { refreshLakeCatalog } from './write-lake-catalog.js';
 
 const KEEP_GENERATIONS = 3;
 // Rewritten files keep their name across generations, so a reader that globbed through the
@@ -25,6 +27,10 @@ const PARQUET_OPTIONS = 'FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 20000'
 interface PublishContext {
   connection: DuckDBConnection;
   lakePath: string;
+  /** The readers' catalog, rewritten after a publish (default `<lake>/catalog.duckdb`). */
+  catalogPath?: string;
+  /** Where the analyst views come from (default: the project's sql/). */
+  sqlDir?: string;
   logger?: Logger;
 }
 
@@ -65,6 +71,10 @@ export async function publishLake(ctx: PublishContext, tables?: readonly string[
     await writeLakeManifest(ctx.lakePath, manifest);
     ctx.logger?.info({ tables: published }, 'published lake');
   }
+  // After every publish, also one that published nothing (a lake from before catalogs existed
+  // gets one); refreshLakeCatalog skips the write when the catalog would come out the same.
+  const catalogPath = ctx.catalogPath ?? join(ctx.lakePath, CATALOG_FILE);
+  await refreshLakeCatalog({ lakePath: ctx.lakePath, catalogPath, sqlDir: ctx.sqlDir ?? findSqlDir(), ...(ctx.logger ? { logger: ctx.logger } : {}) });
   return published;
 }
 

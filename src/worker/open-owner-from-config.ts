@@ -9,13 +9,14 @@ import { openWarehouseOwner, type WarehouseOwner } from '../warehouse/index.js';
  * that many DuckDB threads; running out of the limit is an error naming the setting to raise.
  */
 export async function openOwnerFromConfig(
-  config: Pick<Config, 'dbPath' | 'lakePath'> & { syncMemoryLimit?: string; syncThreads?: number | undefined; crm?: { timezone?: string } },
+  config: Pick<Config, 'dbPath' | 'lakePath'> & { catalogPath?: string; syncMemoryLimit?: string; syncThreads?: number | undefined; crm?: { timezone?: string } },
   logger?: Logger,
 ): Promise<WarehouseOwner> {
   const limit = config.syncMemoryLimit;
   return await openWarehouseOwner({
     dbPath: config.dbPath,
     lakePath: config.lakePath,
+    ...(config.catalogPath ? { catalogPath: config.catalogPath } : {}),
     ...(logger ? { logger } : {}),
     ...(config.crm?.timezone ? { siteTimeZone: config.crm.timezone } : {}),
     ...(limit ? { memoryLimit: limit } : {}),

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeContact } from '../warehouse/contact-factory.js';
@@ -11,6 +11,8 @@ import { runCli } from './run-cli.js';
 let p: ReturnType<typeof tempPaths>;
 let env: Record<string, string>;
 let original: Buffer;
+let catalog: string;
+let originalCatalog: Buffer;
 
 beforeAll(async () => {
   p = tempPaths();
@@ -19,6 +21,8 @@ beforeAll(async () => {
     await w.publishLake();
   });
   original = readFileSync(p.dbPath);
+  catalog = join(p.lakePath, 'catalog.duckdb');
+  originalCatalog = readFileSync(catalog);
   env = { CRMSYNC_DB: p.dbPath, CRMSYNC_LAKE: p.lakePath, CRMSYNC_DATA_DIR: join(p.dir, 'state') };
 });
 afterAll(() => p?.cleanup());
@@ -28,6 +32,8 @@ describe('crmsync query is read-only', () => {
     const db = p.dbPath;
     const attempts = [
       `copy (select 1) to '${db}' (format csv)`,
+      `copy (select 1) to '${catalog}' (format csv)`,
+      `attach '${catalog}' as cat_rw (read_write)`,
       `COPY contacts TO '${join(p.dir, 'out.parquet')}' (FORMAT parquet)`,
       `export database '${join(p.dir, 'exported')}'`,
       `attach '${join(p.dir, 'other.duckdb')}' as other`,
@@ -43,10 +49,11 @@ describe('crmsync query is read-only', () => {
       expect(r.stderr).toMatch(/runs only SELECT statements.*\[QUERY_NOT_READ_ONLY\]/);
     }
     expect(readFileSync(db).equals(original)).toBe(true);
+    expect(readFileSync(catalog).equals(originalCatalog)).toBe(true);
     expect(readdirSync(p.dir).sort()).toEqual(before);
   });
 
-  it('still reads the warehouse file, the Parquet lake and plain files', { timeout: 120_000 }, async () => {
+  it('still reads the catalog, the Parquet lake and plain files', { timeout: 120_000 }, async () => {
     const fromFile = await runCli(['query', '-f', 'json', 'SELECT count(*) AS n FROM contacts'], env);
     expect(fromFile.code, fromFile.stderr).toBe(0);
     expect(JSON.parse(fromFile.stdout)).toEqual([{ n: 12 }]);
@@ -60,12 +67,29 @@ describe('crmsync query is read-only', () => {
     expect(show.code, show.stderr).toBe(0);
     expect(show.stdout).toMatch(/^contacts$/m);
 
-    // With no warehouse file, the query reads the published lake.
+    // It never needs the warehouse file: without one, the query reads the catalog all the same.
     const lakeOnly = { ...env, CRMSYNC_DB: join(p.dir, 'missing.duckdb') };
     const lake = await runCli(['query', '-f', 'json', 'SELECT count(*) AS n FROM contacts'], lakeOnly);
     expect(lake.code, lake.stderr).toBe(0);
     expect(JSON.parse(lake.stdout)).toEqual([{ n: 12 }]);
     expect(existsSync(join(p.dir, 'missing.duckdb'))).toBe(false);
     rmSync(join(p.dir, 'state'), { recursive: true, force: true });
+  });
+
+  it('before anything was published: reads files named in the query, and names the fix for tables', { timeout: 120_000 }, async () => {
+    const unpublished = { ...env, CRMSYNC_LAKE: join(p.dir, 'no-lake') };
+    const csv = join(p.dir, 'people.csv');
+    writeFileSync(csv, 'email\na@example.test\nb@example.test\n');
+    const [file, table] = await Promise.all([
+      runCli(['query', '-f', 'json', `SELECT count(*) AS n FROM read_csv('${csv}')`], unpublished),
+      runCli(['query', 'SELECT count(*) FROM contacts'], unpublished),
+    ]);
+    expect(file.code, file.stderr).toBe(0);
+    expect(JSON.parse(file.stdout)).toEqual([{ n: 2 }]);
+    expect(file.stderr).toMatch(/no catalog at .*no-lake\/catalog\.duckdb yet \(run `crmsync sync` first\)/);
+    expect(table.code).toBe(1);
+    expect(table.stderr).toMatch(/No catalog at .*run `crmsync sync` first.*\[CATALOG_NOT_FOUND\]/);
+    expect(existsSync(join(p.dir, 'no-lake'))).toBe(false);
+    rmSync(csv);
   });
 });

@@ -22,7 +22,8 @@ async function waitForFile(path: string): Promise<string> {
 describe('crmsync report (CLI)', () => {
   it('on a warehouse no sync has filled, says so in each section instead of failing', async () => {
     p = tempPaths();
-    await writeScope(p, async () => undefined);
+    // Published empty, as a first sync that found nothing leaves it.
+    await writeScope(p, (w) => w.publishLake());
     const out = join(p.dir, 'empty.html');
     const r = await runCli(['report', '--out', out], envFor(p));
     expect(r.code, r.stderr).toBe(0);
@@ -36,7 +37,7 @@ describe('crmsync report (CLI)', () => {
   it('with --open hands the written file to the desktop opener', async () => {
     if (process.platform !== 'linux') throw new Error('this test stubs xdg-open, the opener on Linux');
     p = tempPaths();
-    await writeScope(p, async () => undefined);
+    await writeScope(p, (w) => w.publishLake());
     // A stand-in xdg-open first on PATH records what it was asked to open.
     const opened = join(p.dir, 'opened.txt');
     await writeFile(join(p.dir, 'xdg-open'), `#!/bin/sh\nprintf '%s' "$1" > '${opened}'\n`);
@@ -47,10 +48,10 @@ describe('crmsync report (CLI)', () => {
     expect(await waitForFile(opened)).toBe(out);
   });
 
-  it('without a warehouse, fails naming the fix', async () => {
+  it('before anything was published, fails naming the fix', async () => {
     p = tempPaths();
     const r = await runCli(['report', '--out', join(p.dir, 'r.html')], envFor(p));
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/run `crmsync sync` first.*\[WAREHOUSE_NOT_FOUND\]/);
+    expect(r.stderr).toMatch(/run `crmsync sync` first.*\[CATALOG_NOT_FOUND\]/);
   });
 });

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Campaign } from '../../src/crm/types.js';
 import { writeReport } from '../../src/report/write-report.js';
-import { withWarehouse } from '../../src/warehouse/index.js';
+import { openWarehouse } from '../../src/warehouse/index.js';
 import { ctx, tempPaths, writeScope } from '../warehouse/temp-warehouse.js';
 
 let p: ReturnType<typeof tempPaths> | undefined;
@@ -16,29 +16,7 @@ const campaign: Campaign = {
 };
 
 describe('writeReport', () => {
-  it("reads this version's views from a file an older crmsync migrated, without writing to it", async () => {
-    p = tempPaths();
-    await writeScope(p, async (w) => {
-      await w.loadEntities('campaigns', [campaign], ctx(), { complete: true });
-      // As an older crmsync left it: campaign_performance without unsubscribes, no report views.
-      await w.connection.run(`CREATE OR REPLACE VIEW campaign_performance AS SELECT id, title, status, scheduled_at, created_at,
-        TRY_CAST(stats->>'sent' AS BIGINT) AS sent, NULL::BIGINT AS opens, NULL::BIGINT AS clicks, NULL::BIGINT AS unsubscribes,
-        NULL::DOUBLE AS open_rate, NULL::DOUBLE AS click_rate, NULL::DOUBLE AS unsubscribe_rate FROM campaigns`);
-      await w.connection.run('DROP VIEW sync_run_health');
-    });
-    const out = join(p.dir, 'r.html');
-    const written = await writeReport({ dbPath: p.dbPath, lakePath: p.lakePath, out, now: new Date('2026-04-01T00:00:00Z') });
-    expect(written).toMatchObject({ path: out, source: { kind: 'duckdb', readOnly: true } });
-    const html = await readFile(out, 'utf8');
-    expect(html).toMatch(/<td data-col="unsubscribes" class="num">12<\/td>/);
-    expect(html).toMatch(/<td data-col="unsubscribe_rate" class="num">1\.2%<\/td>/);
-    expect(html).not.toMatch(/Not in this warehouse/);
-    // The file is untouched: the view dropped above is still missing from it.
-    const stored = await withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: false }, (w) => w.query(`SELECT count(*) AS n FROM duckdb_views() WHERE view_name = 'sync_run_health'`));
-    expect(stored).toEqual([{ n: 0 }]);
-  });
-
-  it('reads the published Parquet lake when there is no warehouse file to open', async () => {
+  it("reads the lake's catalog, never the warehouse file", async () => {
     p = tempPaths();
     await writeScope(p, async (w) => {
       await w.loadEntities('campaigns', [campaign], ctx(), { complete: true });
@@ -46,8 +24,10 @@ describe('writeReport', () => {
       await w.publishLake();
     });
     const out = join(p.dir, 'lake.html');
-    const written = await writeReport({ dbPath: join(p.dir, 'elsewhere.duckdb'), lakePath: p.lakePath, out, now: new Date('2026-03-01T12:00:02.500Z') });
-    expect(written.source).toMatchObject({ kind: 'lake', path: p.lakePath });
+    // Held open as a running worker holds it: the report does not need it.
+    const owner = await openWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath });
+    const written = await writeReport({ catalogPath: join(p.lakePath, 'catalog.duckdb'), out, now: new Date('2026-03-01T12:00:02.500Z') }).finally(() => owner.close());
+    expect(written.source).toMatchObject({ kind: 'catalog', path: join(p.lakePath, 'catalog.duckdb') });
     const html = await readFile(out, 'utf8');
     expect(html).toMatch(/from the Parquet lake/);
     expect(html).toMatch(/<td data-col="unsubscribes" class="num">12<\/td>/);
