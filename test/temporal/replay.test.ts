@@ -36,7 +36,10 @@ function byName(all: readonly Recorded[], name: string): Recorded {
 }
 
 const eventsOf = (r: Recorded) => r.history.events ?? [];
-const activitiesOf = (r: Recorded) => eventsOf(r).map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
+const activitiesOf = (r: Recorded) =>
+  eventsOf(r)
+    .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
+    .filter(Boolean);
 const continuesAsNew = (r: Recorded) => eventsOf(r).some((e) => e.workflowExecutionContinuedAsNewEventAttributes);
 
 describe('replay of the recorded workflow histories', () => {
@@ -59,6 +62,15 @@ describe('replay of the recorded workflow histories', () => {
     expect(activitiesOf(byName(all, 'push-1'))).toEqual(['planPush', 'pushBatch', 'pushBatch']);
     expect(continuesAsNew(byName(all, 'push-1'))).toBe(true);
     expect(activitiesOf(byName(all, 'push-2'))).toEqual(['pushBatch', 'finishPush']);
+  });
+
+  it('cover the webhook apply workflow: one activity per spool range, continue-as-new, the resumed run waiting for more', () => {
+    const first = byName(all, 'webhook-apply-1');
+    expect(activitiesOf(first)).toEqual(['applyWebhookSpool', 'applyWebhookSpool', 'applyWebhookSpool']);
+    expect(continuesAsNew(first)).toBe(true);
+    const resumed = byName(all, 'webhook-apply-2');
+    expect(eventsOf(resumed)[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId).toBeTruthy();
+    expect(activitiesOf(resumed)).toEqual(['applyWebhookSpool', 'applyWebhookSpool']);
   });
 
   it('include every workflow the production bundle ships', async () => {
@@ -86,6 +98,12 @@ describe('replay of the recorded workflow histories', () => {
     const changed = await bundleWorkflows(resolve('test/fixtures/workflows/changed-push-workflow.ts'));
     const push = byName(all, 'push-1');
     await expect(Worker.runReplayHistory({ workflowBundle: { code: changed.code } }, push.history, push.name)).rejects.toBeInstanceOf(DeterminismViolationError);
+  });
+
+  it('a webhook apply workflow that waits on a timer first does not replay the recorded apply', async () => {
+    const changed = await bundleWorkflows(resolve('test/fixtures/workflows/changed-webhook-apply-workflow.ts'));
+    const apply = byName(all, 'webhook-apply-1');
+    await expect(Worker.runReplayHistory({ workflowBundle: { code: changed.code } }, apply.history, apply.name)).rejects.toBeInstanceOf(DeterminismViolationError);
   });
 
   it('hold no credential of the recording worker', () => {
