@@ -3,6 +3,7 @@ import { loadConfig, requireCrm, type Config } from '../config.js';
 import { crmClientFromConfig } from '../crm/index.js';
 import { VerifyMismatchError } from '../sync/sync-errors.js';
 import { resolveStreams } from '../sync/streams.js';
+import { retryingVerifyClient } from '../verify/retrying-client.js';
 import { runVerify, type VerifyResult } from '../verify/run-verify.js';
 import type { VerifyProgress } from '../verify/verify-deps.js';
 import { formatSummary, summarizeDifferences } from '../verify/summarize-differences.js';
@@ -52,7 +53,7 @@ export async function verifyCommand(config: Config, streamsRequested: string[], 
     await client.verifyCredentials();
     return await runVerify(
       {
-        client,
+        client: retryingVerifyClient(client),
         read: (fn) => withCatalog({ catalogPath: config.catalogPath }, fn),
         onProgress,
       },

@@ -5,6 +5,7 @@ import { crmClientFromConfig } from '../crm/index.js';
 import type { Logger } from '../logger.js';
 import { taskQueues } from '../temporal/task-queues.js';
 import { runWorkers } from '../temporal/worker.js';
+import type { WarehouseOwner } from '../warehouse/index.js';
 import { openOwnerFromConfig } from './open-owner-from-config.js';
 
 /** Warehouse-queue activities at once: parallel page ranges of contacts plus the small streams. */
@@ -23,6 +24,8 @@ export interface RunComposedWorkersOptions {
    */
   warehouseConcurrency?: number;
   workflowBundle?: WorkflowBundleOption;
+  /** The file's owner when the caller opened it already (it is closed here all the same). */
+  owner?: WarehouseOwner;
 }
 
 /**
@@ -32,7 +35,7 @@ export interface RunComposedWorkersOptions {
  */
 export async function runComposedWorkers(options: RunComposedWorkersOptions): Promise<void> {
   const { config, logger } = options;
-  const owner = await openOwnerFromConfig(config, logger);
+  const owner = options.owner ?? (await openOwnerFromConfig(config, logger));
   try {
     const crm = crmClientFromConfig(config, { logger });
     try {
