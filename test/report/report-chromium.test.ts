@@ -6,7 +6,6 @@ import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCrmClient } from '../../src/crm/index.js';
 import { STREAMS } from '../../workflows/streams.js';
-import { withWarehouse } from '../../src/warehouse/index.js';
 import { createClientRefetcher } from '../../src/webhooks/client-refetcher.js';
 import { registerWebhook } from '../../src/webhooks/register-webhook.js';
 import { createSecretResolver } from '../../src/webhooks/secret-resolver.js';
@@ -51,7 +50,7 @@ beforeAll(async () => {
           host: '127.0.0.1',
           port: 0,
           secrets: createSecretResolver({ secretsFile, reloadIntervalMs: 600_000 }),
-          apply: { refetcher: createClientRefetcher(client), withWarehouse: (f) => withWarehouse({ dbPath: env.config.dbPath, lakePath: env.config.lakePath, write: true }, f), lingerMs: 20 },
+          apply: { refetcher: createClientRefetcher(client), withWarehouse: (f) => env.runtime.writes.run(f), lingerMs: 20 },
         },
         async (service) => {
           await registerWebhook(client, { url: service.url, allowHttp: true }, secretsFile);
