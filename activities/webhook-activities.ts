@@ -2,7 +2,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../src/logger.js';
 import type { ApplierWarehouse, ApplyBatchResult } from '../src/webhooks/apply-batch.js';
 import { applyInHalves } from '../src/webhooks/apply-in-halves.js';
-import { readAppliedSeq } from '../src/webhooks/applier-sql.js';
 import type { WebhookRefetcher } from '../src/webhooks/refetcher.js';
 import type { SpoolRangeReader } from '../src/webhooks/spool-range-reader.js';
 import { APPLIER_LAKE_TABLES } from '../src/webhooks/webhook-applier.js';
@@ -48,7 +47,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
         await pause(Math.max(0, deadline - now()), signal);
         return empty(null, 0);
       }
-      const after = await deps.writes.run((w) => readAppliedSeq(w.connection, spoolId));
+      const after = await deps.writes.run((w) => w.webhooks.appliedSeq(spoolId));
       let records = await deps.spool.read(after, input.batchSize, MAX_RANGE_BYTES);
       while (records.length === 0 && now() < deadline && !signal?.aborted) {
         ctx?.heartbeat({ appliedSeq: after });

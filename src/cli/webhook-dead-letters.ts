@@ -4,7 +4,6 @@ import { crmClientFromConfig } from '../crm/index.js';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { withWarehouse } from '../warehouse/index.js';
-import { listDeadLetters } from '../warehouse/webhook-dead-letters.js';
 import { createClientRefetcher } from '../webhooks/client-refetcher.js';
 import { retryDeadLetters } from '../webhooks/retry-dead-letters.js';
 
@@ -27,7 +26,7 @@ const oneLine = (s: string, max: number): string => {
 export async function runDeadLetters(config: Config, opts: z.infer<typeof DeadLettersOptions>, logger: Logger, out: (s: string) => void): Promise<number> {
   const scope = <T>(fn: Parameters<typeof withWarehouse<T>>[1]) => withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write: true, logger, siteTimeZone: config.crm.timezone }, fn);
   if (!opts.retry) {
-    const rows = await scope((w) => listDeadLetters(w.connection, { limit: opts.limit }));
+    const rows = await scope((w) => w.webhooks.deadLetters({ limit: opts.limit }));
     if (opts.json) {
       for (const r of rows) out(`${JSON.stringify({ delivery_id: r.deliveryId, spool_seq: r.spoolSeq, event: r.event, reason: r.reason, error: r.error, attempts: r.attempts, first_failed_at: r.firstFailedAt.toISOString(), last_failed_at: r.lastFailedAt.toISOString() })}\n`);
       return rows.length;

@@ -12,6 +12,7 @@ import { readCount, readRows, run } from './sql-run.js';
 import { getSyncState, recordRun, setSyncState } from './sync-state.js';
 import { tombstoneContacts, tombstoneContactsNotIn } from './tombstone-contacts.js';
 import type { EntityRow, EntityTable, LoadContext, LoadStats, SyncRunRecord, Warehouse } from './types.js';
+import { webhookStoreOver, type WebhookStore } from './webhook-store.js';
 
 /** What a handle reads: the DuckDB file, or (while a long write holds it) the Parquet lake. */
 export type WarehouseSource =
@@ -22,6 +23,8 @@ export interface WarehouseHandle extends Warehouse {
   /** The underlying connection, for other modules' own tables (e.g. appender bulk writes). */
   readonly connection: DuckDBConnection;
   readonly source: WarehouseSource;
+  /** The webhook applier's tables (offsets, event rows, dead letters). */
+  readonly webhooks: WebhookStore;
   /** Flush the write-ahead log into the database file. */
   checkpoint(): Promise<void>;
   close(): Promise<void>;
@@ -40,6 +43,7 @@ export interface DuckDbWarehouseDeps {
 export class DuckDbWarehouse implements WarehouseHandle {
   readonly connection: DuckDBConnection;
   readonly source: WarehouseSource;
+  readonly webhooks: WebhookStore;
   readonly #deps: DuckDbWarehouseDeps;
   #closed = false;
 
@@ -47,6 +51,7 @@ export class DuckDbWarehouse implements WarehouseHandle {
     this.#deps = deps;
     this.connection = deps.connection;
     this.source = deps.source;
+    this.webhooks = webhookStoreOver(this.connection, (operation) => this.#requireWrite(operation));
   }
 
   get #writable(): boolean {

@@ -1,5 +1,5 @@
 import type { Logger } from '../logger.js';
-import { listDeadLetters, recordDeadLetters, type DeadLetterRow } from '../warehouse/webhook-dead-letters.js';
+import type { DeadLetterRow } from '../warehouse/webhook-dead-letters.js';
 import { applyBatch, type ApplierWarehouse } from './apply-batch.js';
 import { deadLetterOf } from './dead-letter-of.js';
 import type { WebhookRefetcher } from './refetcher.js';
@@ -34,7 +34,7 @@ const describe = (err: unknown): string => {
  * applies is marked resolved; one that fails again keeps its dead letter with the new error.
  */
 export async function retryDeadLetters(options: RetryDeadLettersOptions): Promise<RetryOutcome[]> {
-  const letters = await options.withWarehouse((w) => listDeadLetters(w.connection, options.limit !== undefined ? { limit: options.limit } : {}));
+  const letters = await options.withWarehouse((w) => w.webhooks.deadLetters(options.limit !== undefined ? { limit: options.limit } : {}));
   const out: RetryOutcome[] = [];
   for (const d of letters) out.push(await retryOne(d, options));
   return out;
@@ -54,13 +54,13 @@ async function retryOne(d: DeadLetterRow, options: RetryDeadLettersOptions): Pro
       ...(options.now ? { now: options.now } : {}),
     });
     if (r.failed === 0) return { deliveryId: d.deliveryId, event: d.event, outcome: 'applied', error: null };
-    const again = await options.withWarehouse((w) => listDeadLetters(w.connection)).then((all) => all.find((x) => x.deliveryId === d.deliveryId));
+    const again = await options.withWarehouse((w) => w.webhooks.deadLetters()).then((all) => all.find((x) => x.deliveryId === d.deliveryId));
     return { deliveryId: d.deliveryId, event: d.event, outcome: 'failed', error: again?.error ?? null };
   } catch (err) {
     if (isTransient(err)) return { deliveryId: d.deliveryId, event: d.event, outcome: 'deferred', error: describe(err) };
     const error = describe(err);
     const at = new Date((options.now ?? Date.now)());
-    await options.withWarehouse((w) => recordDeadLetters(w.connection, [deadLetterOf(record, 'apply_error', error)], at));
+    await options.withWarehouse((w) => w.webhooks.recordDeadLetters([deadLetterOf(record, 'apply_error', error)], at));
     return { deliveryId: d.deliveryId, event: d.event, outcome: 'failed', error };
   }
 }

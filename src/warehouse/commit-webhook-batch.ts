@@ -1,11 +1,13 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { recordDeadLetters, resolveDeadLetters, type DeadLetter } from '../warehouse/webhook-dead-letters.js';
-import type { CommerceEventRow, EmailEventRow, WebhookEventRow } from './event-rows.js';
+import type { CommerceEventRow, EmailEventRow, WebhookEventRow } from '../webhooks/event-rows.js';
+import { inTransaction, run } from './sql-run.js';
+import { advanceAppliedSeq } from './webhook-applied-seq.js';
+import { recordDeadLetters, resolveDeadLetters, type DeadLetter } from './webhook-dead-letters.js';
 
 /**
- * Batch writes of the applier's own tables. Each batch travels as one JSON parameter unnested in
- * SQL (one statement per table, no row-by-row INSERT); `ON CONFLICT DO NOTHING` on the delivery
- * id makes a re-applied batch (after a crash before the offset commit) change nothing.
+ * Batch writes of the webhook applier's own tables. Each batch travels as one JSON parameter
+ * unnested in SQL (one statement per table, no row-by-row INSERT); `ON CONFLICT DO NOTHING` on the
+ * delivery id makes a re-applied batch (after a crash before the offset commit) change nothing.
  */
 const insertFromJson = (table: string, columns: Record<string, string>, casts: Record<string, string>): string => {
   const names = Object.keys(columns);
@@ -49,7 +51,7 @@ const CONTACT_MARKS_SQL = `INSERT INTO _webhook_contact_events (contact_id, last
     last_delivery_id = CASE WHEN excluded.last_event_at >= _webhook_contact_events.last_event_at THEN excluded.last_delivery_id ELSE _webhook_contact_events.last_delivery_id END,
     deleted_event_at = coalesce(_webhook_contact_events.deleted_event_at, excluded.deleted_event_at)`;
 
-export interface ApplierWrite {
+export interface WebhookBatchWrite {
   spoolId: string;
   /** Null when re-applying dead letters: the offset does not move. */
   appliedSeq: number | null;
@@ -65,52 +67,21 @@ export interface ApplierWrite {
 }
 
 /** Writes one batch's rows and the new offset in a single transaction. */
-export async function commitApplierWrite(conn: DuckDBConnection, w: ApplierWrite): Promise<void> {
+export async function commitWebhookBatch(conn: DuckDBConnection, w: WebhookBatchWrite): Promise<void> {
   const synced = w.syncedAt.toISOString();
-  await conn.run('BEGIN TRANSACTION');
-  try {
+  await inTransaction(conn, async () => {
     if (w.replaceEvents && w.webhookEvents.length) {
-      await conn.run(`DELETE FROM webhook_events WHERE delivery_id IN (SELECT unnest(from_json($1::JSON, '["VARCHAR"]')))`, [JSON.stringify(w.webhookEvents.map((e) => e.delivery_id))]);
+      await run(conn, `DELETE FROM webhook_events WHERE delivery_id IN (SELECT unnest(from_json($1::JSON, '["VARCHAR"]')))`, [JSON.stringify(w.webhookEvents.map((e) => e.delivery_id))]);
     }
-    if (w.webhookEvents.length) await conn.run(WEBHOOK_EVENTS_SQL, [JSON.stringify(w.webhookEvents), w.loadId, synced]);
-    if (w.emailEvents.length) await conn.run(EMAIL_EVENTS_SQL, [JSON.stringify(w.emailEvents), w.loadId, synced]);
-    if (w.commerceEvents.length) await conn.run(COMMERCE_EVENTS_SQL, [JSON.stringify(w.commerceEvents), w.loadId, synced]);
-    if (w.contactMarks.length) await conn.run(CONTACT_MARKS_SQL, [JSON.stringify(w.contactMarks)]);
+    if (w.webhookEvents.length) await run(conn, WEBHOOK_EVENTS_SQL, [JSON.stringify(w.webhookEvents), w.loadId, synced]);
+    if (w.emailEvents.length) await run(conn, EMAIL_EVENTS_SQL, [JSON.stringify(w.emailEvents), w.loadId, synced]);
+    if (w.commerceEvents.length) await run(conn, COMMERCE_EVENTS_SQL, [JSON.stringify(w.commerceEvents), w.loadId, synced]);
+    if (w.contactMarks.length) await run(conn, CONTACT_MARKS_SQL, [JSON.stringify(w.contactMarks)]);
     if (w.deadLetters?.length) await recordDeadLetters(conn, w.deadLetters, w.syncedAt);
     if (w.replaceEvents) {
       const dead = new Set(w.deadLetters?.map((d) => d.deliveryId));
       await resolveDeadLetters(conn, w.webhookEvents.map((e) => e.delivery_id).filter((id) => !dead.has(id)), w.syncedAt);
     }
     if (w.appliedSeq !== null) await advanceAppliedSeq(conn, w.spoolId, w.appliedSeq);
-    await conn.run('COMMIT');
-  } catch (err) {
-    await conn.run('ROLLBACK').catch(() => undefined);
-    throw err;
-  }
-}
-
-export async function advanceAppliedSeq(conn: DuckDBConnection, spoolId: string, seq: number): Promise<void> {
-  await conn.run(
-    `INSERT INTO _webhook_applier (spool_id, applied_seq, updated_at) VALUES ($1, $2, now())
-     ON CONFLICT (spool_id) DO UPDATE SET applied_seq = greatest(_webhook_applier.applied_seq, excluded.applied_seq), updated_at = now()`,
-    [spoolId, seq],
-  );
-}
-
-export async function readAppliedSeq(conn: DuckDBConnection, spoolId: string): Promise<number> {
-  const r = await conn.runAndReadAll('SELECT applied_seq FROM _webhook_applier WHERE spool_id = $1', [spoolId]);
-  const row = r.getRowObjectsJS()[0];
-  return row ? Number(row.applied_seq) : 0;
-}
-
-/** Current updated_at (epoch ms) per contact in the warehouse, to never load an older fetch over it. */
-export async function readContactVersions(conn: DuckDBConnection, ids: readonly number[]): Promise<Map<number, number | null>> {
-  const out = new Map<number, number | null>();
-  if (ids.length === 0) return out;
-  const r = await conn.runAndReadAll(
-    `SELECT id, epoch_ms(updated_at) AS u FROM contacts WHERE id IN (SELECT unnest(from_json($1::JSON, '["BIGINT"]')))`,
-    [JSON.stringify(ids)],
-  );
-  for (const row of r.getRowObjectsJS()) out.set(Number(row.id), row.u === null ? null : Number(row.u));
-  return out;
+  });
 }
