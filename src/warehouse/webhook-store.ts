@@ -2,7 +2,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { commitWebhookBatch, type WebhookBatchWrite } from './commit-webhook-batch.js';
 import { readContactVersions } from './contact-versions.js';
 import { readAppliedSeq } from './webhook-applied-seq.js';
-import { listDeadLetters, recordDeadLetters, type DeadLetter, type DeadLetterRow } from './webhook-dead-letters.js';
+import { listDeadLetters, recordDeadLetters, type DeadLetter, type DeadLetterCursor, type DeadLetterRow } from './webhook-dead-letters.js';
 
 /**
  * The webhook applier's own tables, as named operations: src/webhooks calls these and never sees
@@ -15,8 +15,8 @@ export interface WebhookStore {
   contactVersions(ids: readonly number[]): Promise<Map<number, number | null>>;
   /** One batch's event rows, dead letters and offset, in one transaction. */
   commitBatch(write: WebhookBatchWrite): Promise<void>;
-  /** Unresolved dead letters in spool order (oldest first). */
-  deadLetters(opts?: { limit?: number }): Promise<DeadLetterRow[]>;
+  /** Unresolved dead letters in spool order (oldest first), after `after` when given. */
+  deadLetters(opts?: { limit?: number; after?: DeadLetterCursor }): Promise<DeadLetterRow[]>;
   /** Records (or counts again) deliveries set aside. */
   recordDeadLetters(letters: readonly DeadLetter[], at: Date): Promise<void>;
 }

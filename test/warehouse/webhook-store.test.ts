@@ -44,6 +44,18 @@ describe('the webhook applier tables as named warehouse operations', () => {
     expect(await w.query(`SELECT count(*) AS n FROM webhook_events WHERE delivery_id = 'd9'`)).toEqual([{ n: 0 }]);
   });
 
+  it('lists unresolved dead letters in spool order, after a cursor, so a retry in parts meets each once', async () => {
+    const w = t.w!;
+    const letter = (deliveryId: string, spoolSeq: number) => ({ deliveryId, spoolSeq, webhookId: 1, event: 'contact.updated', known: true, receivedAt: at, reason: 'apply_error' as const, error: 'E', body: Buffer.from('{}') });
+    await w.webhooks.recordDeadLetters([letter('c', 4), letter('a', 2), letter('b', 2), letter('d', 9)], at);
+    const ids = async (opts?: Parameters<typeof w.webhooks.deadLetters>[0]) => (await w.webhooks.deadLetters(opts)).map((d) => d.deliveryId);
+    expect(await ids()).toEqual(['a', 'b', 'c', 'd']);
+    expect(await ids({ limit: 2 })).toEqual(['a', 'b']);
+    expect(await ids({ limit: 2, after: { spoolSeq: 2, deliveryId: 'a' } })).toEqual(['b', 'c']);
+    expect(await ids({ after: { spoolSeq: 4, deliveryId: 'c' } })).toEqual(['d']);
+    expect(await ids({ after: { spoolSeq: 9, deliveryId: 'd' } })).toEqual([]);
+  });
+
   it('refuses writes on a read-only handle, naming the operation', async () => {
     const p = tempPaths();
     try {
