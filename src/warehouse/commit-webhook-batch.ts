@@ -20,13 +20,36 @@ const insertFromJson = (table: string, columns: Record<string, string>, casts: R
 
 const WEBHOOK_EVENTS_SQL = insertFromJson(
   'webhook_events',
-  { delivery_id: 'VARCHAR', event: 'VARCHAR', webhook_id: 'BIGINT', received_at: 'VARCHAR', event_at: 'VARCHAR', known_event: 'BOOLEAN', spool_seq: 'BIGINT', payload: 'VARCHAR', status: 'VARCHAR', error: 'VARCHAR', applied_at: 'VARCHAR' },
+  {
+    delivery_id: 'VARCHAR',
+    event: 'VARCHAR',
+    webhook_id: 'BIGINT',
+    received_at: 'VARCHAR',
+    event_at: 'VARCHAR',
+    known_event: 'BOOLEAN',
+    spool_seq: 'BIGINT',
+    payload: 'VARCHAR',
+    status: 'VARCHAR',
+    error: 'VARCHAR',
+    applied_at: 'VARCHAR',
+  },
   { received_at: 'TIMESTAMPTZ', event_at: 'TIMESTAMPTZ', payload: 'JSON', applied_at: 'TIMESTAMPTZ' },
 );
 
 const EMAIL_EVENTS_SQL = insertFromJson(
   'email_events',
-  { delivery_id: 'VARCHAR', event: 'VARCHAR', email_id: 'BIGINT', contact_id: 'BIGINT', campaign_id: 'BIGINT', subject: 'VARCHAR', url: 'VARCHAR', occurred_at: 'VARCHAR', opened_at: 'VARCHAR', data: 'VARCHAR' },
+  {
+    delivery_id: 'VARCHAR',
+    event: 'VARCHAR',
+    email_id: 'BIGINT',
+    contact_id: 'BIGINT',
+    campaign_id: 'BIGINT',
+    subject: 'VARCHAR',
+    url: 'VARCHAR',
+    occurred_at: 'VARCHAR',
+    opened_at: 'VARCHAR',
+    data: 'VARCHAR',
+  },
   { occurred_at: 'TIMESTAMPTZ', opened_at: 'TIMESTAMPTZ', data: 'JSON' },
 );
 
@@ -80,7 +103,11 @@ export async function commitWebhookBatch(conn: DuckDBConnection, w: WebhookBatch
     if (w.deadLetters?.length) await recordDeadLetters(conn, w.deadLetters, w.syncedAt);
     if (w.replaceEvents) {
       const dead = new Set(w.deadLetters?.map((d) => d.deliveryId));
-      await resolveDeadLetters(conn, w.webhookEvents.map((e) => e.delivery_id).filter((id) => !dead.has(id)), w.syncedAt);
+      await resolveDeadLetters(
+        conn,
+        w.webhookEvents.map((e) => e.delivery_id).filter((id) => !dead.has(id)),
+        w.syncedAt,
+      );
     }
     if (w.appliedSeq !== null) await advanceAppliedSeq(conn, w.spoolId, w.appliedSeq);
   });

@@ -12,7 +12,19 @@ function batch(spoolId: string, appliedSeq: number | null, deliveryId: string): 
     loadId: `webhooks-${deliveryId}`,
     syncedAt: at,
     webhookEvents: [
-      { delivery_id: deliveryId, event: 'contact.updated', webhook_id: 1, received_at: at.toISOString(), event_at: at.toISOString(), known_event: true, spool_seq: appliedSeq ?? 1, payload: '{}', status: 'applied', error: null, applied_at: at.toISOString() },
+      {
+        delivery_id: deliveryId,
+        event: 'contact.updated',
+        webhook_id: 1,
+        received_at: at.toISOString(),
+        event_at: at.toISOString(),
+        known_event: true,
+        spool_seq: appliedSeq ?? 1,
+        payload: '{}',
+        status: 'applied',
+        error: null,
+        applied_at: at.toISOString(),
+      },
     ],
     emailEvents: [],
     commerceEvents: [],
@@ -46,7 +58,17 @@ describe('the webhook applier tables as named warehouse operations', () => {
 
   it('lists unresolved dead letters in spool order, after a cursor, so a retry in parts meets each once', async () => {
     const w = t.w!;
-    const letter = (deliveryId: string, spoolSeq: number) => ({ deliveryId, spoolSeq, webhookId: 1, event: 'contact.updated', known: true, receivedAt: at, reason: 'apply_error' as const, error: 'E', body: Buffer.from('{}') });
+    const letter = (deliveryId: string, spoolSeq: number) => ({
+      deliveryId,
+      spoolSeq,
+      webhookId: 1,
+      event: 'contact.updated',
+      known: true,
+      receivedAt: at,
+      reason: 'apply_error' as const,
+      error: 'E',
+      body: Buffer.from('{}'),
+    });
     await w.webhooks.recordDeadLetters([letter('c', 4), letter('a', 2), letter('b', 2), letter('d', 9)], at);
     const ids = async (opts?: Parameters<typeof w.webhooks.deadLetters>[0]) => (await w.webhooks.deadLetters(opts)).map((d) => d.deliveryId);
     expect(await ids()).toEqual(['a', 'b', 'c', 'd']);
