@@ -2,13 +2,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../src/logger.js';
 import type { ApplierWarehouse, ApplyBatchResult } from '../src/webhooks/apply-batch.js';
 import { applyInHalves } from '../src/webhooks/apply-in-halves.js';
-import { readAppliedSeq } from '../src/webhooks/applier-sql.js';
 import type { WebhookRefetcher } from '../src/webhooks/refetcher.js';
+import { retryDeadLetters } from '../src/webhooks/retry-dead-letters.js';
 import type { SpoolRangeReader } from '../src/webhooks/spool-range-reader.js';
 import { APPLIER_LAKE_TABLES } from '../src/webhooks/webhook-applier.js';
 import { LAKE_TABLES } from '../src/warehouse/lake-layout.js';
 import type { Warehouse } from '../src/warehouse/types.js';
-import type { ApplySpoolInput, ApplySpoolResult, WebhookActivities } from '../workflows/webhook-apply-types.js';
+import type { ApplySpoolInput, ApplySpoolResult, RetryDeadLettersInput, RetryDeadLettersResult, WebhookActivities } from '../workflows/webhook-apply-types.js';
 import { currentActivity } from './sync-deps.js';
 import { withFailureClassification } from './to-application-failure.js';
 
@@ -30,7 +30,7 @@ export interface WebhookActivityDeps {
 /** Bodies may be up to the receiver's limit each: a range is bounded by bytes too. */
 const MAX_RANGE_BYTES = 32 * 1024 * 1024;
 
-/** The apply activity of webhookApplyWorkflow, for the warehouse queue. */
+/** The apply activity of webhookApplyWorkflow and the dead-letter retry, for the warehouse queue. */
 export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActivities {
   const now = deps.now ?? Date.now;
   // Per contact, when its last applied refetch started: lets late deliveries skip a refetch.
@@ -48,7 +48,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
         await pause(Math.max(0, deadline - now()), signal);
         return empty(null, 0);
       }
-      const after = await deps.writes.run((w) => readAppliedSeq(w.connection, spoolId));
+      const after = await deps.writes.run((w) => w.webhooks.appliedSeq(spoolId));
       let records = await deps.spool.read(after, input.batchSize, MAX_RANGE_BYTES);
       while (records.length === 0 && now() < deadline && !signal?.aborted) {
         ctx?.heartbeat({ appliedSeq: after });
@@ -83,6 +83,20 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
         contactsLoaded: sum((r) => r.contactsLoaded),
         refetches: sum((r) => r.refetches),
       };
+    },
+
+    /** Refetches outside the owner's jobs; each letter's writes are one job, like a spool batch. */
+    async retryWebhookDeadLetters(input: RetryDeadLettersInput): Promise<RetryDeadLettersResult> {
+      const outcomes = await retryDeadLetters({
+        refetcher: deps.refetcher,
+        withWarehouse: (fn) => deps.writes.run(fn),
+        concurrency: deps.concurrency ?? 8,
+        limit: input.limit,
+        ...(input.after ? { after: input.after } : {}),
+        logger: deps.logger,
+        now,
+      });
+      return { outcomes };
     },
   });
 }

@@ -3,3 +3,4 @@ export * from './sync-workflow.js';
 export * from './sync-stream-workflow.js';
 export * from './push-workflow.js';
 export * from './webhook-apply-workflow.js';
+export * from './retry-webhook-dead-letters-workflow.js';

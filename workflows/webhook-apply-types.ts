@@ -35,4 +35,22 @@ export interface ApplySpoolResult {
 
 export interface WebhookActivities {
   applyWebhookSpool(input: ApplySpoolInput): Promise<ApplySpoolResult>;
+  retryWebhookDeadLetters(input: RetryDeadLettersInput): Promise<RetryDeadLettersResult>;
+}
+
+/** One part of `crmsync webhooks dead-letters --retry`: at most `limit` letters, after `after`. */
+export interface RetryDeadLettersInput {
+  limit: number;
+  after?: { spoolSeq: number; deliveryId: string };
+}
+
+/** What happened to each letter retried (ids, outcome and a bounded error: no bodies, no rows). */
+export interface RetryDeadLettersResult {
+  outcomes: {
+    deliveryId: string;
+    spoolSeq: number;
+    event: string;
+    outcome: 'applied' | 'failed' | 'deferred';
+    error: string | null;
+  }[];
 }

@@ -1,12 +1,9 @@
 import { z } from 'zod';
 import type { Config } from '../config.js';
-import { crmClientFromConfig } from '../crm/index.js';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { withWarehouse } from '../warehouse/index.js';
-import { listDeadLetters } from '../warehouse/webhook-dead-letters.js';
-import { createClientRefetcher } from '../webhooks/client-refetcher.js';
-import { retryDeadLetters } from '../webhooks/retry-dead-letters.js';
+import { retryDeadLettersThroughOwner } from './retry-dead-letters-through-owner.js';
 
 export const DeadLettersOptions = z.object({
   retry: z.boolean().default(false),
@@ -22,12 +19,13 @@ const oneLine = (s: string, max: number): string => {
 /**
  * `crmsync webhooks dead-letters`: lists the deliveries the applier set aside (oldest first), or
  * with `--retry` applies them again. Retrying refetches through the CRM, so it needs CRM_BASE_URL,
- * CRM_USERNAME and CRM_PASSWORD; it takes turns with a running `webhooks serve` on the warehouse lock.
+ * CRM_USERNAME and CRM_PASSWORD, and runs on the warehouse worker (the file's owner): a running
+ * `crmsync worker`, or workers this command starts on the embedded default.
  */
 export async function runDeadLetters(config: Config, opts: z.infer<typeof DeadLettersOptions>, logger: Logger, out: (s: string) => void): Promise<number> {
   const scope = <T>(fn: Parameters<typeof withWarehouse<T>>[1]) => withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write: true, logger, siteTimeZone: config.crm.timezone }, fn);
   if (!opts.retry) {
-    const rows = await scope((w) => listDeadLetters(w.connection, { limit: opts.limit }));
+    const rows = await scope((w) => w.webhooks.deadLetters({ limit: opts.limit }));
     if (opts.json) {
       for (const r of rows) out(`${JSON.stringify({ delivery_id: r.deliveryId, spool_seq: r.spoolSeq, event: r.event, reason: r.reason, error: r.error, attempts: r.attempts, first_failed_at: r.firstFailedAt.toISOString(), last_failed_at: r.lastFailedAt.toISOString() })}\n`);
       return rows.length;
@@ -42,18 +40,14 @@ export async function runDeadLetters(config: Config, opts: z.infer<typeof DeadLe
     return rows.length;
   }
   if (!config.crm.baseUrl) throw new ConfigError('webhooks dead-letters --retry refetches records from the CRM: set CRM_BASE_URL, CRM_USERNAME and CRM_PASSWORD.');
-  const client = crmClientFromConfig(config, { logger });
-  try {
-    const results = await retryDeadLetters({ refetcher: createClientRefetcher(client), withWarehouse: scope, concurrency: config.crm.maxConcurrency ?? 4, limit: opts.limit, logger });
-    const counts = { applied: 0, failed: 0, deferred: 0 };
-    for (const r of results) {
+  const counts = { applied: 0, failed: 0, deferred: 0 };
+  const results = await retryDeadLettersThroughOwner(config, opts.limit, logger, (part) => {
+    for (const r of part) {
       counts[r.outcome]++;
       if (opts.json) out(`${JSON.stringify({ delivery_id: r.deliveryId, event: r.event, outcome: r.outcome, error: r.error })}\n`);
       else if (r.outcome !== 'applied') out(`  ${r.deliveryId}  ${r.event}  ${r.outcome}: ${oneLine(r.error ?? '', 200)}\n`);
     }
-    if (!opts.json) out(`Retried ${results.length} dead letter${results.length === 1 ? '' : 's'}: ${counts.applied} applied, ${counts.failed} failed again, ${counts.deferred} deferred (CRM or warehouse busy; run again later).\n`);
-    return counts.failed + counts.deferred;
-  } finally {
-    await client.close();
-  }
+  });
+  if (!opts.json) out(`Retried ${results.length} dead letter${results.length === 1 ? '' : 's'}: ${counts.applied} applied, ${counts.failed} failed again, ${counts.deferred} deferred (CRM or warehouse busy; run again later).\n`);
+  return counts.failed + counts.deferred;
 }

@@ -5,7 +5,7 @@ import type { Warehouse } from '../warehouse/types.js';
  * A warehouse scope as `withWarehouse` gives it: the contract plus the connection, which only
  * src/warehouse functions (the scan log, the webhook applier's tables) use.
  */
-export type WarehouseSession = Warehouse & Pick<WarehouseHandle, 'connection'>;
+export type WarehouseSession = Warehouse & Pick<WarehouseHandle, 'connection' | 'webhooks'>;
 
 /** Where sync's writes run: the worker's WarehouseOwner (one job at a time). */
 export interface WriteJobs {

@@ -12,6 +12,7 @@ import { readCount, readRows, run } from './sql-run.js';
 import { getSyncState, recordRun, setSyncState } from './sync-state.js';
 import { tombstoneContacts, tombstoneContactsNotIn } from './tombstone-contacts.js';
 import type { EntityRow, EntityTable, LoadContext, LoadStats, SyncRunRecord, Warehouse } from './types.js';
+import { webhookStoreOver, type WebhookStore } from './webhook-store.js';
 
 /** What a handle reads: the DuckDB file, the catalog of the Parquet lake, or (while a long write holds the file) the lake itself. */
 export type WarehouseSource =
@@ -23,6 +24,8 @@ export interface WarehouseHandle extends Warehouse {
   /** The underlying connection, for other modules' own tables (e.g. appender bulk writes). */
   readonly connection: DuckDBConnection;
   readonly source: WarehouseSource;
+  /** The webhook applier's tables (offsets, event rows, dead letters). */
+  readonly webhooks: WebhookStore;
   /** Flush the write-ahead log into the database file. */
   checkpoint(): Promise<void>;
   close(): Promise<void>;
@@ -42,6 +45,7 @@ export interface DuckDbWarehouseDeps {
 export class DuckDbWarehouse implements WarehouseHandle {
   readonly connection: DuckDBConnection;
   readonly source: WarehouseSource;
+  readonly webhooks: WebhookStore;
   readonly #deps: DuckDbWarehouseDeps;
   #closed = false;
 
@@ -49,6 +53,7 @@ export class DuckDbWarehouse implements WarehouseHandle {
     this.#deps = deps;
     this.connection = deps.connection;
     this.source = deps.source;
+    this.webhooks = webhookStoreOver(this.connection, (operation) => this.#requireWrite(operation));
   }
 
   get #writable(): boolean {

@@ -46,14 +46,22 @@ export async function resolveDeadLetters(conn: DuckDBConnection, deliveryIds: re
   );
 }
 
-/** Unresolved dead letters in spool order (oldest first). */
-export async function listDeadLetters(conn: DuckDBConnection, opts: { limit?: number } = {}): Promise<DeadLetterRow[]> {
+/** Where a listing stopped: the next one starts after this letter (letters that fail again stay unresolved). */
+export interface DeadLetterCursor {
+  spoolSeq: number;
+  deliveryId: string;
+}
+
+/** Unresolved dead letters in spool order (oldest first), after `after` when given. */
+export async function listDeadLetters(conn: DuckDBConnection, opts: { limit?: number; after?: DeadLetterCursor } = {}): Promise<DeadLetterRow[]> {
   const rows = await readRows(
     conn,
     `SELECT delivery_id, spool_seq, webhook_id, event, known_event, epoch_ms(received_at) AS received_ms, reason, error,
             to_base64(body) AS body64, epoch_ms(first_failed_at) AS first_ms, epoch_ms(last_failed_at) AS last_ms, attempts
-       FROM webhook_dead_letters WHERE resolved_at IS NULL ORDER BY spool_seq, delivery_id LIMIT $1`,
-    [opts.limit ?? 1_000_000],
+       FROM webhook_dead_letters
+      WHERE resolved_at IS NULL AND (spool_seq > $2 OR (spool_seq = $2 AND delivery_id > $3))
+      ORDER BY spool_seq, delivery_id LIMIT $1`,
+    [opts.limit ?? 1_000_000, opts.after?.spoolSeq ?? -1, opts.after?.deliveryId ?? ''],
   );
   return rows.map((row) => ({
     deliveryId: String(row.delivery_id),

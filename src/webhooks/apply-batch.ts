@@ -1,20 +1,20 @@
-import type { DuckDBConnection } from '@duckdb/node-api';
 import pLimit from 'p-limit';
 import type { Campaign, Contact, Funnel, FunnelSubscriber } from '../crm/types.js';
 import { CrmsyncError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import type { ContactEventMark } from '../warehouse/commit-webhook-batch.js';
+import type { WarehouseHandle } from '../warehouse/duckdb-warehouse.js';
 import type { Warehouse } from '../warehouse/types.js';
 import { deadLetterOf } from './dead-letter-of.js';
 import type { DeadLetter } from '../warehouse/webhook-dead-letters.js';
-import { commitApplierWrite, readAppliedSeq, readContactVersions, type ContactEventMark } from './applier-sql.js';
 import { WebhookApplyError } from './errors.js';
 import { parseSpoolRecord, type ParsedEvent } from './event-payload.js';
 import { commerceEventRow, emailEventRow, webhookEventRow } from './event-rows.js';
 import type { WebhookRefetcher } from './refetcher.js';
 import type { SpoolRecord } from './spool-frame.js';
 
-/** The warehouse as the applier uses it: the shared contract plus the raw connection for its own tables. */
-export type ApplierWarehouse = Pick<Warehouse, 'loadContacts' | 'tombstoneContacts' | 'loadEntities' | 'loadFunnelSubscribers'> & { connection: DuckDBConnection };
+/** The warehouse as the applier uses it: the shared contract plus its own tables' named operations. */
+export type ApplierWarehouse = Pick<Warehouse, 'loadContacts' | 'tombstoneContacts' | 'loadEntities' | 'loadFunnelSubscribers'> & Pick<WarehouseHandle, 'webhooks'>;
 
 export interface ApplyBatchDeps {
   spoolId: string;
@@ -174,12 +174,12 @@ export async function applyBatch(records: readonly SpoolRecord[], deps: ApplyBat
   const scopeStarted = performance.now();
   const result = await deps.withWarehouse(async (w) => {
     const result: ApplyBatchResult = { appliedSeq: lastSeq, events: events.length, contactsLoaded: 0, contactsTombstoned: 0, refetches: toFetch.length + campaignIds.size + funnelIds.size + subKeys.length, skippedLate, failed: 0, failedIds: [], fetchMs, writeMs: 0 };
-    if (!deps.replay && (await readAppliedSeq(w.connection, deps.spoolId)) >= lastSeq) return { ...result, events: 0 };
+    if (!deps.replay && (await w.webhooks.appliedSeq(deps.spoolId)) >= lastSeq) return { ...result, events: 0 };
 
     const fresh: Contact[] = [];
     const gone: number[] = [];
     const ids = [...fetchedContacts.keys()];
-    const versions = await readContactVersions(w.connection, ids);
+    const versions = await w.webhooks.contactVersions(ids);
     for (const [id, c] of fetchedContacts) {
       if (c instanceof CrmsyncError) continue;
       if (c === null) {
@@ -240,7 +240,7 @@ export async function applyBatch(records: readonly SpoolRecord[], deps: ApplyBat
       }
       return webhookEventRow(e, err, syncedAt);
     });
-    await commitApplierWrite(w.connection, {
+    await w.webhooks.commitBatch({
       spoolId: deps.spoolId,
       appliedSeq: deps.replay ? null : lastSeq,
       replaceEvents: deps.replay === true,

@@ -1,6 +1,5 @@
 import type { Logger } from '../logger.js';
 import { applyBatch, type ApplyBatchDeps, type ApplyBatchResult } from './apply-batch.js';
-import { commitApplierWrite } from './applier-sql.js';
 import { deadLetterOf } from './dead-letter-of.js';
 import { isTransient } from './is-transient.js';
 import type { SpoolRecord } from './spool-frame.js';
@@ -31,7 +30,7 @@ export async function deadLetterDelivery(record: SpoolRecord, err: unknown, deps
   const error = `${e.code ?? e.name ?? 'Error'}: ${String(e.message ?? err).slice(0, 500)}`;
   const at = new Date((deps.now ?? Date.now)());
   await deps.withWarehouse((w) =>
-    commitApplierWrite(w.connection, {
+    w.webhooks.commitBatch({
       spoolId: deps.spoolId,
       appliedSeq: record.seq,
       loadId: `webhooks-${deps.spoolId.slice(0, 8)}-dead-${record.seq}`,

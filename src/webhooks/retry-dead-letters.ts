@@ -1,5 +1,5 @@
 import type { Logger } from '../logger.js';
-import { listDeadLetters, recordDeadLetters, type DeadLetterRow } from '../warehouse/webhook-dead-letters.js';
+import type { DeadLetterCursor, DeadLetterRow } from '../warehouse/webhook-dead-letters.js';
 import { applyBatch, type ApplierWarehouse } from './apply-batch.js';
 import { deadLetterOf } from './dead-letter-of.js';
 import type { WebhookRefetcher } from './refetcher.js';
@@ -11,12 +11,15 @@ export interface RetryDeadLettersOptions {
   withWarehouse: <T>(fn: (w: ApplierWarehouse) => Promise<T>) => Promise<T>;
   concurrency?: number;
   limit?: number;
+  /** Start after this letter (the previous part's last), so letters that fail again are not retried twice. */
+  after?: DeadLetterCursor;
   logger?: Logger;
   now?: () => number;
 }
 
 export interface RetryOutcome {
   deliveryId: string;
+  spoolSeq: number;
   event: string;
   /** applied: resolved now; failed: still a dead letter (its error updated); deferred: a transient error, try later. */
   outcome: 'applied' | 'failed' | 'deferred';
@@ -34,7 +37,7 @@ const describe = (err: unknown): string => {
  * applies is marked resolved; one that fails again keeps its dead letter with the new error.
  */
 export async function retryDeadLetters(options: RetryDeadLettersOptions): Promise<RetryOutcome[]> {
-  const letters = await options.withWarehouse((w) => listDeadLetters(w.connection, options.limit !== undefined ? { limit: options.limit } : {}));
+  const letters = await options.withWarehouse((w) => w.webhooks.deadLetters({ ...(options.limit !== undefined ? { limit: options.limit } : {}), ...(options.after ? { after: options.after } : {}) }));
   const out: RetryOutcome[] = [];
   for (const d of letters) out.push(await retryOne(d, options));
   return out;
@@ -53,14 +56,14 @@ async function retryOne(d: DeadLetterRow, options: RetryDeadLettersOptions): Pro
       ...(options.logger ? { logger: options.logger } : {}),
       ...(options.now ? { now: options.now } : {}),
     });
-    if (r.failed === 0) return { deliveryId: d.deliveryId, event: d.event, outcome: 'applied', error: null };
-    const again = await options.withWarehouse((w) => listDeadLetters(w.connection)).then((all) => all.find((x) => x.deliveryId === d.deliveryId));
-    return { deliveryId: d.deliveryId, event: d.event, outcome: 'failed', error: again?.error ?? null };
+    if (r.failed === 0) return { deliveryId: d.deliveryId, spoolSeq: d.spoolSeq, event: d.event, outcome: 'applied', error: null };
+    const again = await options.withWarehouse((w) => w.webhooks.deadLetters()).then((all) => all.find((x) => x.deliveryId === d.deliveryId));
+    return { deliveryId: d.deliveryId, spoolSeq: d.spoolSeq, event: d.event, outcome: 'failed', error: again?.error ?? null };
   } catch (err) {
-    if (isTransient(err)) return { deliveryId: d.deliveryId, event: d.event, outcome: 'deferred', error: describe(err) };
+    if (isTransient(err)) return { deliveryId: d.deliveryId, spoolSeq: d.spoolSeq, event: d.event, outcome: 'deferred', error: describe(err) };
     const error = describe(err);
     const at = new Date((options.now ?? Date.now)());
-    await options.withWarehouse((w) => recordDeadLetters(w.connection, [deadLetterOf(record, 'apply_error', error)], at));
-    return { deliveryId: d.deliveryId, event: d.event, outcome: 'failed', error };
+    await options.withWarehouse((w) => w.webhooks.recordDeadLetters([deadLetterOf(record, 'apply_error', error)], at));
+    return { deliveryId: d.deliveryId, spoolSeq: d.spoolSeq, event: d.event, outcome: 'failed', error };
   }
 }

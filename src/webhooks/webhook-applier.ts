@@ -1,7 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../logger.js';
 import { applyBatch, type ApplierWarehouse, type ApplyBatchResult } from './apply-batch.js';
-import { readAppliedSeq } from './applier-sql.js';
 import { deadLetterDelivery } from './apply-in-halves.js';
 import { isTransient } from './is-transient.js';
 import type { SpoolRecord } from './spool-frame.js';
@@ -92,7 +91,7 @@ export function createWebhookApplier(options: WebhookApplierOptions): WebhookApp
   const init = async (): Promise<number> =>
     options.withWarehouse(async (w) => {
       await w.migrate();
-      return readAppliedSeq(w.connection, options.spoolId);
+      return w.webhooks.appliedSeq(options.spoolId);
     });
 
   // A failed publish is logged and retried at the next interval; it never holds back applying.

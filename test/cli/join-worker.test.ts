@@ -57,6 +57,12 @@ describe('commands join a running worker (embedded Temporal)', () => {
       expect(sync.stderr + sync.stdout).toMatch(/a warehouse worker is running; using it/);
       expect(sync.code, sync.stderr).toBe(0);
 
+      // Retrying webhook dead letters writes too: it runs on the worker rather than open the file it holds.
+      const retry = await runCli(['webhooks', 'dead-letters', '--retry'], env, 120_000);
+      expect(retry.stderr + retry.stdout).toMatch(/a warehouse worker is running; using it/);
+      expect(retry.code, retry.stderr).toBe(0);
+      expect(retry.stdout).toMatch(/Retried 0 dead letters: 0 applied, 0 failed again, 0 deferred/);
+
       const second = await runCli(['worker', '--workflow-bundle', testWorkflowBundlePath()], env, 120_000);
       expect(second.code).toBe(1);
       expect(second.stderr).toMatch(/Another crmsync worker owns .*crm\.duckdb; stop it, or use it: commands join a running worker/);

@@ -17,8 +17,6 @@ const HOME = 'src/warehouse/';
  */
 const BEING_MOVED = new Set([
   'src/cli/query.ts', // hcatalog: query reads the catalog of lake views
-  'src/webhooks/applier-sql.ts', // howner: the applier becomes a workflow and a warehouse activity
-  'src/webhooks/apply-batch.ts', // howner
 ]);
 
 /** Statement shapes, upper case as this codebase writes SQL; prose such as "a SELECT query" does not match. */
