@@ -32,6 +32,8 @@ export const LAKE_TABLES: Record<string, LakeLayout> = {
   funnels: { kind: 'whole' },
   funnel_subscribers: { kind: 'whole' },
   webhook_events: { kind: 'whole' },
+  // Published so the catalog's webhook_dead_letters_open (the report, analysts) sees them too.
+  webhook_dead_letters: { kind: 'whole' },
   // Webhook event tables: rewritten whole while small; an append layout keyed on a load sequence is the next step.
   email_events: { kind: 'whole' },
   commerce_events: { kind: 'whole' },

@@ -14,7 +14,7 @@ import type { Warehouse } from '../warehouse/types.js';
 export type WebhookWarehouse = ApplierWarehouse & Pick<Warehouse, 'migrate' | 'publishLake'>;
 
 /** Tables the applier changes; those the lake layout knows are published. */
-export const APPLIER_LAKE_TABLES = ['contacts', 'contacts_history', 'contact_tags', 'contact_lists', 'campaigns', 'funnels', 'funnel_subscribers', 'webhook_events', 'email_events', 'commerce_events'] as const;
+export const APPLIER_LAKE_TABLES = ['contacts', 'contacts_history', 'contact_tags', 'contact_lists', 'campaigns', 'funnels', 'funnel_subscribers', 'webhook_events', 'webhook_dead_letters', 'email_events', 'commerce_events'] as const;
 
 export interface WebhookApplierOptions {
   spool: Spool;
