@@ -14,16 +14,12 @@ export const workflowFence = {
           {
             regex: '^(?!@temporalio/workflow$|@temporalio/common$|\\./)',
             allowTypeImports: true,
-            message:
-              'workflows/ may import values only from @temporalio/workflow (and other workflow files); import types with `import type`, and move side effects to activities/.',
+            message: 'workflows/ may import values only from @temporalio/workflow (and other workflow files); import types with `import type`, and move side effects to activities/.',
           },
         ],
       },
     ],
-    'no-restricted-syntax': [
-      'error',
-      { selector: 'ExportDefaultDeclaration', message: 'Use named exports in workflows/ (a default export becomes a catch-all workflow).' },
-    ],
+    'no-restricted-syntax': ['error', { selector: 'ExportDefaultDeclaration', message: 'Use named exports in workflows/ (a default export becomes a catch-all workflow).' }],
   },
 };
 
@@ -34,7 +30,17 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: { project: './tsconfig.lint.json', tsconfigRootDir: import.meta.dirname },
-      globals: { process: 'readonly', console: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', setImmediate: 'readonly', URL: 'readonly', Buffer: 'readonly' },
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        setImmediate: 'readonly',
+        URL: 'readonly',
+        Buffer: 'readonly',
+      },
     },
     rules: {
       // A promise nobody awaits loses its rejection: in a Temporal codebase that is a silently
@@ -59,10 +65,7 @@ export default tseslint.config(
   {
     files: ['activities/**/*.ts'],
     rules: {
-      'no-restricted-syntax': [
-        'error',
-        { selector: 'ExportDefaultDeclaration', message: 'Use named exports in activities/.' },
-      ],
+      'no-restricted-syntax': ['error', { selector: 'ExportDefaultDeclaration', message: 'Use named exports in activities/.' }],
     },
   },
 );

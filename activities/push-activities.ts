@@ -30,8 +30,9 @@ export function createPushActivities(deps: PushActivityDeps): PushActivities {
   return withFailureClassification({
     async planPush(input: PlanPushInput): Promise<PlanPushResult> {
       // Reading and checking a large source takes a while: heartbeat so it is not taken for dead.
-      const summary = await withHeartbeats(() => ({ phase: 'planning' }), () =>
-        planPushRows({ crm: deps.crm, db: deps.db, now }, { from: input.from, ledgerName: input.ledgerName, runId: input.runId, createMissing: input.createMissing, dryRun: false }),
+      const summary = await withHeartbeats(
+        () => ({ phase: 'planning' }),
+        () => planPushRows({ crm: deps.crm, db: deps.db, now }, { from: input.from, ledgerName: input.ledgerName, runId: input.runId, createMissing: input.createMissing, dryRun: false }),
       );
       deps.logger.info({ runId: input.runId, source: summary.source, counts: summary.counts }, 'push planned');
       return {
@@ -85,12 +86,15 @@ export function createPushActivities(deps: PushActivityDeps): PushActivities {
 
     async finishPush(input: FinishPushInput): Promise<void> {
       // Waiting behind a sync's write jobs counts as alive.
-      await withHeartbeats(() => ({ phase: 'finishing' }), async () => {
-        const plans = new PushPlanStore(deps.db);
-        await plans.finishRun(input.runId, input.status, input.totals, now(), input.error);
-        // A failed run keeps its plan for inspection until pruned; a finished one has no use for it.
-        if (input.status === 'succeeded') await plans.delete(input.runId);
-      });
+      await withHeartbeats(
+        () => ({ phase: 'finishing' }),
+        async () => {
+          const plans = new PushPlanStore(deps.db);
+          await plans.finishRun(input.runId, input.status, input.totals, now(), input.error);
+          // A failed run keeps its plan for inspection until pruned; a finished one has no use for it.
+          if (input.status === 'succeeded') await plans.delete(input.runId);
+        },
+      );
       deps.logger.info({ runId: input.runId, status: input.status, totals: input.totals }, 'push finished');
     },
   });

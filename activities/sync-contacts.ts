@@ -38,7 +38,6 @@ export interface PagesResult extends LoadStats {
   drift: boolean;
 }
 
-
 export interface FinishScanResult {
   deleted: number;
   restored: number;
@@ -94,7 +93,7 @@ export function createContactActivities(deps: SyncActivityDeps) {
   const ctxFor = (loadId: string) => ({ loadId, syncedAt: new Date(now()) });
   const sink = createContactSink(writes, {
     ...(deps.publishEveryMs === 0 ? { publishColdBucketsAfterMs: false as const } : {}),
-    onPublishError: (err) => logger.warn({ err }, 'publishing finished lake buckets during the scan failed; the run\'s final publish will write them'),
+    onPublishError: (err) => logger.warn({ err }, "publishing finished lake buckets during the scan failed; the run's final publish will write them"),
   });
 
   async function probe(client: SyncCrmClient): Promise<{ total: number; maxId: number }> {
@@ -145,14 +144,7 @@ export function createContactActivities(deps: SyncActivityDeps) {
      * it; pages loaded out of order after it are found in the page log (written in the same write
      * scope as the load) and skipped too. A retry after a crash refetches only the pages in flight.
      */
-    async syncContactPages(input: {
-      scanKey: string;
-      fromPage: number;
-      toPage: number;
-      perPage: number;
-      expectedTotal: number;
-      loadId: string;
-    }): Promise<PagesResult> {
+    async syncContactPages(input: { scanKey: string; fromPage: number; toPage: number; perPage: number; expectedTotal: number; loadId: string }): Promise<PagesResult> {
       const cursor = (currentActivity()?.info.heartbeatDetails as { loadedThrough?: unknown } | undefined)?.loadedThrough;
       const startPage = typeof cursor === 'number' && Number.isInteger(cursor) ? Math.max(input.fromPage, cursor + 1) : input.fromPage;
       const done = new Set(await writes.run((w) => scannedPages(w, input.scanKey, startPage, input.toPage)));

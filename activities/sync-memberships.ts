@@ -55,7 +55,10 @@ export function createMembershipActivities(deps: SyncActivityDeps) {
       const held = await writes.run(async (w) => ({ tags: await membershipCounts(w, 'tags'), lists: await membershipCounts(w, 'lists'), live: await liveContactCount(w) }));
       const todo: { kind: 'tags' | 'lists'; id: number; members: number }[] = [];
       let toRead = 0;
-      for (const [kind, items] of [['tags', tags], ['lists', lists]] as const) {
+      for (const [kind, items] of [
+        ['tags', tags],
+        ['lists', lists],
+      ] as const) {
         for (const item of items) {
           result.checked++;
           const h = held[kind].get(item.id);

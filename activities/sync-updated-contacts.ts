@@ -30,8 +30,7 @@ export function createUpdatedContactActivities(deps: SyncActivityDeps) {
   const { writes, logger } = deps;
   const now = deps.now ?? Date.now;
 
-  const saveOrder = (patch: Partial<ContactsState>): Promise<void> =>
-    writes.run(async (w) => writeContactsState(w, { ...(await readContactsState(w)), ...patch }));
+  const saveOrder = (patch: Partial<ContactsState>): Promise<void> => writes.run(async (w) => writeContactsState(w, { ...(await readContactsState(w)), ...patch }));
 
   return {
     /**
@@ -48,8 +47,7 @@ export function createUpdatedContactActivities(deps: SyncActivityDeps) {
       result.probed = probe;
 
       const client = activityClient(deps.client);
-      const fetchUpdatedPage = (n: number, order: 'asc' | 'desc', perPage: number) =>
-        client.contacts.listPage({ page: n, perPage, order, orderBy: 'updated_at', customFields: true });
+      const fetchUpdatedPage = (n: number, order: 'asc' | 'desc', perPage: number) => client.contacts.listPage({ page: n, perPage, order, orderBy: 'updated_at', customFields: true });
       const unsupported = async (why: string): Promise<UpdatedScanResult> => {
         logger.info({ why }, 'the CRM does not order contacts by updated_at; the rolling sweep keeps them fresh');
         await saveOrder({ updatedOrder: { supported: false, probedAtMs: now() } });

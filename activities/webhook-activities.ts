@@ -70,9 +70,11 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
       if (publishEveryMs > 0 && now() - lastPublish >= publishEveryMs) {
         lastPublish = now();
         // A failed publish is logged and retried at the next interval; it never holds back applying.
-        await deps.writes.run((w) => w.publishLake(APPLIER_LAKE_TABLES.filter((t) => t in LAKE_TABLES))).catch((err: unknown) => {
-          deps.logger.warn({ code: (err as { code?: string }).code, message: (err as Error).message }, 'publishing the lake after webhook batches failed');
-        });
+        await deps.writes
+          .run((w) => w.publishLake(APPLIER_LAKE_TABLES.filter((t) => t in LAKE_TABLES)))
+          .catch((err: unknown) => {
+            deps.logger.warn({ code: (err as { code?: string }).code, message: (err as Error).message }, 'publishing the lake after webhook batches failed');
+          });
       }
       const sum = (f: (r: ApplyBatchResult) => number) => results.reduce((n, r) => n + f(r), 0);
       return {

@@ -27,7 +27,10 @@ import { locateTemporalCliFromConfig } from '../src/temporal/locate-cli.js';
 import { taskQueues } from '../src/temporal/task-queues.js';
 import { processMemoryMb } from './runner/process-memory.js';
 
-const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
+const sizes = process.argv
+  .slice(2)
+  .map(Number)
+  .filter((n) => n > 0);
 const SIZES = sizes.length > 0 ? sizes : [100_000, 1_000_000];
 /**
  * Server time per page. `none`: the simulator answers at once, so the floor is what one core of
@@ -149,7 +152,13 @@ async function printTimeline(client: Client, startedPerf: number): Promise<void>
       const id = String(e.eventId);
       if (e.activityTaskScheduledEventAttributes) scheduled.set(id, { type: e.activityTaskScheduledEventAttributes.activityType?.name ?? '?', at: ms(e.eventTime) });
       if (e.workflowExecutionStartedEventAttributes || e.workflowTaskStartedEventAttributes || e.workflowTaskCompletedEventAttributes || e.startChildWorkflowExecutionInitiatedEventAttributes) {
-        const kind = e.workflowExecutionStartedEventAttributes ? 'workflow started' : e.workflowTaskStartedEventAttributes ? 'workflow task started' : e.workflowTaskCompletedEventAttributes ? 'workflow task done' : 'child initiated';
+        const kind = e.workflowExecutionStartedEventAttributes
+          ? 'workflow started'
+          : e.workflowTaskStartedEventAttributes
+            ? 'workflow task started'
+            : e.workflowTaskCompletedEventAttributes
+              ? 'workflow task done'
+              : 'child initiated';
         if (ms(e.eventTime) < 8000) process.stderr.write(`[timeline] ${wf.workflowId.slice(-24).padEnd(24)} ${kind.padEnd(22)} at ${(ms(e.eventTime) / 1000).toFixed(2)}\n`);
       }
       const startedAttr = e.activityTaskStartedEventAttributes;
@@ -160,7 +169,10 @@ async function printTimeline(client: Client, startedPerf: number): Promise<void>
       const done = e.activityTaskCompletedEventAttributes;
       if (done) {
         const s = scheduled.get(String(done.scheduledEventId));
-        if (s) process.stderr.write(`[timeline] ${wf.workflowId.slice(-24).padEnd(24)} ${s.type.padEnd(22)} scheduled ${(s.at / 1000).toFixed(2)} started ${((s.started ?? 0) / 1000).toFixed(2)} done ${(ms(e.eventTime) / 1000).toFixed(2)}\n`);
+        if (s)
+          process.stderr.write(
+            `[timeline] ${wf.workflowId.slice(-24).padEnd(24)} ${s.type.padEnd(22)} scheduled ${(s.at / 1000).toFixed(2)} started ${((s.started ?? 0) / 1000).toFixed(2)} done ${(ms(e.eventTime) / 1000).toFixed(2)}\n`,
+          );
       }
     }
   }
@@ -288,51 +300,55 @@ quietTemporalRuntime('warn');
 const config = loadConfig({});
 const server = await startDevServer({ cliPath: locateTemporalCliFromConfig(config).path, namespace: 'default' });
 const workerEntry = await buildWorker();
-const out: Record<string, unknown> = await readFile(RESULTS, 'utf8').then((t) => JSON.parse(t) as Record<string, unknown>, () => ({}));
+const out: Record<string, unknown> = await readFile(RESULTS, 'utf8').then(
+  (t) => JSON.parse(t) as Record<string, unknown>,
+  () => ({}),
+);
 try {
   const scenarios: { name: 'none' | 'real'; latency: [number, number] }[] = [];
   if (LATENCY !== 'real') scenarios.push({ name: 'none', latency: [0, 0] });
   if (LATENCY !== 'none') scenarios.push({ name: 'real', latency: realLatencyMs(PER_PAGE) });
-  for (const contacts of SIZES) for (const scenario of scenarios) {
-    const sim = await startSim(contacts, scenario.latency);
-    try {
-      const pages = Math.ceil(contacts / PER_PAGE);
-      const floorSeconds = await rawFetchFloor(sim, pages);
-      const run = await backfill(sim, contacts, workerEntry, server.address);
-      const dlt = contacts <= DLT_MAX ? await runDlt(sim) : undefined;
-      const dltTuned = contacts <= DLT_MAX ? await runDlt(sim, 'tuned_pipeline.py') : undefined;
-      const figures = {
-        contacts,
-        latency: scenario.name === 'none' ? 'none: the simulator answers at once (CPU-bound on 2 cores)' : `real deployment's, ${scenario.latency[0]}-${scenario.latency[1]} ms per page`,
-        perPage: PER_PAGE,
-        parallelism: PARALLELISM,
-        rangeActivities: RANGES,
-        pages,
-        floorSeconds: +floorSeconds.toFixed(2),
-        floorRowsPerSec: Math.round(contacts / floorSeconds),
-        backfillSeconds: +run.seconds.toFixed(2),
-        backfillRowsPerSec: Math.round(run.rows / run.seconds),
-        requests: run.requests,
-        peakRssMb: run.peakRssMb,
-        rssBeforeBackfillMb: run.rssBeforeMb,
-        ...(PROFILE_NAME !== 'default' ? { profile: PROFILE_NAME, workerEnv: PROFILE.env } : {}),
-        ...(WORKER_NODE_OPTIONS ? { workerNodeOptions: WORKER_NODE_OPTIONS } : {}),
-        memoryMeasured: 'the crmsync worker process (compiled, run apart from this script): kernel high-water mark (VmHWM), start to end of the backfill',
-        ratioToFloor: +(run.seconds / floorSeconds).toFixed(2),
-        dlt: dlt ? { ...dlt, rowsPerSec: Math.round(dlt.rows / dlt.seconds), crmsyncSpeedup: +(dlt.seconds / run.seconds).toFixed(2) } : 'skipped',
-        dltTuned: dltTuned ? { ...dltTuned, rowsPerSec: Math.round(dltTuned.rows / dltTuned.seconds), crmsyncSpeedup: +(dltTuned.seconds / run.seconds).toFixed(2) } : 'skipped',
-        targets: { ratioToFloor: 1.25, peakRssMbAt1M: 400, dltSpeedup: 3 },
-        at: new Date().toISOString(),
-        node: process.version,
-      };
-      process.stdout.write(`${JSON.stringify(figures)}\n`);
-      out[`contacts_${contacts}${scenario.name === 'real' ? '_real_latency' : ''}${PROFILE_NAME !== 'default' ? `_${PROFILE_NAME}` : ''}`] = figures;
-      await mkdir('bench/results', { recursive: true });
-      await writeFile(RESULTS, `${JSON.stringify(out, null, 2)}\n`);
-    } finally {
-      await sim.stop();
+  for (const contacts of SIZES)
+    for (const scenario of scenarios) {
+      const sim = await startSim(contacts, scenario.latency);
+      try {
+        const pages = Math.ceil(contacts / PER_PAGE);
+        const floorSeconds = await rawFetchFloor(sim, pages);
+        const run = await backfill(sim, contacts, workerEntry, server.address);
+        const dlt = contacts <= DLT_MAX ? await runDlt(sim) : undefined;
+        const dltTuned = contacts <= DLT_MAX ? await runDlt(sim, 'tuned_pipeline.py') : undefined;
+        const figures = {
+          contacts,
+          latency: scenario.name === 'none' ? 'none: the simulator answers at once (CPU-bound on 2 cores)' : `real deployment's, ${scenario.latency[0]}-${scenario.latency[1]} ms per page`,
+          perPage: PER_PAGE,
+          parallelism: PARALLELISM,
+          rangeActivities: RANGES,
+          pages,
+          floorSeconds: +floorSeconds.toFixed(2),
+          floorRowsPerSec: Math.round(contacts / floorSeconds),
+          backfillSeconds: +run.seconds.toFixed(2),
+          backfillRowsPerSec: Math.round(run.rows / run.seconds),
+          requests: run.requests,
+          peakRssMb: run.peakRssMb,
+          rssBeforeBackfillMb: run.rssBeforeMb,
+          ...(PROFILE_NAME !== 'default' ? { profile: PROFILE_NAME, workerEnv: PROFILE.env } : {}),
+          ...(WORKER_NODE_OPTIONS ? { workerNodeOptions: WORKER_NODE_OPTIONS } : {}),
+          memoryMeasured: 'the crmsync worker process (compiled, run apart from this script): kernel high-water mark (VmHWM), start to end of the backfill',
+          ratioToFloor: +(run.seconds / floorSeconds).toFixed(2),
+          dlt: dlt ? { ...dlt, rowsPerSec: Math.round(dlt.rows / dlt.seconds), crmsyncSpeedup: +(dlt.seconds / run.seconds).toFixed(2) } : 'skipped',
+          dltTuned: dltTuned ? { ...dltTuned, rowsPerSec: Math.round(dltTuned.rows / dltTuned.seconds), crmsyncSpeedup: +(dltTuned.seconds / run.seconds).toFixed(2) } : 'skipped',
+          targets: { ratioToFloor: 1.25, peakRssMbAt1M: 400, dltSpeedup: 3 },
+          at: new Date().toISOString(),
+          node: process.version,
+        };
+        process.stdout.write(`${JSON.stringify(figures)}\n`);
+        out[`contacts_${contacts}${scenario.name === 'real' ? '_real_latency' : ''}${PROFILE_NAME !== 'default' ? `_${PROFILE_NAME}` : ''}`] = figures;
+        await mkdir('bench/results', { recursive: true });
+        await writeFile(RESULTS, `${JSON.stringify(out, null, 2)}\n`);
+      } finally {
+        await sim.stop();
+      }
     }
-  }
 } finally {
   await server.stop();
 }

@@ -152,7 +152,9 @@ async function main(): Promise<void> {
       const b = summary(baseline[name]);
       const d = summary(during[name]);
       const ratio = { median: Number((d.medianMs / b.medianMs).toFixed(2)), p95: Number((d.p95Ms / b.p95Ms).toFixed(2)), max: Number((d.maxMs / b.maxMs).toFixed(2)) };
-      console.log(`${name.padEnd(8)} no sync: median ${b.medianMs} ms, p95 ${b.p95Ms} ms | during the re-sync: median ${d.medianMs} ms, p95 ${d.p95Ms} ms, max ${d.maxMs} ms | ratio ${JSON.stringify(ratio)}`);
+      console.log(
+        `${name.padEnd(8)} no sync: median ${b.medianMs} ms, p95 ${b.p95Ms} ms | during the re-sync: median ${d.medianMs} ms, p95 ${d.p95Ms} ms, max ${d.maxMs} ms | ratio ${JSON.stringify(ratio)}`,
+      );
       return [name, { query: QUERIES[name], baseline: b, duringSync: d, ratioToBaseline: ratio }];
     }),
   );

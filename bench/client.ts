@@ -32,11 +32,9 @@ let auth = '';
 let credentials = { username: '', password: '' };
 
 async function startServer(latency: readonly [number, number]) {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', join(import.meta.dirname, 'client-sim-server.ts'), String(contacts), String(latency[0]), String(latency[1])],
-    { stdio: ['pipe', 'pipe', 'inherit'] },
-  );
+  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'client-sim-server.ts'), String(contacts), String(latency[0]), String(latency[1])], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const first = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', resolve);
     child.once('exit', (code) => reject(new Error(`simulator exited with ${code}`)));

@@ -93,7 +93,7 @@ async function run(limit: number, mode: 'push' | 'bare'): Promise<RunFigures> {
           }),
         );
       }
-      for (let from = 0; mode === 'push' && from < plan.toSend; ) {
+      for (let from = 0; mode === 'push' && from < plan.toSend;) {
         const batch = await new PushPlanStore(db).load('bench', from, from + BATCH);
         const r = await sendBatch(
           { crm, ledger: new PushLedger(db) },

@@ -73,7 +73,10 @@ try {
   const baseline = await run(baseUrl, pagePaths(1, 400));
   const baselineRps = 400 / baseline.seconds;
   const results: Record<string, unknown> = {};
-  for (const [perPage, pages] of [[100, 300], [1000, 60]] as const) {
+  for (const [perPage, pages] of [
+    [100, 300],
+    [1000, 60],
+  ] as const) {
     const r = await run(baseUrl, pagePaths(perPage, pages));
     const pagesPerSec = pages / r.seconds;
     results[`perPage${perPage}`] = {

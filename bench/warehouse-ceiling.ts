@@ -7,7 +7,19 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  BIGINT, DATE, DOUBLE, DuckDBDataChunk, DuckDBInstance, DuckDBListType, TIMESTAMPTZ, VARCHAR, listValue, timestampTZValue, dateValue, type DuckDBType, type DuckDBValue,
+  BIGINT,
+  DATE,
+  DOUBLE,
+  DuckDBDataChunk,
+  DuckDBInstance,
+  DuckDBListType,
+  TIMESTAMPTZ,
+  VARCHAR,
+  listValue,
+  timestampTZValue,
+  dateValue,
+  type DuckDBType,
+  type DuckDBValue,
 } from '@duckdb/node-api';
 import { CONTACT_COLUMNS } from '../src/warehouse/contact-columns.js';
 import { benchContact } from './warehouse-contacts.js';

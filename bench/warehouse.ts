@@ -154,7 +154,10 @@ async function main() {
   t = performance.now();
   await w.publishLake();
   const publishFullMs = performance.now() - t;
-  await w.loadContacts(batch(1, 1000, () => 2), { loadId: 'bench-small', syncedAt: new Date() });
+  await w.loadContacts(
+    batch(1, 1000, () => 2),
+    { loadId: 'bench-small', syncedAt: new Date() },
+  );
   t = performance.now();
   await w.publishLake();
   const publishIncrementalMs = performance.now() - t;

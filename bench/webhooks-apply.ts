@@ -17,7 +17,11 @@ const root = join(import.meta.dirname, '.tmp');
 mkdirSync(root, { recursive: true });
 const work = mkdtempSync(join(root, 'webhooks-apply-'));
 
-async function phase(name: string, contacts: number, make: (i: number) => { event: string; data: Record<string, unknown> }): Promise<{ events: number; seconds: number; perSecond: number; batches: number }> {
+async function phase(
+  name: string,
+  contacts: number,
+  make: (i: number) => { event: string; data: Record<string, unknown> },
+): Promise<{ events: number; seconds: number; perSecond: number; batches: number }> {
   const dir = join(work, name);
   const sim = await startSimulator({ seed: 9, contacts });
   const client = createCrmClient({ baseUrl: sim.baseUrl, username: sim.credentials.username, password: sim.credentials.password });
@@ -58,7 +62,10 @@ async function phase(name: string, contacts: number, make: (i: number) => { even
 }
 
 try {
-  const email = await phase('email', 100, (i) => ({ event: 'email.opened', data: { email: { id: i, subject: 'S', contact_id: (i % 100) + 1, campaign_id: null, opened_at: new Date().toISOString() } } }));
+  const email = await phase('email', 100, (i) => ({
+    event: 'email.opened',
+    data: { email: { id: i, subject: 'S', contact_id: (i % 100) + 1, campaign_id: null, opened_at: new Date().toISOString() } },
+  }));
   process.stdout.write(`email events (no refetch): ${email.perSecond}/s (${email.events} in ${email.seconds} s, ${email.batches} batches)\n`);
   // One contact per event: every event costs a refetch (no coalescing, no late-delivery skip).
   const contact = await phase('contact', EVENTS, (i) => ({ event: 'contact.updated', data: { contact: { id: i + 1, email: 'x@example.com', status: 'subscribed' } } }));

@@ -38,12 +38,20 @@ if (mode === 'baseline') {
     server.closeAllConnections();
   });
 } else {
-  const service = await startWebhookService({ spoolDir, ...(process.env.BENCH_SYNCS ? { syncsInFlight: Number(process.env.BENCH_SYNCS) } : {}), host: '127.0.0.1', port: 0, secrets: createSecretResolver({ secret: new Secret(secret) }) });
+  const service = await startWebhookService({
+    spoolDir,
+    ...(process.env.BENCH_SYNCS ? { syncsInFlight: Number(process.env.BENCH_SYNCS) } : {}),
+    host: '127.0.0.1',
+    port: 0,
+    secrets: createSecretResolver({ secret: new Secret(secret) }),
+  });
   cpuAtListen = cpuMs();
   process.stdout.write(`${JSON.stringify({ url: service.url })}\n`);
   process.on('SIGTERM', () => {
     const s = service.spool.stats();
-    process.stdout.write(`${JSON.stringify({ stats: { committed: s.committedSeq, fsyncBatches: s.batches, avgBatch: Math.round(s.committedSeq / Math.max(1, s.batches)), avgSyncMs: Number((s.syncMsTotal / Math.max(1, s.batches)).toFixed(2)), maxSyncMs: s.syncMsMax, received: service.metrics.snapshot().received, cpuMs: cpuMs() } })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ stats: { committed: s.committedSeq, fsyncBatches: s.batches, avgBatch: Math.round(s.committedSeq / Math.max(1, s.batches)), avgSyncMs: Number((s.syncMsTotal / Math.max(1, s.batches)).toFixed(2)), maxSyncMs: s.syncMsMax, received: service.metrics.snapshot().received, cpuMs: cpuMs() } })}\n`,
+    );
     service.close().then(
       () => process.exit(0),
       (err: unknown) => {

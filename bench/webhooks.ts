@@ -19,7 +19,18 @@ import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { signBody } from '../src/webhooks/verify-signature.js';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '4' }, connections: { type: 'string', default: '32' }, rounds: { type: 'string', default: '3' }, out: { type: 'string', default: 'webhooks' }, profile: { type: 'string' }, tsx: { type: 'boolean', default: false }, idle: { type: 'string', default: '2000' }, deliveries: { type: 'string', default: '1000' } } });
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '4' },
+    connections: { type: 'string', default: '32' },
+    rounds: { type: 'string', default: '3' },
+    out: { type: 'string', default: 'webhooks' },
+    profile: { type: 'string' },
+    tsx: { type: 'boolean', default: false },
+    idle: { type: 'string', default: '2000' },
+    deliveries: { type: 'string', default: '1000' },
+  },
+});
 if (!/^webhooks[\w-]*$/.test(values.out)) throw new Error('--out must be a name starting with "webhooks", e.g. webhooks-64');
 const SECONDS = Number(values.seconds);
 const CONNECTIONS = Number(values.connections);
@@ -153,20 +164,22 @@ async function flood(url: string, idle: number, n: number): Promise<FloodRun> {
   const sockets: Socket[] = [];
   let open = 0;
   await Promise.all(
-    Array.from({ length: idle }, () =>
-      new Promise<void>((resolve) => {
-        const sock = connect({ host: u.hostname, port: Number(u.port), localAddress: '127.0.0.2' });
-        sockets.push(sock);
-        sock.once('connect', () => {
-          open++;
-          resolve();
-        });
-        sock.once('close', () => {
-          open--;
-          resolve();
-        });
-        sock.on('error', () => resolve());
-      }),
+    Array.from(
+      { length: idle },
+      () =>
+        new Promise<void>((resolve) => {
+          const sock = connect({ host: u.hostname, port: Number(u.port), localAddress: '127.0.0.2' });
+          sockets.push(sock);
+          sock.once('connect', () => {
+            open++;
+            resolve();
+          });
+          sock.once('close', () => {
+            open--;
+            resolve();
+          });
+          sock.on('error', () => resolve());
+        }),
     ),
   );
   // Let the receiver accept (and close what is over its limits) before measuring.
@@ -215,7 +228,9 @@ try {
       if (mode === 'durable') spoolStats = stats;
       run.serverCpuUs = Math.round((1000 * Number(stats.cpuMs)) / Math.max(1, answered));
       runs[mode].push(run);
-      process.stdout.write(`round ${round + 1} ${mode.padEnd(8)} ${String(run.rps).padStart(6)} req/s  p50 ${run.p50} ms  p99 ${run.p99} ms  errors ${run.errors}  server CPU ${run.serverCpuUs} us/req\n`);
+      process.stdout.write(
+        `round ${round + 1} ${mode.padEnd(8)} ${String(run.rps).padStart(6)} req/s  p50 ${run.p50} ms  p99 ${run.p99} ms  errors ${run.errors}  server CPU ${run.serverCpuUs} us/req\n`,
+      );
     }
   }
   // The flood scenario: the file descriptors of 2,000 sockets must fit this process's limit.
@@ -234,7 +249,13 @@ try {
       `flood: ${IDLE} idle sockets from 127.0.0.2 (${underFlood.idleStillOpen} still open), ${DELIVERIES} deliveries from 127.0.0.1: ${underFlood.acknowledged} acknowledged, ${underFlood.errors} errors, p50 ${underFlood.p50} ms, p99 ${underFlood.p99} ms (no flood: p99 ${baseline.p99} ms, ${baseline.acknowledged} acknowledged)\n`,
     );
   }
-  const summary = (rs: Run[]) => ({ rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)), errors: rs.reduce((a, r) => a + r.errors, 0), serverCpuUs: median(rs.map((r) => r.serverCpuUs ?? NaN)) });
+  const summary = (rs: Run[]) => ({
+    rps: median(rs.map((r) => r.rps)),
+    p50: median(rs.map((r) => r.p50)),
+    p99: median(rs.map((r) => r.p99)),
+    errors: rs.reduce((a, r) => a + r.errors, 0),
+    serverCpuUs: median(rs.map((r) => r.serverCpuUs ?? NaN)),
+  });
   const baseline = summary(runs.baseline);
   const durable = summary(runs.durable);
   // Each round's two runs are adjacent in time: their ratio is the least noisy figure.
@@ -245,7 +266,7 @@ try {
     node: process.version,
     cpus: cpus().length,
     connections: CONNECTIONS,
-    servers: serverEntry ? "compiled (tsc), as deployed" : "from source through tsx",
+    servers: serverEntry ? 'compiled (tsc), as deployed' : 'from source through tsx',
     secondsPerRun: SECONDS,
     rounds: ROUNDS,
     baseline,

@@ -16,7 +16,12 @@ const STAMP_FILE = join('dist', 'build-stamp.json');
 /** A hash of every source file's path and content under `root`. */
 export function sourceHash(root) {
   const hash = createHash('sha256');
-  const add = (rel) => hash.update(rel).update('\0').update(readFileSync(join(root, rel))).update('\0');
+  const add = (rel) =>
+    hash
+      .update(rel)
+      .update('\0')
+      .update(readFileSync(join(root, rel)))
+      .update('\0');
   for (const dir of SOURCE_DIRS) {
     if (!existsSync(join(root, dir))) continue;
     const names = readdirSync(join(root, dir), { recursive: true, withFileTypes: true })

@@ -39,7 +39,7 @@ if (!path) {
   const root = typeof process.getuid === 'function' && process.getuid() === 0;
   const apt = spawnSync('apt-get', ['--version'], { stdio: 'ignore' }).status === 0;
   if (root && apt) {
-    log('chromium is missing; installing Debian\'s package (a few minutes, once)');
+    log("chromium is missing; installing Debian's package (a few minutes, once)");
     if (run('apt-get', ['update']) && run('apt-get', ['install', '-y', 'chromium'])) path = found();
   }
   if (!path) {

@@ -57,9 +57,7 @@ function versionOf(path) {
 export function locate(env = process.env) {
   if (env.TEMPORAL_CLI_PATH) {
     if (!isExecutable(env.TEMPORAL_CLI_PATH)) {
-      throw new Error(
-        `TEMPORAL_CLI_PATH=${env.TEMPORAL_CLI_PATH} is not an executable file; fix the path or unset it to use the cached build.`,
-      );
+      throw new Error(`TEMPORAL_CLI_PATH=${env.TEMPORAL_CLI_PATH} is not an executable file; fix the path or unset it to use the cached build.`);
     }
     return { path: env.TEMPORAL_CLI_PATH, source: 'TEMPORAL_CLI_PATH' };
   }

@@ -27,8 +27,7 @@ const positiveNumber = (name: string) =>
       return n;
     });
 
-const positiveInteger = (name: string) =>
-  positiveNumber(name).refine((n) => n === undefined || Number.isInteger(n), { message: `${name} must be a whole number` });
+const positiveInteger = (name: string) => positiveNumber(name).refine((n) => n === undefined || Number.isInteger(n), { message: `${name} must be a whole number` });
 
 const EnvSchema = z.object({
   CRM_BASE_URL: z.string().optional(),
@@ -49,7 +48,10 @@ const EnvSchema = z.object({
   CRMSYNC_DATA_DIR: z.string().default('./data'),
   CRMSYNC_LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
   CRMSYNC_SYNC_THREADS: positiveInteger('CRMSYNC_SYNC_THREADS'),
-  CRMSYNC_SYNC_MEMORY_LIMIT: z.string().regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'CRMSYNC_SYNC_MEMORY_LIMIT must look like 256MB or 2GB').default('256MB'),
+  CRMSYNC_SYNC_MEMORY_LIMIT: z
+    .string()
+    .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'CRMSYNC_SYNC_MEMORY_LIMIT must look like 256MB or 2GB')
+    .default('256MB'),
   TEMPORAL_ADDRESS: z
     .string()
     .optional()
@@ -181,9 +183,7 @@ export function requireCrm(config: Config): Required<Pick<CrmConfig, 'baseUrl' |
     (k) => !{ CRM_BASE_URL: config.crm.baseUrl, CRM_USERNAME: config.crm.username, CRM_PASSWORD: config.crm.password }[k],
   );
   if (missing.length > 0) {
-    throw new ConfigError(
-      `The CRM connection is not configured: set ${missing.join(', ')} (in the environment or a .env file), or run \`crmsync demo\` to use the built-in simulator.`,
-    );
+    throw new ConfigError(`The CRM connection is not configured: set ${missing.join(', ')} (in the environment or a .env file), or run \`crmsync demo\` to use the built-in simulator.`);
   }
   return config.crm as Required<Pick<CrmConfig, 'baseUrl' | 'username' | 'password'>> & CrmConfig;
 }

@@ -10,11 +10,7 @@ export class CrmsyncError extends Error {
   /** Milliseconds the caller should wait before retrying, when the server said so. */
   readonly retryAfterMs: number | undefined;
 
-  constructor(
-    code: string,
-    message: string,
-    options: { retryable?: boolean; retryAfterMs?: number; cause?: unknown } = {},
-  ) {
+  constructor(code: string, message: string, options: { retryable?: boolean; retryAfterMs?: number; cause?: unknown } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;

@@ -41,9 +41,7 @@ export async function pushWorkflow(input: PushWorkflowInput): Promise<PushWorkfl
   let toSend = input.resume?.plan.toSend ?? 0;
   setHandler(pushProgressQuery, () => ({ phase, toSend, cursor, ...totals }));
 
-  const plan =
-    input.resume?.plan ??
-    (await planPush({ from: input.from, ledgerName: input.ledgerName, runId: workflowInfo().workflowId, createMissing: input.createMissing ?? false }));
+  const plan = input.resume?.plan ?? (await planPush({ from: input.from, ledgerName: input.ledgerName, runId: workflowInfo().workflowId, createMissing: input.createMissing ?? false }));
   toSend = plan.toSend;
   phase = 'sending';
   try {

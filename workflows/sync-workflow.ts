@@ -1,12 +1,4 @@
-import {
-  ApplicationFailure,
-  ParentClosePolicy,
-  isCancellation,
-  setHandler,
-  startChild,
-  workflowInfo,
-  type ChildWorkflowHandle,
-} from '@temporalio/workflow';
+import { ApplicationFailure, ParentClosePolicy, isCancellation, setHandler, startChild, workflowInfo, type ChildWorkflowHandle } from '@temporalio/workflow';
 import { bookkeepingActivities } from './sync-activity-proxies.js';
 import { unknownStreams, unknownStreamsMessage, type StreamName } from './streams.js';
 import { streamWorkflowId } from './sync-ids.js';

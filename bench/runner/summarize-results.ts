@@ -20,7 +20,12 @@ export function flattenFigures(value: unknown, prefix = '', out: [string, string
 /** A markdown page with one table per bench/results/*.json file, in name order. */
 export async function summarizeResults(dir: string): Promise<string> {
   const files = (await readdir(dir)).filter((f) => f.endsWith('.json')).sort();
-  const parts = ['# Benchmark results', '', `Generated from ${files.length} files in \`bench/results/\` by \`npm run bench\`. Each figure was recorded by its script; see the script for how it was measured.`, ''];
+  const parts = [
+    '# Benchmark results',
+    '',
+    `Generated from ${files.length} files in \`bench/results/\` by \`npm run bench\`. Each figure was recorded by its script; see the script for how it was measured.`,
+    '',
+  ];
   for (const file of files) {
     let doc: unknown;
     try {

@@ -26,7 +26,22 @@ export const DemoOptions = z.object({
 });
 export type DemoOptions = z.infer<typeof DemoOptions>;
 
-const LANDED_TABLES = ['contacts', 'contact_tags', 'contact_lists', 'tags', 'lists', 'custom_fields', 'companies', 'campaigns', 'funnels', 'funnel_subscribers', 'report_overview', 'report_campaign_email_stats', 'report_automation_steps', '_sync_runs'];
+const LANDED_TABLES = [
+  'contacts',
+  'contact_tags',
+  'contact_lists',
+  'tags',
+  'lists',
+  'custom_fields',
+  'companies',
+  'campaigns',
+  'funnels',
+  'funnel_subscribers',
+  'report_overview',
+  'report_campaign_email_stats',
+  'report_automation_steps',
+  '_sync_runs',
+];
 
 export function registerDemoCommand(program: Command): void {
   program

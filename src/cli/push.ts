@@ -87,12 +87,7 @@ export async function dryRunCommand(config: Config, opts: PushOptions) {
 }
 
 /** Runs pushWorkflow and waits for it; with an embedded Temporal this process is the worker. */
-export async function pushCommand(
-  config: Config,
-  opts: PushOptions,
-  logger: Logger,
-  progressOut: NodeJS.WritableStream | undefined = process.stderr,
-): Promise<PushWorkflowResult> {
+export async function pushCommand(config: Config, opts: PushOptions, logger: Logger, progressOut: NodeJS.WritableStream | undefined = process.stderr): Promise<PushWorkflowResult> {
   requireCrm(config);
   const input: PushWorkflowInput = { from: opts.from, ledgerName: opts.ledgerName, createMissing: opts.createMissingTags, batchSize: opts.batchSize, batchSeconds: opts.batchSeconds };
   const workflowId = pushWorkflowId(parseSourceSpec(opts.from, opts.ledgerName).sourceId);
@@ -137,17 +132,15 @@ async function runPushWorkflow(
     config,
     async (t) => {
       const run = async (): Promise<PushWorkflowResult> => {
-        const handle = await t.client.workflow
-          .start('pushWorkflow', { taskQueue: taskQueues(config).main, workflowId, args: [input] })
-          .catch((err: unknown) => {
-            if (err instanceof WorkflowExecutionAlreadyStartedError) {
-              throw new CrmsyncError(
-                'PUSH_ALREADY_RUNNING',
-                `A push of this source is already running (workflow ${workflowId}); wait for it, or stop it with \`temporal workflow cancel --workflow-id ${workflowId}\`.`,
-              );
-            }
-            throw err;
-          });
+        const handle = await t.client.workflow.start('pushWorkflow', { taskQueue: taskQueues(config).main, workflowId, args: [input] }).catch((err: unknown) => {
+          if (err instanceof WorkflowExecutionAlreadyStartedError) {
+            throw new CrmsyncError(
+              'PUSH_ALREADY_RUNNING',
+              `A push of this source is already running (workflow ${workflowId}); wait for it, or stop it with \`temporal workflow cancel --workflow-id ${workflowId}\`.`,
+            );
+          }
+          throw err;
+        });
         const cancel = (): void => void handle.cancel().catch(() => undefined);
         signal.addEventListener('abort', cancel, { once: true });
         const stop = reportProgress(() => handle.query<PushProgress>('pushProgress'), progressOut);

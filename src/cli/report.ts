@@ -15,7 +15,7 @@ const OptionsSchema = z.object({
 export function registerReportCommand(program: Command): void {
   program
     .command('report')
-    .description('Write an HTML report (charts and their figures) of the warehouse and the sync\'s health; viewing it needs no network')
+    .description("Write an HTML report (charts and their figures) of the warehouse and the sync's health; viewing it needs no network")
     .option('-o, --out <file>', 'where to write the report', 'report.html')
     .option('--open', 'open the report in the default browser when written', false)
     // Accepted and ignored: the catalog never waits for a writer (scripts may still pass it).
@@ -27,7 +27,9 @@ export function registerReportCommand(program: Command): void {
       const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, { cmd: 'report' });
       const report = await writeReport({ catalogPath: config.catalogPath, out: parsed.data.out, now: new Date(), logger });
       process.stdout.write(`${report.path}\n`);
-      process.stderr.write(`crmsync: wrote the report (${Math.ceil(report.bytes / 1024)} KiB) from ${report.source.kind === 'duckdb' ? report.source.path : `the Parquet lake's catalog ${report.source.path}`}\n`);
+      process.stderr.write(
+        `crmsync: wrote the report (${Math.ceil(report.bytes / 1024)} KiB) from ${report.source.kind === 'duckdb' ? report.source.path : `the Parquet lake's catalog ${report.source.path}`}\n`,
+      );
       if (parsed.data.open) openInBrowser(report.path);
     });
 }

@@ -92,11 +92,7 @@ async function withScheduleClient<T>(config: Config, fn: (client: Client) => Pro
 }
 
 /** Runs started by the schedule get ids `<schedule id>-run-<time>`; their streams share the manual runs' ids. */
-export async function createSchedule(
-  client: Client,
-  config: Pick<Config, 'temporal'>,
-  opts: { id: string; everyMs: number; reconcileEveryMs: number; streams: StreamName[] },
-): Promise<void> {
+export async function createSchedule(client: Client, config: Pick<Config, 'temporal'>, opts: { id: string; everyMs: number; reconcileEveryMs: number; streams: StreamName[] }): Promise<void> {
   const queues = taskQueues(config);
   const input: SyncWorkflowInput = {
     streams: opts.streams,
@@ -155,4 +151,3 @@ export async function changeSchedule(client: Client, id: string, verb: 'pause' |
     throw err;
   }
 }
-

@@ -12,7 +12,10 @@ const FaultsSchema = z
   .object({
     errorRate: z.number().min(0).max(1),
     rateLimitRps: z.number().positive(),
-    latencyMs: z.union([z.object({ min: z.number().min(0), max: z.number().min(0) }), z.object({ distribution: z.literal('exponential'), mean: z.number().min(0), max: z.number().min(0).optional() })]),
+    latencyMs: z.union([
+      z.object({ min: z.number().min(0), max: z.number().min(0) }),
+      z.object({ distribution: z.literal('exponential'), mean: z.number().min(0), max: z.number().min(0).optional() }),
+    ]),
     truncateRate: z.number().min(0).max(1),
     dropRate: z.number().min(0).max(1),
     slowReportsMs: z.number().min(0),
@@ -58,7 +61,9 @@ export function parseFaults(text: string): FaultOptions {
   }
   const parsed = FaultsSchema.safeParse(raw);
   if (!parsed.success) {
-    throw new ConfigError(`--faults: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(faults)'} ${i.message}`).join('; ')}; known keys: errorRate, rateLimitRps, latency=MIN-MAX, truncateRate, dropRate, slowReportsMs, deadlockRate (real mode)`);
+    throw new ConfigError(
+      `--faults: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(faults)'} ${i.message}`).join('; ')}; known keys: errorRate, rateLimitRps, latency=MIN-MAX, truncateRate, dropRate, slowReportsMs, deadlockRate (real mode)`,
+    );
   }
   return parsed.data as FaultOptions;
 }

@@ -43,12 +43,21 @@ export async function statusCommand(config: Config, nowMs: number = Date.now()):
       source: `unavailable (${err.message})`,
       contacts: null,
       lake: [],
-      streams: STREAMS.map((stream) => ({ stream, rows: null, tombstoned: null, lastRun: null, lastSuccessAt: null, lastError: null, warning: null, staleness: { allReadSince: null, bound: 'unknown' } })),
+      streams: STREAMS.map((stream) => ({
+        stream,
+        rows: null,
+        tombstoned: null,
+        lastRun: null,
+        lastSuccessAt: null,
+        lastError: null,
+        warning: null,
+        staleness: { allReadSince: null, bound: 'unknown' },
+      })),
     };
   }
   for (const p of await liveProgress(config)) {
     const s = report.streams.find((x) => x.stream === p.stream);
-    if (s && (p.phase !== 'done' && p.phase !== 'failed' && p.phase !== 'cancelled')) s.live = p;
+    if (s && p.phase !== 'done' && p.phase !== 'failed' && p.phase !== 'cancelled') s.live = p;
   }
   return report;
 }
@@ -74,7 +83,13 @@ async function liveProgress(config: Config): Promise<StreamProgress[]> {
     const running = await findRunningStreams(client, STREAMS, scope);
     if (running.length === 0) return [];
     const conn = connection;
-    return await conn.withDeadline(Date.now() + 3_000, () => readStreamProgress(client, running.map((r) => r.stream), scope));
+    return await conn.withDeadline(Date.now() + 3_000, () =>
+      readStreamProgress(
+        client,
+        running.map((r) => r.stream),
+        scope,
+      ),
+    );
   } catch {
     return [];
   } finally {
@@ -87,9 +102,7 @@ export function formatStatus(report: StatusOutput, nowMs: number): string {
   lines.push(`${'stream'.padEnd(18)} ${'rows'.padStart(9)} ${'deleted'.padStart(8)}  ${'last success'.padEnd(14)} last run`);
   for (const s of report.streams) {
     const run = s.lastRun ? `${s.lastRun.status} ${s.lastRun.mode} ${formatAge(s.lastRun.finishedAt ?? s.lastRun.startedAt, nowMs)}` : 'never run';
-    lines.push(
-      `${s.stream.padEnd(18)} ${String(s.rows ?? '?').padStart(9)} ${String(s.tombstoned ?? '').padStart(8)}  ${formatAge(s.lastSuccessAt, nowMs).padEnd(14)} ${run}`,
-    );
+    lines.push(`${s.stream.padEnd(18)} ${String(s.rows ?? '?').padStart(9)} ${String(s.tombstoned ?? '').padStart(8)}  ${formatAge(s.lastSuccessAt, nowMs).padEnd(14)} ${run}`);
     if (s.warning) lines.push(`${''.padEnd(18)} warning: ${s.warning}`);
     if (s.lastError) lines.push(`${''.padEnd(18)} last error ${formatAge(s.lastError.at, nowMs)}: ${s.lastError.error}`);
     if (s.stream === 'contacts' && s.staleness) lines.push(`${''.padEnd(18)} staleness: every contact read ${formatAge(s.staleness.allReadSince, nowMs)} or later; ${s.staleness.bound}`);
@@ -102,7 +115,10 @@ export function formatStatus(report: StatusOutput, nowMs: number): string {
         c.lastReconcileAtMs === null ? 'never' : formatAge(new Date(c.lastReconcileAtMs).toISOString(), nowMs)
       }${c.needsReconcile ? ', reconciliation pending (the CRM changed during the last scan)' : ''}`,
     );
-    if (c.activeScan) lines.push(`contacts scan in progress: ${c.activeScan.mode}, ${c.activeScan.lastPage} pages of ${c.activeScan.perPage}, started ${formatAge(new Date(c.activeScan.startedAtMs).toISOString(), nowMs)}`);
+    if (c.activeScan)
+      lines.push(
+        `contacts scan in progress: ${c.activeScan.mode}, ${c.activeScan.lastPage} pages of ${c.activeScan.perPage}, started ${formatAge(new Date(c.activeScan.startedAtMs).toISOString(), nowMs)}`,
+      );
   }
   if (report.lake.length > 0) {
     lines.push(`lake freshness (what query, report and analysts read):`);

@@ -14,7 +14,10 @@ import type { FreshSummary, SyncResult, SyncTuning } from '../../workflows/sync-
 import { createProgressRenderer } from './progress.js';
 
 const positiveInt = (flag: string) =>
-  z.coerce.number({ error: `${flag} must be a positive whole number` }).int(`${flag} must be a whole number`).positive(`${flag} must be positive`);
+  z.coerce
+    .number({ error: `${flag} must be a positive whole number` })
+    .int(`${flag} must be a whole number`)
+    .positive(`${flag} must be positive`);
 
 export const SyncOptions = z
   .object({

@@ -27,7 +27,10 @@ export async function runDeadLetters(config: Config, opts: z.infer<typeof DeadLe
   if (!opts.retry) {
     const rows = await scope((w) => w.webhooks.deadLetters({ limit: opts.limit }));
     if (opts.json) {
-      for (const r of rows) out(`${JSON.stringify({ delivery_id: r.deliveryId, spool_seq: r.spoolSeq, event: r.event, reason: r.reason, error: r.error, attempts: r.attempts, first_failed_at: r.firstFailedAt.toISOString(), last_failed_at: r.lastFailedAt.toISOString() })}\n`);
+      for (const r of rows)
+        out(
+          `${JSON.stringify({ delivery_id: r.deliveryId, spool_seq: r.spoolSeq, event: r.event, reason: r.reason, error: r.error, attempts: r.attempts, first_failed_at: r.firstFailedAt.toISOString(), last_failed_at: r.lastFailedAt.toISOString() })}\n`,
+        );
       return rows.length;
     }
     if (rows.length === 0) {
@@ -48,6 +51,9 @@ export async function runDeadLetters(config: Config, opts: z.infer<typeof DeadLe
       else if (r.outcome !== 'applied') out(`  ${r.deliveryId}  ${r.event}  ${r.outcome}: ${oneLine(r.error ?? '', 200)}\n`);
     }
   });
-  if (!opts.json) out(`Retried ${results.length} dead letter${results.length === 1 ? '' : 's'}: ${counts.applied} applied, ${counts.failed} failed again, ${counts.deferred} deferred (CRM or warehouse busy; run again later).\n`);
+  if (!opts.json)
+    out(
+      `Retried ${results.length} dead letter${results.length === 1 ? '' : 's'}: ${counts.applied} applied, ${counts.failed} failed again, ${counts.deferred} deferred (CRM or warehouse busy; run again later).\n`,
+    );
   return counts.failed + counts.deferred;
 }

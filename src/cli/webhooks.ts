@@ -25,7 +25,10 @@ import { withInProcessWorkers } from '../worker/with-in-process-workers.js';
 const ServeOptions = z.object({
   port: z.coerce.number({ error: '--port must be a number' }).int().min(0).max(65535).optional(),
   host: z.string().min(1).optional(),
-  path: z.string().regex(/^\/[\w./-]*$/, '--path must start with / (e.g. /webhooks/crm)').default(DEFAULT_WEBHOOK_PATH),
+  path: z
+    .string()
+    .regex(/^\/[\w./-]*$/, '--path must start with / (e.g. /webhooks/crm)')
+    .default(DEFAULT_WEBHOOK_PATH),
   apply: z.boolean().default(true),
   maxBodyKb: z.coerce.number({ error: '--max-body-kb must be a number' }).int().min(1).max(16_384).default(1024),
 });
@@ -45,7 +48,7 @@ function parse<T>(schema: z.ZodType<T>, raw: unknown, cmd: string): T {
 
 /** `crmsync webhooks serve` and `crmsync webhooks register --url https://...`. */
 export function registerWebhooksCommand(program: Command): void {
-  const webhooks = program.command('webhooks').description('Receive the CRM\'s signed webhook events, or register the receiver with the CRM');
+  const webhooks = program.command('webhooks').description("Receive the CRM's signed webhook events, or register the receiver with the CRM");
   webhooks
     .command('serve')
     .description('Run the ingest endpoint: verify, spool durably (fsync before 2xx), apply to the warehouse')
@@ -128,7 +131,9 @@ export async function serveWebhooks(config: Config, opts: z.infer<typeof ServeOp
         ...(apply ? { appliedStatus: () => describeApplied(apply.status()) } : {}),
       },
       async (service) => {
-        process.stdout.write(`crmsync webhooks: receiving on ${service.url}\n  health ${new URL('/healthz', service.url).href}, readiness ${new URL('/readyz', service.url).href}, metrics ${new URL('/metrics', service.url).href}\n  ${apply ? 'applying to the warehouse through the warehouse worker' : 'spooling only (--no-apply)'}; stop with Ctrl-C\n`);
+        process.stdout.write(
+          `crmsync webhooks: receiving on ${service.url}\n  health ${new URL('/healthz', service.url).href}, readiness ${new URL('/readyz', service.url).href}, metrics ${new URL('/metrics', service.url).href}\n  ${apply ? 'applying to the warehouse through the warehouse worker' : 'spooling only (--no-apply)'}; stop with Ctrl-C\n`,
+        );
         logger.info({ url: service.url, secretSources: secrets.describe(), apply: Boolean(apply) }, 'webhook receiver started');
         const following = apply?.follow(service.spool);
         await new Promise<void>((resolve) => abort.signal.addEventListener('abort', () => resolve(), { once: true }));

@@ -74,9 +74,7 @@ export function classifyErrorResponse(f: ResponseFacts): CrmError {
   if (statusCode === 400 || statusCode === 422) {
     const named = Object.keys(fieldErrors);
     const flat = Object.fromEntries(Object.entries(fieldErrors).map(([k, v]) => [k, v.map((r) => r.message)]));
-    const detail = named.length
-      ? named.map((k) => `${k}: ${(flat[k] ?? []).join(' ')}`).join('; ')
-      : truncate(quoted ?? 'invalid parameters', SNIPPET);
+    const detail = named.length ? named.map((k) => `${k}: ${(flat[k] ?? []).join(' ')}`).join('; ') : truncate(quoted ?? 'invalid parameters', SNIPPET);
     const fix = named.length ? `fix field${named.length > 1 ? 's' : ''} ${named.join(', ')}` : 'fix the request parameters';
     return new ValidationError(`The CRM rejected ${route} (${statusCode}${serverCode ? ` ${serverCode}` : ''}): ${fix} (${detail})`, flat, opts);
   }
@@ -106,10 +104,7 @@ export function classifyErrorResponse(f: ResponseFacts): CrmError {
 }
 
 /** Parses a 2xx body. Empty bodies give `null` only when `allowEmpty`, else a BadResponseError. */
-export function parseSuccessBody(
-  body: string,
-  facts: { method: string; path: string; statusCode: number; contentType: string | undefined; allowEmpty?: boolean },
-): unknown {
+export function parseSuccessBody(body: string, facts: { method: string; path: string; statusCode: number; contentType: string | undefined; allowEmpty?: boolean }): unknown {
   const route = `${facts.method.toUpperCase()} ${facts.path}`;
   const opts = { statusCode: facts.statusCode, route };
   if (body.trim() === '') {
@@ -126,11 +121,10 @@ export function parseSuccessBody(
         { ...opts, cause },
       );
     }
-    throw new BadResponseError(
-      `Truncated or invalid JSON from ${route} (${body.length} bytes${facts.contentType ? `, ${facts.contentType}` : ''}); the request can be retried`,
-      'invalid_json',
-      { ...opts, cause },
-    );
+    throw new BadResponseError(`Truncated or invalid JSON from ${route} (${body.length} bytes${facts.contentType ? `, ${facts.contentType}` : ''}); the request can be retried`, 'invalid_json', {
+      ...opts,
+      cause,
+    });
   }
 }
 

@@ -38,10 +38,7 @@ export function classifyServerException(f: {
   if (parameter) {
     const value = String(f.query?.[parameter] ?? '').slice(0, 40);
     const fix = FIXES[parameter] ?? `change or drop the ${parameter} parameter`;
-    return new ServerExceptionError(
-      `The CRM failed on ${f.route} (423, an SQL error) because of the ${parameter} parameter (${parameter}=${value}): ${fix}${f.says}`,
-      { ...opts, parameter },
-    );
+    return new ServerExceptionError(`The CRM failed on ${f.route} (423, an SQL error) because of the ${parameter} parameter (${parameter}=${value}): ${fix}${f.says}`, { ...opts, parameter });
   }
   return new ServerExceptionError(
     `The CRM raised an exception on ${f.route} (423); this is usually a bad parameter (sort field, page size, date range): check the parameters of the request${f.says}`,

@@ -88,8 +88,7 @@ export function createCrmClient(opts: CrmClientOptions): CrmClient {
     timeouts: opts.timeouts,
     maxBodyBytes: opts.maxBodyBytes,
   });
-  const limiter =
-    opts.limiter ?? sharedRateLimiter(`${transport.origin}|${opts.username}`, { maxRps: opts.maxRps, maxConcurrency });
+  const limiter = opts.limiter ?? sharedRateLimiter(`${transport.origin}|${opts.username}`, { maxRps: opts.maxRps, maxConcurrency });
   const logger = (opts.logger ?? silentLogger).child({ component: 'crm' });
   const stats: ClientStats = { requests: 0, retriesAdvised: 0, status429: 0, retries: 0 };
   const retry: RetryPolicy = { maxRetries: 1, ...opts.retry };
@@ -109,11 +108,7 @@ export function createCrmClient(opts: CrmClientOptions): CrmClient {
 }
 
 /** The resource APIs over one executor; `withSignal` views reuse everything but the executor and the signal. */
-function assemble(
-  ctx: ClientContext,
-  shared: { username: string; stats: ClientStats; limiter: RateLimiter; close: () => Promise<void> },
-  signal?: AbortSignal,
-): CrmClient {
+function assemble(ctx: ClientContext, shared: { username: string; stats: ClientStats; limiter: RateLimiter; close: () => Promise<void> }, signal?: AbortSignal): CrmClient {
   const reports = createReportsApi(ctx);
   const contacts = createContactsApi(ctx);
   return {

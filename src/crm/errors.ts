@@ -10,11 +10,7 @@ export class CrmError extends CrmsyncError {
   /** The request as "METHOD /path" (no query string, no host, no credentials). */
   readonly route: string | undefined;
 
-  constructor(
-    code: string,
-    message: string,
-    options: { statusCode?: number; route?: string; retryable?: boolean; retryAfterMs?: number; cause?: unknown } = {},
-  ) {
+  constructor(code: string, message: string, options: { statusCode?: number; route?: string; retryable?: boolean; retryAfterMs?: number; cause?: unknown } = {}) {
     super(code, message, options);
     this.statusCode = options.statusCode;
     this.route = options.route;

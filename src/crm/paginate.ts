@@ -279,9 +279,7 @@ export async function* paginate<T>(fetchPage: (page: number, perPage: number) =>
         current.items.length > 0 &&
         // A server that ignores `page` returns the same rows again: stop instead of looping forever.
         !(repeated && current.lastPage === undefined) &&
-        (knownLast !== undefined
-          ? page < knownLast || (!isShort && current.lastPage === undefined) || behindTotal
-          : behindTotal || (lastTotal === undefined && !isShort));
+        (knownLast !== undefined ? page < knownLast || (!isShort && current.lastPage === undefined) || behindTotal : behindTotal || (lastTotal === undefined && !isShort));
       const callerStops = listingGoesOn && (opts.stopAfter?.(current) ?? false);
       if (!(listingGoesOn && page < pagesLimit) || callerStops) {
         stopped = true;

@@ -25,11 +25,9 @@ export function schemaError(route: string, error: z.ZodError | string): BadRespo
           .slice(0, 3)
           .map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`)
           .join('; ');
-  return new BadResponseError(
-    `The response to ${route} does not match the expected shape (${detail}); the CRM version may differ from the interface, report this with the raw response`,
-    'schema',
-    { route },
-  );
+  return new BadResponseError(`The response to ${route} does not match the expected shape (${detail}); the CRM version may differ from the interface, report this with the raw response`, 'schema', {
+    route,
+  });
 }
 
 export function asObject(body: unknown, route: string): JsonObject {
@@ -72,7 +70,8 @@ export function readPageEnvelope(body: unknown, keys: readonly string[], request
     const c = container as JsonObject;
     const data = c.data;
     if (Array.isArray(data)) items = data;
-    else if (data && typeof data === 'object') items = Object.values(data); // PHP keyed collection
+    else if (data && typeof data === 'object')
+      items = Object.values(data); // PHP keyed collection
     else if (data === undefined || data === null) items = [];
     else throw schemaError(route, 'paginator "data" is not an array');
     meta = c;

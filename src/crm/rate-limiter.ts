@@ -38,10 +38,7 @@ export interface RateLimiterOptions {
   now?: () => number;
 }
 
-export type RequestOutcome =
-  | { kind: 'ok'; latencyMs: number }
-  | { kind: 'rateLimited'; retryAfterMs?: number }
-  | { kind: 'error' };
+export type RequestOutcome = { kind: 'ok'; latencyMs: number } | { kind: 'rateLimited'; retryAfterMs?: number } | { kind: 'error' };
 
 export interface Ticket {
   /** Report how the request went; frees the concurrency slot. Idempotent. */

@@ -41,13 +41,7 @@ export type Execute = (req: HttpRequest, opts?: CallOptions) => Promise<unknown>
  * keep-alive socket the server had just closed); 5xx, 429 and timeouts are thrown with their
  * `retryable`/`retryAfterMs` for the activity's retry policy.
  */
-export function createExecutor(deps: {
-  transport: Transport;
-  limiter: RateLimiter;
-  logger: Logger;
-  stats: ClientStats;
-  retry: RetryPolicy;
-}): Execute {
+export function createExecutor(deps: { transport: Transport; limiter: RateLimiter; logger: Logger; stats: ClientStats; retry: RetryPolicy }): Execute {
   const { transport, limiter, logger, stats } = deps;
   const maxRetries = Math.max(0, Math.min(1, Math.floor(deps.retry.maxRetries)));
 

@@ -74,9 +74,7 @@ export function checkBaseUrl(baseUrl: string, allowInsecureHttp: boolean): URL {
     throw new ConfigError(`CRM_BASE_URL must use https (got ${url.protocol})`);
   }
   if (url.protocol === 'http:' && !LOOPBACK.test(url.hostname) && !allowInsecureHttp) {
-    throw new InsecureTransportError(
-      `Refusing to send CRM credentials over plain http to ${url.host}: use https in CRM_BASE_URL, or set CRM_ALLOW_INSECURE_HTTP=1 if this network is trusted`,
-    );
+    throw new InsecureTransportError(`Refusing to send CRM credentials over plain http to ${url.host}: use https in CRM_BASE_URL, or set CRM_ALLOW_INSECURE_HTTP=1 if this network is trusted`);
   }
   return url;
 }
@@ -233,11 +231,7 @@ export function createTransport(opts: TransportOptions): Transport {
   }
 
   function tooLarge(route: string, statusCode: number, size: number): BadResponseError {
-    return new BadResponseError(
-      `The response to ${route} is larger than ${maxBodyBytes} bytes (${size}); request smaller pages (per_page)`,
-      'too_large',
-      { statusCode, route },
-    );
+    return new BadResponseError(`The response to ${route} is larger than ${maxBodyBytes} bytes (${size}); request smaller pages (per_page)`, 'too_large', { statusCode, route });
   }
 
   function networkError(cause: unknown, route: string, phase: 'request' | 'body', req?: HttpRequest): CrmError {

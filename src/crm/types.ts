@@ -183,8 +183,21 @@ export interface Note {
 }
 
 export const NOTE_TYPES = [
-  'note', 'call', 'email', 'meeting', 'quote_sent', 'quote_accepted', 'quote_refused', 'invoice_sent',
-  'invoice_part_paid', 'invoice_paid', 'invoice_refunded', 'transaction', 'feedback', 'tweet', 'facebook_post',
+  'note',
+  'call',
+  'email',
+  'meeting',
+  'quote_sent',
+  'quote_accepted',
+  'quote_refused',
+  'invoice_sent',
+  'invoice_part_paid',
+  'invoice_paid',
+  'invoice_refunded',
+  'transaction',
+  'feedback',
+  'tweet',
+  'facebook_post',
 ] as const;
 
 export interface NoteWrite {

@@ -69,5 +69,8 @@ function toStringList(raw: unknown): string[] {
       // not JSON: treat as comma-separated
     }
   }
-  return text.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  return text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
 }

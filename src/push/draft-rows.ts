@@ -33,11 +33,12 @@ export function draftRows(rows: readonly SourceRow[], fields: ReadonlyMap<string
       drafts.push(first);
       continue;
     }
-    const rowList = group.map((d) => d.rowNumber).slice(0, 10).join(', ');
+    const rowList = group
+      .map((d) => d.rowNumber)
+      .slice(0, 10)
+      .join(', ');
     for (const d of group) {
-      rejections.push(
-        rejection(d.rowNumber, d.key, d.body.email, 'email', `${group.length} source rows have this email (rows ${rowList}); keep one row per email`),
-      );
+      rejections.push(rejection(d.rowNumber, d.key, d.body.email, 'email', `${group.length} source rows have this email (rows ${rowList}); keep one row per email`));
     }
   }
   drafts.sort((a, b) => a.rowNumber - b.rowNumber);

@@ -4,17 +4,7 @@ import { checkEmail, checkIsoDate, checkStatus, clip, MAX_TEXT_LENGTH } from './
 import { parseTaxonomyRefs } from './parse-taxonomy-refs.js';
 import type { DraftResult, RowRejection } from './push-types.js';
 
-export const TEXT_COLUMNS = [
-  'first_name',
-  'last_name',
-  'phone',
-  'address_line_1',
-  'address_line_2',
-  'city',
-  'state',
-  'postal_code',
-  'country',
-] as const;
+export const TEXT_COLUMNS = ['first_name', 'last_name', 'phone', 'address_line_1', 'address_line_2', 'city', 'state', 'postal_code', 'country'] as const;
 
 export const KNOWN_COLUMNS = new Set<string>(['email', 'status', 'date_of_birth', 'custom_values', 'tags', 'lists', ...TEXT_COLUMNS]);
 export const CUSTOM_COLUMN_PREFIX = 'cf_';
@@ -55,12 +45,7 @@ class Rejected extends Error {
  * Maps one source row (a JSON object, one key per column) to the create body, checking every
  * field locally. Empty and null cells are left out: the CRM's upsert never blanks a field anyway.
  */
-export function mapSourceRow(
-  row: Record<string, unknown>,
-  rowNumber: number,
-  fields: ReadonlyMap<string, CustomField>,
-  sourceFingerprint = '',
-): DraftResult {
+export function mapSourceRow(row: Record<string, unknown>, rowNumber: number, fields: ReadonlyMap<string, CustomField>, sourceFingerprint = ''): DraftResult {
   const rawEmail = typeof row.email === 'string' ? row.email.trim() : row.email == null ? '' : String(row.email);
   const key = rawEmail.toLowerCase();
   try {

@@ -83,7 +83,11 @@ export async function planPush(deps: PlanPushDeps, opts: PlanPushOptions): Promi
     const at = now();
     const plans = new PushPlanStore(deps.db);
     await plans.pruneStale(at);
-    await ledger.pruneRejections(spec.sourceId, allRejections.map((r) => r.key), at);
+    await ledger.pruneRejections(
+      spec.sourceId,
+      allRejections.map((r) => r.key),
+      at,
+    );
     await ledger.recordRejections(spec.sourceId, opts.runId, allRejections, at);
     await ledger.settle(spec.sourceId, settled, at);
     await plans.save(opts.runId, spec.sourceId, planned);
@@ -132,11 +136,7 @@ async function createMissing(crm: PushCrm, index: TaxonomyIndex, drafts: readonl
   let placeholder = -1;
   for (const title of names) {
     // A dry run resolves to placeholder ids: such rows are new or changed either way.
-    const ref: TaxonomyRef = dryRun
-      ? { id: placeholder--, title, slug: title }
-      : index.kind === 'tag'
-        ? await crm.createTag(title)
-        : await crm.createList(title);
+    const ref: TaxonomyRef = dryRun ? { id: placeholder--, title, slug: title } : index.kind === 'tag' ? await crm.createTag(title) : await crm.createList(title);
     index.add(ref);
   }
   return names;

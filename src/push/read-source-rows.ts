@@ -16,10 +16,9 @@ export async function readSourceRows(db: WarehouseQuery, spec: SourceSpec, maxRo
     rows = await readPushSourceJson(db, spec, maxRows + 1);
   } catch (err) {
     const reason = err instanceof Error ? err.message.split('\n')[0] : String(err);
-    throw new PushSourceError(
-      `Cannot read the push source ${spec.kind === 'query' ? 'query' : `"${spec.sourceId}"`}: ${reason}. Check the table, view, file or query with \`crmsync query\`.`,
-      { cause: err },
-    );
+    throw new PushSourceError(`Cannot read the push source ${spec.kind === 'query' ? 'query' : `"${spec.sourceId}"`}: ${reason}. Check the table, view, file or query with \`crmsync query\`.`, {
+      cause: err,
+    });
   }
   const what = spec.kind === 'query' ? 'The push query' : `The push source "${spec.sourceId}"`;
   if (rows.length === 0) throw new PushSourceError(`${what} has no rows: nothing to push. Check it with \`crmsync query\` (a filter that matches nothing, or an empty file?).`);

@@ -27,7 +27,10 @@ export function resolveDrafts(drafts: readonly ContactDraft[], tags: TaxonomyInd
   for (const d of drafts) {
     const body: ContactWrite = { ...d.body };
     let failed: RowRejection | undefined;
-    for (const [column, index] of [['tags', tags], ['lists', lists]] as const) {
+    for (const [column, index] of [
+      ['tags', tags],
+      ['lists', lists],
+    ] as const) {
       if (d[column].length === 0) continue;
       const result = index.resolve(d[column]);
       if ('ids' in result) {

@@ -120,8 +120,16 @@ export async function sendBatch(deps: SendBatchDeps, opts: SendBatchOptions): Pr
     try {
       const res = await deps.crm.upsertContact(row.body);
       await writer.success({
-        source: opts.source, key: row.key, email: row.body.email, fingerprint: row.fingerprint, sourceFingerprint: row.sourceFingerprint,
-        runId: opts.runId, httpStatus: 200, contactId: res.contact.id, actionType: res.actionType, at: now(),
+        source: opts.source,
+        key: row.key,
+        email: row.body.email,
+        fingerprint: row.fingerprint,
+        sourceFingerprint: row.sourceFingerprint,
+        runId: opts.runId,
+        httpStatus: 200,
+        contactId: res.contact.id,
+        actionType: res.actionType,
+        at: now(),
       });
       return finish(row, 'succeeded');
     } catch (err) {
@@ -137,9 +145,17 @@ export async function sendBatch(deps: SendBatchDeps, opts: SendBatchOptions): Pr
         return;
       }
       await writer.failure({
-        source: opts.source, key: row.key, email: row.body.email, fingerprint: row.fingerprint, runId: opts.runId,
-        httpStatus: info.httpStatus, code: info.code, field: info.field, message: info.message,
-        retryable: false, at: now(),
+        source: opts.source,
+        key: row.key,
+        email: row.body.email,
+        fingerprint: row.fingerprint,
+        runId: opts.runId,
+        httpStatus: info.httpStatus,
+        code: info.code,
+        field: info.field,
+        message: info.message,
+        retryable: false,
+        at: now(),
       });
       return finish(row, 'failed');
     }

@@ -63,9 +63,7 @@ function parseFrom(from: string): SourceSpec {
     return { kind: 'relation', sourceId: text.toLowerCase(), name: text.split('.') };
   }
   if (!QUERY_START.test(text)) {
-    throw new PushSourceError(
-      `\`--from\` is neither a table/view name, a .csv, .parquet or .json file, nor a query starting with SELECT, WITH or FROM: "${text.slice(0, 60)}".`,
-    );
+    throw new PushSourceError(`\`--from\` is neither a table/view name, a .csv, .parquet or .json file, nor a query starting with SELECT, WITH or FROM: "${text.slice(0, 60)}".`);
   }
   if (text.includes(';')) {
     throw new PushSourceError('`--from` holds more than one statement; pass a single SELECT query (or a view name).');

@@ -25,7 +25,14 @@ export function growthSection(rows: readonly GrowthRow[]): string {
   const pickers = PERIODS.map(
     (p) => `<input type="radio" name="growth-period" id="gp-${p.period}" value="${p.period}"${p.period === 'month' ? ' checked' : ''}><label for="gp-${p.period}">${p.label}</label>`,
   ).join('');
-  const panels = PERIODS.map((p) => panel(p.period, p.label, rows.filter((r) => r.period === p.period), statuses)).join('');
+  const panels = PERIODS.map((p) =>
+    panel(
+      p.period,
+      p.label,
+      rows.filter((r) => r.period === p.period),
+      statuses,
+    ),
+  ).join('');
   return section(`<div class="period-picker">${pickers}${panels}</div>`);
 }
 
@@ -46,7 +53,12 @@ function panel(period: Period, label: string, rows: readonly GrowthRow[], status
     { key: 'total', label: 'total', numeric: true, cell: (p) => fmtInt([...p.totals.values()].reduce((a, b) => a + b, 0)) },
   ];
   const chart = stackedAreaChart({ id: `growth-${period}`, title: `Contacts by status, per ${period}`, labels: periods.map((p) => p.start), series });
-  const table = dataTable({ id: `growth-${period}-table`, caption: `Contacts by current status at the end of each ${period} (running totals), and contacts created in the ${period}`, columns, rows: periods });
+  const table = dataTable({
+    id: `growth-${period}-table`,
+    caption: `Contacts by current status at the end of each ${period} (running totals), and contacts created in the ${period}`,
+    columns,
+    rows: periods,
+  });
   return `<div class="panel panel-${period}">${chart}${table}</div>`;
 }
 

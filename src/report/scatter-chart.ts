@@ -34,5 +34,14 @@ export function scatterChart(opts: { id: string; title: string; dots: readonly D
       (t1 > t0 ? `<text class="axis" x="${RIGHT}" y="${BOTTOM + FONT + 4}" text-anchor="end">${esc(fmtTime(new Date(t1)))}</text>` : '')
     : '';
   const items = [...opts.series, ...(opts.dots.some((d) => d.failed) ? [{ name: 'failed (hollow)', color: FAILED_COLOR }] : [])];
-  return legend(items) + svgFrame({ id: opts.id, title: opts.title, height: HEIGHT, marks: dots.length, body: yGrid({ max, top: TOP, bottom: BOTTOM, left: LEFT, right: RIGHT, format: opts.format }) + dots.join('') + axis });
+  return (
+    legend(items) +
+    svgFrame({
+      id: opts.id,
+      title: opts.title,
+      height: HEIGHT,
+      marks: dots.length,
+      body: yGrid({ max, top: TOP, bottom: BOTTOM, left: LEFT, right: RIGHT, format: opts.format }) + dots.join('') + axis,
+    })
+  );
 }

@@ -26,7 +26,11 @@ function runs(r: ReportData['runs']): string {
     format: (n) => `${n.toFixed(n < 10 ? 1 : 0)} s`,
     series: [...colors].map(([name, color]) => ({ name, color })),
     dots: finished.map((x) => ({
-      series: x.stream, color: colors.get(x.stream)!, at: x.started_at, value: x.duration_s!, failed: x.status === 'failed',
+      series: x.stream,
+      color: colors.get(x.stream)!,
+      at: x.started_at,
+      value: x.duration_s!,
+      failed: x.status === 'failed',
       tip: `${x.stream} ${x.mode} ${x.status} at ${fmtTime(x.started_at)}: ${fmtSeconds(x.duration_s)}, ${fmtInt(x.rows_read)} rows, ${fmtInt(x.requests)} requests`,
     })),
   });
@@ -52,7 +56,11 @@ function volume(rows: readonly RunRow[]): string {
   if (streams.length === 0) return '';
   const sum = (s: string, k: 'rows_read' | 'requests'): number => rows.filter((r) => r.stream === s).reduce((a, r) => a + r[k], 0);
   const chart = (key: 'rows_read' | 'requests', label: string, color: string): string =>
-    barChart({ id: `sync-${key === 'rows_read' ? 'rows' : 'requests'}`, title: `${label} per stream over the runs shown`, groups: streams.map((s) => ({ label: s, bars: [{ series: label, value: sum(s, key), color, text: fmtInt(sum(s, key)) }] })) });
+    barChart({
+      id: `sync-${key === 'rows_read' ? 'rows' : 'requests'}`,
+      title: `${label} per stream over the runs shown`,
+      groups: streams.map((s) => ({ label: s, bars: [{ series: label, value: sum(s, key), color, text: fmtInt(sum(s, key)) }] })),
+    });
   return `<h3>Rows and requests per stream</h3><p class="note">Summed over the runs above; the runs table holds each run's figures.</p><div class="pair"><div><h4>Rows read</h4>${chart('rows_read', 'Rows read', seriesColor(0))}</div><div><h4>Requests</h4>${chart('requests', 'Requests', seriesColor(1))}</div></div>`;
 }
 
@@ -60,7 +68,17 @@ function freshness(rows: ReportData['freshness'], now: Date): string {
   const age = (d: Date | null): number | null => (d ? (now.getTime() - d.getTime()) / 1000 : null);
   const groups = rows.map((r) => {
     const a = age(r.last_success_at);
-    return { label: r.stream, bars: [{ series: 'hours since last success', value: a === null ? null : a / 3600, color: r.last_status === 'failed' ? FAILED_COLOR : seriesColor(2), text: a === null ? 'never succeeded' : fmtAge(a) }] };
+    return {
+      label: r.stream,
+      bars: [
+        {
+          series: 'hours since last success',
+          value: a === null ? null : a / 3600,
+          color: r.last_status === 'failed' ? FAILED_COLOR : seriesColor(2),
+          text: a === null ? 'never succeeded' : fmtAge(a),
+        },
+      ],
+    };
   });
   const chart = barChart({ id: 'sync-freshness', title: 'Time since each stream last succeeded', groups });
   const table = dataTable({

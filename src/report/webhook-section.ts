@@ -14,7 +14,8 @@ const LAGS = [
 export function webhookSection(w: ReportData['webhooks']): string {
   const head = `<h2>Webhooks</h2>`;
   if (w === null) return `<section id="webhooks">${head}<p class="empty">This warehouse has no webhook tables.</p></section>`;
-  if (w.lag.length === 0 && w.deadLetters.length === 0) return `<section id="webhooks">${head}<p class="empty">No webhook deliveries received: the receiver (<code>crmsync webhooks serve</code>) is not in use.</p></section>`;
+  if (w.lag.length === 0 && w.deadLetters.length === 0)
+    return `<section id="webhooks">${head}<p class="empty">No webhook deliveries received: the receiver (<code>crmsync webhooks serve</code>) is not in use.</p></section>`;
   const note = `<p class="note">Delivery lag: from the event to its receipt; apply lag: from receipt to the warehouse. Per day, the latest ${w.lag.length} days with deliveries (view <code>webhook_lag_daily</code>).</p>`;
   const groups = w.lag.map((d) => ({ label: d.day, bars: LAGS.map((k) => ({ series: k.name, value: d[k.key], color: k.color, text: fmtSeconds(d[k.key]) })) }));
   const chart = barChart({ id: 'webhook-lag', title: 'Webhook lag per day', groups, legend: LAGS.map((k) => ({ name: k.name, color: k.color })) });

@@ -109,15 +109,37 @@ export class Catalog {
     if (!name) throw new SimError(400, 'rest_missing_callback_param', 'Missing parameter(s): name; send a company name.', { status: 422, body: { name: { required: 'The name field is required.' } } });
     for (const c of this.companies.values()) {
       if (c.name.toLowerCase() === name.toLowerCase()) {
-        throw new SimError(400, 'rest_invalid_param', `A company named "${name}" already exists; choose another name.`, { status: 422, body: { name: { unique: 'The name attribute is already taken and must be unique.' } } });
+        throw new SimError(400, 'rest_invalid_param', `A company named "${name}" already exists; choose another name.`, {
+          status: 422,
+          body: { name: { unique: 'The name attribute is already taken and must be unique.' } },
+        });
       }
     }
     const now = this.now();
     const id = this.#nextCompany++;
     const rec: CompanyRec = {
-      id, hash: contactHash(this.seed ^ 0x9999, id), name, industry: null, website: null, email: null, phone: null, description: null, logo: null,
-      linkedinUrl: null, addressLine1: null, addressLine2: null, city: null, state: null, country: null, postalCode: null, employeesNumber: 0,
-      type: 'Prospect', ownerId: null, status: 'active', createdAt: now, updatedAt: now,
+      id,
+      hash: contactHash(this.seed ^ 0x9999, id),
+      name,
+      industry: null,
+      website: null,
+      email: null,
+      phone: null,
+      description: null,
+      logo: null,
+      linkedinUrl: null,
+      addressLine1: null,
+      addressLine2: null,
+      city: null,
+      state: null,
+      country: null,
+      postalCode: null,
+      employeesNumber: 0,
+      type: 'Prospect',
+      ownerId: null,
+      status: 'active',
+      createdAt: now,
+      updatedAt: now,
     };
     this.companies.set(id, applyCompanyFields(rec, body));
     return this.companies.get(id) as CompanyRec;
@@ -138,9 +160,22 @@ export class Catalog {
 }
 
 const COMPANY_FIELDS: Record<string, keyof CompanyRec> = {
-  name: 'name', industry: 'industry', website: 'website', email: 'email', phone: 'phone', description: 'description', logo: 'logo',
-  linkedin_url: 'linkedinUrl', address_line_1: 'addressLine1', address_line_2: 'addressLine2', city: 'city', state: 'state',
-  country: 'country', postal_code: 'postalCode', type: 'type', status: 'status',
+  name: 'name',
+  industry: 'industry',
+  website: 'website',
+  email: 'email',
+  phone: 'phone',
+  description: 'description',
+  logo: 'logo',
+  linkedin_url: 'linkedinUrl',
+  address_line_1: 'addressLine1',
+  address_line_2: 'addressLine2',
+  city: 'city',
+  state: 'state',
+  country: 'country',
+  postal_code: 'postalCode',
+  type: 'type',
+  status: 'status',
 };
 
 function applyCompanyFields(rec: CompanyRec, body: Record<string, unknown>): CompanyRec {

@@ -50,12 +50,7 @@ function arr(v: unknown): unknown[] | undefined {
  * rest_invalid_param); real mode follows fluentcrm-2.9: an unknown status becomes subscribed,
  * unknown custom fields are dropped silently, empty strings do not blank fields on upsert.
  */
-export function readContactPatch(
-  body: Record<string, unknown>,
-  mode: SimulatorMode,
-  fields: readonly CustomFieldRec[],
-  opts: { keepEmptyStrings: boolean },
-): ContactPatch {
+export function readContactPatch(body: Record<string, unknown>, mode: SimulatorMode, fields: readonly CustomFieldRec[], opts: { keepEmptyStrings: boolean }): ContactPatch {
   const patch: ContactPatch = { fields: {} };
   const out = patch.fields as Record<string, unknown>;
   for (const [key, prop] of Object.entries(STRING_FIELDS)) {
@@ -107,8 +102,7 @@ function readCustomValues(raw: unknown, mode: SimulatorMode, fields: readonly Cu
 }
 
 function checkCustomValue(def: CustomFieldRec, value: unknown, mode: SimulatorMode): CustomValue {
-  const bad = (why: string): SimError =>
-    new SimError(400, 'rest_invalid_param', `Invalid value for custom field "${def.slug}": ${why}.`, { status: 422, body: { [def.slug]: { invalid: why } } });
+  const bad = (why: string): SimError => new SimError(400, 'rest_invalid_param', `Invalid value for custom field "${def.slug}": ${why}.`, { status: 422, body: { [def.slug]: { invalid: why } } });
   if (def.type === 'checkbox') {
     const values = (Array.isArray(value) ? value : [value]).map(String);
     if (mode === 'spec') for (const v of values) if (!def.options?.includes(v)) throw bad(`"${v}" is not one of ${def.options?.join(', ')}`);

@@ -79,14 +79,20 @@ export class FunnelBook {
   addFunnelSubscribers(funnelId: number, ids: unknown): FunnelSubscriberRec[] {
     const f = this.funnel(funnelId);
     if (!Array.isArray(ids) || ids.length === 0 || ids.length > 10_000) {
-      throw new SimError(400, 'rest_missing_callback_param', 'Missing parameter(s): subscribers; send an array of contact ids.', { status: 422, body: { subscribers: { required: 'Subscribers are required' } } });
+      throw new SimError(400, 'rest_missing_callback_param', 'Missing parameter(s): subscribers; send an array of contact ids.', {
+        status: 422,
+        body: { subscribers: { required: 'Subscribers are required' } },
+      });
     }
     const contactIds = ids.map(Number);
     for (const id of contactIds) {
       if (!Number.isInteger(id) || !this.state.contact(id)) throw notFound('subscriber', { status: 422, body: { message: 'Subscriber not found' } });
       const existing = this.subscriberOf(funnelId, id);
       if (existing && existing.status === 'active') {
-        throw new SimError(409, 'subscriber_already_exists', `Contact ${id} is already active in this automation; remove it first.`, { status: 409, body: { code: 'subscriber_already_exists', message: 'Subscriber already exists in this funnel', data: { status: 409 } } });
+        throw new SimError(409, 'subscriber_already_exists', `Contact ${id} is already active in this automation; remove it first.`, {
+          status: 409,
+          body: { code: 'subscriber_already_exists', message: 'Subscriber already exists in this funnel', data: { status: 409 } },
+        });
       }
     }
     const now = this.state.now;
@@ -97,8 +103,16 @@ export class FunnelBook {
       if (old) this.funnelSubscribers.delete(old.id);
       // Metrics are history: a contact that re-enters keeps them, so a step can count more runs than entrants.
       const s: FunnelSubscriberRec = {
-        id: this.#nextFunnelSubscriber++, funnelId, subscriberId: id, status: 'active', lastSequenceId: null, nextSequenceId: first?.id ?? null,
-        nextExecutionTime: first ? now : null, createdAt: now, updatedAt: now, metrics: old ? old.metrics : [],
+        id: this.#nextFunnelSubscriber++,
+        funnelId,
+        subscriberId: id,
+        status: 'active',
+        lastSequenceId: null,
+        nextSequenceId: first?.id ?? null,
+        nextExecutionTime: first ? now : null,
+        createdAt: now,
+        updatedAt: now,
+        metrics: old ? old.metrics : [],
       };
       this.funnelSubscribers.set(s.id, s);
       added.push(s);
@@ -124,7 +138,18 @@ export class FunnelBook {
     const step = f.steps[idx];
     if (!step) throw new SimError(400, 'rest_invalid_param', 'This contact has no next step.');
     const now = this.state.now;
-    s.metrics.push({ id: this.#nextMetric++, funnelId, sequenceId: step.id, subscriberId: contactId, benchmarkValue: 0, benchmarkCurrency: 'USD', status: 'completed', notes: '', createdAt: now, updatedAt: now });
+    s.metrics.push({
+      id: this.#nextMetric++,
+      funnelId,
+      sequenceId: step.id,
+      subscriberId: contactId,
+      benchmarkValue: 0,
+      benchmarkCurrency: 'USD',
+      status: 'completed',
+      notes: '',
+      createdAt: now,
+      updatedAt: now,
+    });
     s.lastSequenceId = step.id;
     const next = f.steps[idx + 1];
     s.nextSequenceId = next?.id ?? null;

@@ -45,7 +45,8 @@ export class IncomingWebhooks {
 
   require(id: number): IncomingWebhookRec {
     const h = this.hooks.get(id);
-    if (!h) throw new SimError(404, null, 'No query results for model [FluentCrm\\App\\Models\\Meta].', { status: 404, body: { message: 'No query results for model [FluentCrm\\App\\Models\\Meta].' } });
+    if (!h)
+      throw new SimError(404, null, 'No query results for model [FluentCrm\\App\\Models\\Meta].', { status: 404, body: { message: 'No query results for model [FluentCrm\\App\\Models\\Meta].' } });
     return h;
   }
 

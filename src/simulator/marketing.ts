@@ -54,7 +54,10 @@ export class Marketing extends FunnelBook {
   pauseCampaign(id: number): CampaignRec {
     const c = this.campaign(id);
     if (c.status !== 'working') {
-      throw new SimError(400, 'rest_invalid_param', `Only a campaign in status working can be paused; this one is ${c.status}.`, { status: 422, body: { message: 'You can only pause a campaign if it is on "Working" state' } });
+      throw new SimError(400, 'rest_invalid_param', `Only a campaign in status working can be paused; this one is ${c.status}.`, {
+        status: 422,
+        body: { message: 'You can only pause a campaign if it is on "Working" state' },
+      });
     }
     c.status = 'paused';
     c.updatedAt = this.state.now;
@@ -65,7 +68,10 @@ export class Marketing extends FunnelBook {
   resumeCampaign(id: number): CampaignRec {
     const c = this.campaign(id);
     if (c.status !== 'paused') {
-      throw new SimError(400, 'rest_invalid_param', `Only a paused campaign can be resumed; this one is ${c.status}.`, { status: 422, body: { message: 'You can only resume a campaign if it is on "paused" state' } });
+      throw new SimError(400, 'rest_invalid_param', `Only a paused campaign can be resumed; this one is ${c.status}.`, {
+        status: 422,
+        body: { message: 'You can only resume a campaign if it is on "paused" state' },
+      });
     }
     c.status = 'working';
     c.updatedAt = this.state.now;
@@ -97,9 +103,21 @@ export class Marketing extends FunnelBook {
   createCampaign(title: string): CampaignRec {
     const now = this.state.now;
     const c: CampaignRec = {
-      id: this.#nextCampaign++, title, slug: slugify(title), status: 'draft', emailSubject: title, emailPreHeader: '', emailBody: '', recipientsCount: 0,
-      scheduledAt: null, designTemplate: 'simple', createdBy: 1, createdAt: now, updatedAt: now,
-      stats: { sent: 0, delivered: 0, opened: 0, clicked: 0, unsubscribed: 0, bounced: 0, revenue: 0, orders: 0 }, polls: 0,
+      id: this.#nextCampaign++,
+      title,
+      slug: slugify(title),
+      status: 'draft',
+      emailSubject: title,
+      emailPreHeader: '',
+      emailBody: '',
+      recipientsCount: 0,
+      scheduledAt: null,
+      designTemplate: 'simple',
+      createdBy: 1,
+      createdAt: now,
+      updatedAt: now,
+      stats: { sent: 0, delivered: 0, opened: 0, clicked: 0, unsubscribed: 0, bounced: 0, revenue: 0, orders: 0 },
+      polls: 0,
     };
     this.campaigns.set(c.id, c);
     this.state.emit('campaign.created', this.#campaignEvent(c));
@@ -117,7 +135,8 @@ export class Marketing extends FunnelBook {
 
   renameCampaign(id: number, title: unknown): CampaignRec {
     const c = this.campaign(id);
-    if (typeof title !== 'string' || !title.trim()) throw new SimError(400, 'rest_missing_callback_param', 'Missing parameter(s): title; send a non-empty title.', { status: 422, body: { title: { required: 'Title is required' } } });
+    if (typeof title !== 'string' || !title.trim())
+      throw new SimError(400, 'rest_missing_callback_param', 'Missing parameter(s): title; send a non-empty title.', { status: 422, body: { title: { required: 'Title is required' } } });
     c.title = title.trim().slice(0, 190);
     c.updatedAt = this.state.now;
     return c;
@@ -214,7 +233,13 @@ export class Marketing extends FunnelBook {
     return s;
   }
 
-  truth(): { campaigns: Record<string, unknown>[]; funnels: Record<string, unknown>[]; funnelSubscribers: Record<string, unknown>[]; templates: Record<string, unknown>[]; sequences: Record<string, unknown>[] } {
+  truth(): {
+    campaigns: Record<string, unknown>[];
+    funnels: Record<string, unknown>[];
+    funnelSubscribers: Record<string, unknown>[];
+    templates: Record<string, unknown>[];
+    sequences: Record<string, unknown>[];
+  } {
     const iso = (ms: number | null): string | null => (ms === null ? null : formatIsoZ(ms));
     return {
       campaigns: [...this.campaigns.values()].map((c) => ({ ...structuredClone(c), created_at: this.state.formatLocal(c.createdAt), updated_at: this.state.formatLocal(c.updatedAt) })),

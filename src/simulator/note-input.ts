@@ -1,7 +1,23 @@
 import { invalidParam, SimError } from './sim-error.js';
 import { parseTimestamp } from './time.js';
 
-export const NOTE_TYPES = ['note', 'call', 'email', 'meeting', 'quote_sent', 'quote_accepted', 'quote_refused', 'invoice_sent', 'invoice_part_paid', 'invoice_paid', 'invoice_refunded', 'transaction', 'feedback', 'tweet', 'facebook_post'];
+export const NOTE_TYPES = [
+  'note',
+  'call',
+  'email',
+  'meeting',
+  'quote_sent',
+  'quote_accepted',
+  'quote_refused',
+  'invoice_sent',
+  'invoice_part_paid',
+  'invoice_paid',
+  'invoice_refunded',
+  'transaction',
+  'feedback',
+  'tweet',
+  'facebook_post',
+];
 
 export function readNote(body: Record<string, unknown>, timeZone: string): { title: string; description: string; type: string; createdAt: number | undefined } {
   const n = (typeof body.note === 'object' && body.note !== null ? body.note : body) as Record<string, unknown>;

@@ -31,7 +31,9 @@ export function readPaging(ctx: RouteCtx, defaultPerPage: number): Paging {
       if (n < 0) {
         throw new SimError(423, null, 'per_page must be positive.', {
           status: 423,
-          body: { message: `You have an error in your SQL syntax; check the manual that corresponds to your MariaDB server version for the right syntax to use near '' at line 1 (SQL: select * from \`wp_fc_subscribers\` order by \`id\` desc offset 0)` },
+          body: {
+            message: `You have an error in your SQL syntax; check the manual that corresponds to your MariaDB server version for the right syntax to use near '' at line 1 (SQL: select * from \`wp_fc_subscribers\` order by \`id\` desc offset 0)`,
+          },
         });
       }
       perPage = Math.min(MAX_PER_PAGE, Math.trunc(n));
@@ -79,7 +81,10 @@ export function queryArray(q: URLSearchParams, name: string): string[] {
   const out = [...q.getAll(`${name}[]`), ...q.getAll(name)];
   const indexed = [...q.keys()].filter((k) => k.startsWith(`${name}[`) && k !== `${name}[]`);
   for (const k of new Set(indexed)) out.push(...q.getAll(k));
-  return out.flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
+  return out
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
 }
 
 export function queryBool(q: URLSearchParams, name: string): boolean {

@@ -5,10 +5,111 @@ import { hash32, pick, unit } from './rng.js';
 export const SEED_EPOCH_MS = Date.UTC(2026, 0, 1, 0, 0, 0);
 const SEED_SPAN_MS = 2 * 365 * 86_400_000;
 
-const FIRST = ['Ada', 'Grace', 'Alan', 'Katherine', 'Linus', 'Margaret', 'Dennis', 'Barbara', 'Ken', 'Frances', 'Edsger', 'Sophie', 'Donald', 'Radia', 'Tim', 'Hedy', 'John', 'Annie', 'Niklaus', 'Shafi', 'Guido', 'Joan', 'Bjarne', 'Mary', 'Leslie', 'Karen', 'Tony', 'Evelyn', 'Yukihiro', 'Lynn', 'Ivan', 'Jean', 'Claude', 'Ruth', 'Rasmus', 'Adele', 'James', 'Carol', 'Brian', 'Susan'];
-const LAST = ['Lovelace', 'Hopper', 'Turing', 'Johnson', 'Torvalds', 'Hamilton', 'Ritchie', 'Liskov', 'Thompson', 'Allen', 'Dijkstra', 'Wilson', 'Knuth', 'Perlman', 'Lee', 'Lamarr', 'McCarthy', 'Easley', 'Wirth', 'Goldwasser', 'Rossum', 'Clarke', 'Stroustrup', 'Keller', 'Lamport', 'Jones', 'Hoare', 'Berezin', 'Matsumoto', 'Conway', 'Sutherland', 'Sammet', 'Shannon', 'Teitelbaum', 'Lerdorf', 'Goldberg', 'Gosling', 'Shaw', 'Kernighan', 'Kare'];
-const CITIES: readonly (readonly [string, string])[] = [['Berlin', 'DE'], ['Porto', 'PT'], ['Lisbon', 'PT'], ['Toronto', 'CA'], ['Austin', 'US'], ['Boston', 'US'], ['London', 'GB'], ['Paris', 'FR'], ['Madrid', 'ES'], ['Tokyo', 'JP'], ['Sydney', 'AU'], ['Dublin', 'IE']];
-const STATUS_WEIGHTS: readonly (readonly [string, number])[] = [['subscribed', 0.62], ['unsubscribed', 0.15], ['pending', 0.12], ['bounced', 0.07], ['complained', 0.04]];
+const FIRST = [
+  'Ada',
+  'Grace',
+  'Alan',
+  'Katherine',
+  'Linus',
+  'Margaret',
+  'Dennis',
+  'Barbara',
+  'Ken',
+  'Frances',
+  'Edsger',
+  'Sophie',
+  'Donald',
+  'Radia',
+  'Tim',
+  'Hedy',
+  'John',
+  'Annie',
+  'Niklaus',
+  'Shafi',
+  'Guido',
+  'Joan',
+  'Bjarne',
+  'Mary',
+  'Leslie',
+  'Karen',
+  'Tony',
+  'Evelyn',
+  'Yukihiro',
+  'Lynn',
+  'Ivan',
+  'Jean',
+  'Claude',
+  'Ruth',
+  'Rasmus',
+  'Adele',
+  'James',
+  'Carol',
+  'Brian',
+  'Susan',
+];
+const LAST = [
+  'Lovelace',
+  'Hopper',
+  'Turing',
+  'Johnson',
+  'Torvalds',
+  'Hamilton',
+  'Ritchie',
+  'Liskov',
+  'Thompson',
+  'Allen',
+  'Dijkstra',
+  'Wilson',
+  'Knuth',
+  'Perlman',
+  'Lee',
+  'Lamarr',
+  'McCarthy',
+  'Easley',
+  'Wirth',
+  'Goldwasser',
+  'Rossum',
+  'Clarke',
+  'Stroustrup',
+  'Keller',
+  'Lamport',
+  'Jones',
+  'Hoare',
+  'Berezin',
+  'Matsumoto',
+  'Conway',
+  'Sutherland',
+  'Sammet',
+  'Shannon',
+  'Teitelbaum',
+  'Lerdorf',
+  'Goldberg',
+  'Gosling',
+  'Shaw',
+  'Kernighan',
+  'Kare',
+];
+const CITIES: readonly (readonly [string, string])[] = [
+  ['Berlin', 'DE'],
+  ['Porto', 'PT'],
+  ['Lisbon', 'PT'],
+  ['Toronto', 'CA'],
+  ['Austin', 'US'],
+  ['Boston', 'US'],
+  ['London', 'GB'],
+  ['Paris', 'FR'],
+  ['Madrid', 'ES'],
+  ['Tokyo', 'JP'],
+  ['Sydney', 'AU'],
+  ['Dublin', 'IE'],
+];
+const STATUS_WEIGHTS: readonly (readonly [string, number])[] = [
+  ['subscribed', 0.62],
+  ['unsubscribed', 0.15],
+  ['pending', 0.12],
+  ['bounced', 0.07],
+  ['complained', 0.04],
+];
 
 export const SEED_TAGS: readonly (readonly [string, string, number])[] = [
   ['VIP', 'High value contacts', 0.08],
@@ -46,7 +147,13 @@ const COMPANY_WORDS = ['Acme', 'Globex', 'Initech', 'Umbrella', 'Stark', 'Wayne'
 const COMPANY_SUFFIX = ['Analytics', 'Logistics', 'Labs', 'Systems', 'Partners', 'Group', 'Works'];
 
 export function slugify(title: string): string {
-  return title.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '') || 'item';
+  return (
+    title
+      .toLowerCase()
+      .normalize('NFKD')
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '') || 'item'
+  );
 }
 
 export function seedCompanyCount(contacts: number): number {
@@ -54,7 +161,12 @@ export function seedCompanyCount(contacts: number): number {
 }
 
 export function contactHash(seed: number, id: number): string {
-  return (hash32(seed, id).toString(16).padStart(8, '0') + hash32(id, seed ^ 0x5bd1e995).toString(16).padStart(8, '0')).repeat(2);
+  return (
+    hash32(seed, id).toString(16).padStart(8, '0') +
+    hash32(id, seed ^ 0x5bd1e995)
+      .toString(16)
+      .padStart(8, '0')
+  ).repeat(2);
 }
 
 /** The fields that counts and reports need, without building the whole record (fast at 1M). */
@@ -105,7 +217,7 @@ export function seededContact(seed: number, id: number, total: number, companies
   const core = seededCore(seed, id, companies);
   const createdAt = SEED_EPOCH_MS - SEED_SPAN_MS + Math.floor(((id - 1 + r(5) * 0.9) * SEED_SPAN_MS) / Math.max(1, total));
   const createdSec = Math.floor(createdAt / 1000) * 1000;
-  const updatedAt = r(6) < 0.3 ? createdSec + Math.floor(r(7) * (SEED_EPOCH_MS - createdSec) / 1000) * 1000 : createdSec;
+  const updatedAt = r(6) < 0.3 ? createdSec + Math.floor((r(7) * (SEED_EPOCH_MS - createdSec)) / 1000) * 1000 : createdSec;
   return {
     id,
     userId: r(33) < 0.05 ? 1000 + id : null,
@@ -162,7 +274,8 @@ export function seededCompanies(seed: number, count: number): CompanyRec[] {
   for (let id = 1; id <= count; id++) {
     const r = (k: number): number => unit(seed ^ 0x13579, id * 16 + k);
     // The first two match the captured deployment's companies.
-    const name = id === 1 ? 'Acme Analytics' : id === 2 ? 'Globex Logistics' : `${COMPANY_WORDS[(id - 1) % COMPANY_WORDS.length]} ${pick(COMPANY_SUFFIX, r(2))}${id > COMPANY_WORDS.length ? ` ${id}` : ''}`;
+    const name =
+      id === 1 ? 'Acme Analytics' : id === 2 ? 'Globex Logistics' : `${COMPANY_WORDS[(id - 1) % COMPANY_WORDS.length]} ${pick(COMPANY_SUFFIX, r(2))}${id > COMPANY_WORDS.length ? ` ${id}` : ''}`;
     const [city, country] = pick(CITIES, r(3));
     out.push({
       id,

@@ -107,7 +107,10 @@ export class Serializer {
     if (this.real || view.companies) {
       const primary = c.companyId === null ? undefined : this.state.companies.get(c.companyId);
       out.company = primary ? this.company(primary) : null;
-      out.companies = c.companyIds.map((x) => this.state.companies.get(x)).filter((x): x is CompanyRec => !!x).map((x) => this.company(x));
+      out.companies = c.companyIds
+        .map((x) => this.state.companies.get(x))
+        .filter((x): x is CompanyRec => !!x)
+        .map((x) => this.company(x));
     }
     return out;
   }

@@ -20,9 +20,7 @@ export class SimError extends CrmsyncError {
   readonly specCode: string | null;
 
   specBody(): unknown {
-    return this.specCode === null
-      ? { message: this.message, data: { status: this.status } }
-      : { code: this.specCode, message: this.message, data: { status: this.status } };
+    return this.specCode === null ? { message: this.message, data: { status: this.status } } : { code: this.specCode, message: this.message, data: { status: this.status } };
   }
 }
 
@@ -34,8 +32,7 @@ export const WP_CRITICAL_ERROR_BODY = {
   additional_errors: [],
 };
 
-export const notFound = (what: string, real?: SimError['real']): SimError =>
-  new SimError(404, 'rest_post_invalid_id', `Invalid ${what} ID; check the id (it may have been deleted).`, real);
+export const notFound = (what: string, real?: SimError['real']): SimError => new SimError(404, 'rest_post_invalid_id', `Invalid ${what} ID; check the id (it may have been deleted).`, real);
 
 export const invalidParam = (field: string, message: string, realRule = 'invalid'): SimError =>
   new SimError(400, 'rest_invalid_param', `Invalid parameter(s): ${field}. ${message}`, { status: 422, body: { [field]: { [realRule]: message } } });

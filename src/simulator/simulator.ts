@@ -50,7 +50,18 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   const webhooks = new WebhookDispatcher({ timeScale: opts.webhookTimeScale, allowHttp: opts.allowHttpWebhookUrls, now: opts.now, incomingOnly: !opts.outboundWebhooks });
   state.onEvent((e) => webhooks.onEvent(e));
   const faults = new FaultInjector(opts.seed, opts.faults, opts.now);
-  const routes = [...contactRoutes, ...taxonomyRoutes, ...companyRoutes, ...miscRoutes, ...webhookRoutes, ...campaignRoutes, ...funnelRoutes, ...contentRoutes(opts.mode === 'real'), ...reportRoutes(opts.mode === 'real'), ...(opts.mode === 'real' ? [] : formRoutes)];
+  const routes = [
+    ...contactRoutes,
+    ...taxonomyRoutes,
+    ...companyRoutes,
+    ...miscRoutes,
+    ...webhookRoutes,
+    ...campaignRoutes,
+    ...funnelRoutes,
+    ...contentRoutes(opts.mode === 'real'),
+    ...reportRoutes(opts.mode === 'real'),
+    ...(opts.mode === 'real' ? [] : formRoutes),
+  ];
   // A CRM without some modules: their routes answer 404 rest_no_route like any unknown route.
   const absent = (path: string): boolean => opts.unavailable.some((p) => path === p || path.startsWith(`${p}/`));
   const router = new Router().add(routes.filter((r) => !absent(r.path)));
@@ -90,7 +101,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     await webhooks.close();
     const code = (err as NodeJS.ErrnoException).code;
     throw new SimulatorOptionsError(
-      code === 'EADDRINUSE' ? `Port ${opts.port} on ${opts.host} is in use; choose another port, or 0 for a free one.` : `Cannot listen on ${opts.host}:${opts.port} (${code ?? String(err)}); check host and port.`,
+      code === 'EADDRINUSE'
+        ? `Port ${opts.port} on ${opts.host} is in use; choose another port, or 0 for a free one.`
+        : `Cannot listen on ${opts.host}:${opts.port} (${code ?? String(err)}); check host and port.`,
     );
   }
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;

@@ -240,10 +240,13 @@ export class WebhookDispatcher {
     }
     const wait = interval * this.opts.timeScale;
     d.nextAttemptAt = this.opts.now() + wait;
-    const timer = setTimeout(() => {
-      this.#timers.delete(timer);
-      this.#pump(h.id);
-    }, Math.ceil(wait) + 1);
+    const timer = setTimeout(
+      () => {
+        this.#timers.delete(timer);
+        this.#pump(h.id);
+      },
+      Math.ceil(wait) + 1,
+    );
     timer.unref();
     this.#timers.add(timer);
   }

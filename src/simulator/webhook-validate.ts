@@ -6,7 +6,8 @@ import { SimError } from './sim-error.js';
 export function validateWebhookBody(body: Record<string, unknown>, partial: boolean, allowHttp: boolean): Partial<WebhookRec> {
   const out: Partial<WebhookRec> = {};
   if (!partial || body.name !== undefined) {
-    if (typeof body.name !== 'string' || !body.name.trim()) throw new SimError(400, 'rest_missing_callback_param', 'Missing parameter(s): name; give the webhook a name.', { status: 422, body: { name: { required: 'Name is required' } } });
+    if (typeof body.name !== 'string' || !body.name.trim())
+      throw new SimError(400, 'rest_missing_callback_param', 'Missing parameter(s): name; give the webhook a name.', { status: 422, body: { name: { required: 'Name is required' } } });
     out.name = body.name.trim().slice(0, 190);
   }
   if (!partial || body.url !== undefined) {
@@ -24,7 +25,10 @@ export function validateWebhookBody(body: Record<string, unknown>, partial: bool
   if (!partial || body.events !== undefined) {
     const events = body.events;
     if (!Array.isArray(events) || events.length === 0 || events.length > EVENT_NAMES.length) {
-      throw new SimError(400, 'rest_missing_callback_param', 'Missing parameter(s): events; send a non-empty array of event names.', { status: 422, body: { events: { required: 'Events are required' } } });
+      throw new SimError(400, 'rest_missing_callback_param', 'Missing parameter(s): events; send a non-empty array of event names.', {
+        status: 422,
+        body: { events: { required: 'Events are required' } },
+      });
     }
     const bad = events.filter((e) => typeof e !== 'string' || !(EVENT_NAMES as readonly string[]).includes(e));
     if (bad.length > 0) throw new SimError(400, 'invalid_webhook_event', `Unsupported webhook event(s): ${bad.map(String).join(', ').slice(0, 200)}; use names from the Events table.`);

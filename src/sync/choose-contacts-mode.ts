@@ -14,10 +14,7 @@ export interface ContactsModeChoice {
  * otherwise incremental, with a sweep due when asked, when the last run saw changes under it, or
  * when the last sweep is older than the cadence.
  */
-export function chooseContactsMode(
-  state: ContactsState,
-  opts: { full: boolean; reconcile: ReconcilePolicy; reconcileEveryMs: number; nowMs: number },
-): ContactsModeChoice {
+export function chooseContactsMode(state: ContactsState, opts: { full: boolean; reconcile: ReconcilePolicy; reconcileEveryMs: number; nowMs: number }): ContactsModeChoice {
   if (state.activeScan) return { mode: state.activeScan.mode, resumeScan: true, maxId: state.maxId, reconcileDue: false };
   if (opts.full || !state.backfillDone) return { mode: 'backfill', resumeScan: false, maxId: state.maxId, reconcileDue: false };
   const stale = state.lastReconcileAtMs === null || opts.nowMs - state.lastReconcileAtMs >= opts.reconcileEveryMs;

@@ -167,7 +167,11 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
     if (coldMs === false || publishing > 0 || touched.size === 0) return;
     if ((scheduled || pending.length > 0) && (!fetchersWaited || loadsSincePublish < publishEvery)) return;
     const before = now() - coldMs;
-    const cold = [...touched].filter(([, at]) => at <= before).map(([b]) => b).sort((a, b) => a - b).slice(0, BUCKETS_PER_PUBLISH);
+    const cold = [...touched]
+      .filter(([, at]) => at <= before)
+      .map(([b]) => b)
+      .sort((a, b) => a - b)
+      .slice(0, BUCKETS_PER_PUBLISH);
     if (cold.length === 0) return;
     loadsSincePublish = 0;
     fetchersWaited = false;
@@ -179,8 +183,7 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
     if (groups.length === 0) return;
     for (const g of groups) for (const b of g) touched.delete(b);
     publishing++;
-    const job = (buckets: number[]): Promise<void> =>
-      writes.run((w) => w.publishLake(BUCKETED_LAKE_TABLES, { buckets })).catch((err: unknown) => options.onPublishError?.(err));
+    const job = (buckets: number[]): Promise<void> => writes.run((w) => w.publishLake(BUCKETED_LAKE_TABLES, { buckets })).catch((err: unknown) => options.onPublishError?.(err));
     // The first job is queued now, the next ones as each finishes: other writes queue in between.
     let chain = job(groups[0]!);
     for (const buckets of groups.slice(1)) chain = chain.then(() => job(buckets));

@@ -21,9 +21,7 @@ export interface RunSyncOptions {
   signal?: AbortSignal;
 }
 
-export type JoinEvent =
-  | { kind: 'run'; workflowId: string; runId: string; streams: StreamName[] }
-  | { kind: 'streams'; streams: { stream: StreamName; startedBy: string | undefined }[] };
+export type JoinEvent = { kind: 'run'; workflowId: string; runId: string; streams: StreamName[] } | { kind: 'streams'; streams: { stream: StreamName; startedBy: string | undefined }[] };
 
 /** Rounds of "join what runs, start the rest": each round ends one run, so two suffice unless runs keep racing us. */
 const MAX_ROUNDS = 4;
@@ -81,12 +79,7 @@ export async function runSync(options: RunSyncOptions): Promise<SyncResult> {
 }
 
 /** Runs until the sync run `runId` (if any) and the joined streams have all ended, reporting live progress. */
-async function followRun(
-  options: RunSyncOptions,
-  workflowId: string,
-  runId: string | undefined,
-  parts: { ownStreams: StreamName[]; joined: RunningStream[] },
-): Promise<SyncResult> {
+async function followRun(options: RunSyncOptions, workflowId: string, runId: string | undefined, parts: { ownStreams: StreamName[]; joined: RunningStream[] }): Promise<SyncResult> {
   const { client } = options;
   const scope = options.taskQueues.main;
   const handle = runId === undefined ? undefined : client.workflow.getHandle<typeof syncWorkflow>(workflowId, runId);
@@ -147,12 +140,7 @@ function combine(a: SyncResult | undefined, b: SyncResult): SyncResult {
  * Progress of each stream's latest workflow (running or just finished), via its query. With
  * `accept` a run id, only that run's; with a predicate, what it accepts.
  */
-export async function readStreamProgress(
-  client: Client,
-  streams: readonly StreamName[],
-  scope: string,
-  accept?: string | ((p: StreamProgress) => boolean),
-): Promise<StreamProgress[]> {
+export async function readStreamProgress(client: Client, streams: readonly StreamName[], scope: string, accept?: string | ((p: StreamProgress) => boolean)): Promise<StreamProgress[]> {
   const out = await Promise.all(
     streams.map(async (s) => {
       try {

@@ -40,9 +40,7 @@ export async function findRunningSync(client: Client, workflowId: string): Promi
     if (d.status.name !== 'RUNNING') return undefined;
     // Queries need a worker: the caller serves the queues (embedded) or a `crmsync worker` does.
     // Without an answer the run is still followed; the streams it covered are then synced again.
-    const progress = await client.connection
-      .withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query<SyncProgress>('syncProgress'))
-      .catch(() => undefined);
+    const progress = await client.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query<SyncProgress>('syncProgress')).catch(() => undefined);
     return { runId: d.runId, streams: progress ? (Object.keys(progress.streams) as StreamName[]) : [] };
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return undefined;

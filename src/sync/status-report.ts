@@ -95,7 +95,9 @@ export function contactsStaleness(c: ContactsState | null, lastSuccessAt: string
   const scan = c.updatedOrder?.supported
     ? 'new contacts, edits that change updated_at, and tag or list changes that change a member count: as of the last run'
     : 'new contacts and tag or list changes that change a member count: as of the last run (the CRM does not order by updated_at)';
-  const cycle = c.sweepRuns ? `; anything else within ${c.sweepRuns} incremental runs (rolling sweep at run ${c.sweepCycleRuns + 1} of its cycle)` : '; anything else at the next rolling sweep or reconciliation';
+  const cycle = c.sweepRuns
+    ? `; anything else within ${c.sweepRuns} incremental runs (rolling sweep at run ${c.sweepCycleRuns + 1} of its cycle)`
+    : '; anything else at the next rolling sweep or reconciliation';
   return { allReadSince: since > 0 ? new Date(since).toISOString() : lastSuccessAt, bound: `${scan}${cycle}` };
 }
 

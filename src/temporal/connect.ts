@@ -104,9 +104,7 @@ async function resolveServer(config: TemporalConfig, idleMs: number): Promise<{ 
     const cli = locateTemporalCliFromConfig(config);
     const namespace = config.temporal.namespace;
     const keepAlive =
-      idleMs > 0
-        ? { idleMs, leaseFile: embeddedLeaseFile(config.dataDir), recordFile: embeddedServerFile(config.dataDir), logFile: join(config.dataDir, 'temporal-dev-server.log') }
-        : undefined;
+      idleMs > 0 ? { idleMs, leaseFile: embeddedLeaseFile(config.dataDir), recordFile: embeddedServerFile(config.dataDir), logFile: join(config.dataDir, 'temporal-dev-server.log') } : undefined;
     const server = await startDevServer({ cliPath: cli.path, namespace, dbFile: join(config.dataDir, 'temporal.sqlite'), keepAlive });
     await writeEmbeddedServerRecord(config.dataDir, { address: server.address, pid: server.pid, namespace });
     return { address: server.address, server };
@@ -117,16 +115,19 @@ async function resolveServer(config: TemporalConfig, idleMs: number): Promise<{ 
 function watchSibling(pid: number, dataDir: string, lost: AbortController): NodeJS.Timeout {
   const timer = setInterval(() => {
     // A failed probe (the rejection handler below) is not proof the sibling is gone: the next tick asks again.
-    runsDevServer(pid).then((alive) => {
-      if (alive || lost.signal.aborted) return;
-      clearInterval(timer);
-      lost.abort(
-        new TemporalDevServerError(
-          `The embedded Temporal of ${dataDir} (run by process ${pid}) stopped with the command that started it; ` +
-            'run this command again (it will start its own), or set TEMPORAL_ADDRESS to a long-running Temporal.',
-        ),
-      );
-    }, () => undefined);
+    runsDevServer(pid).then(
+      (alive) => {
+        if (alive || lost.signal.aborted) return;
+        clearInterval(timer);
+        lost.abort(
+          new TemporalDevServerError(
+            `The embedded Temporal of ${dataDir} (run by process ${pid}) stopped with the command that started it; ` +
+              'run this command again (it will start its own), or set TEMPORAL_ADDRESS to a long-running Temporal.',
+          ),
+        );
+      },
+      () => undefined,
+    );
   }, SIBLING_WATCH_MS);
   timer.unref();
   return timer;
@@ -152,10 +153,7 @@ async function joinSibling(config: TemporalConfig): Promise<{ address: string; p
     );
   }
   if (!(await waitForTemporal({ address: sibling.address, namespace, timeoutMs: 5_000 }))) {
-    throw new TemporalDevServerError(
-      `The embedded Temporal (process ${sibling.pid} at ${sibling.address}) does not answer; stop that process, ` +
-        `or set TEMPORAL_ADDRESS to a running Temporal.`,
-    );
+    throw new TemporalDevServerError(`The embedded Temporal (process ${sibling.pid} at ${sibling.address}) does not answer; stop that process, ` + `or set TEMPORAL_ADDRESS to a running Temporal.`);
   }
   return { address: sibling.address, pid: sibling.pid };
 }

@@ -32,9 +32,7 @@ export function temporalCliCacheDir(cacheRoot: string | undefined): string {
 export function locateTemporalCli(options: LocateCliOptions): LocatedCli {
   if (options.cliPath) {
     if (!isExecutable(options.cliPath)) {
-      throw new TemporalCliMissingError(
-        `TEMPORAL_CLI_PATH=${options.cliPath} is not an executable file; fix the path or unset it to use the cached build.`,
-      );
+      throw new TemporalCliMissingError(`TEMPORAL_CLI_PATH=${options.cliPath} is not an executable file; fix the path or unset it to use the cached build.`);
     }
     return { path: options.cliPath, source: 'TEMPORAL_CLI_PATH' };
   }
@@ -46,8 +44,7 @@ export function locateTemporalCli(options: LocateCliOptions): LocatedCli {
     if (isExecutable(candidate)) return { path: candidate, source: 'PATH' };
   }
   throw new TemporalCliMissingError(
-    'No Temporal CLI found: run `npm run setup` (builds it with Go into the cache), set TEMPORAL_CLI_PATH, ' +
-      'or set TEMPORAL_ADDRESS to use a running Temporal instead of the embedded one.',
+    'No Temporal CLI found: run `npm run setup` (builds it with Go into the cache), set TEMPORAL_CLI_PATH, ' + 'or set TEMPORAL_ADDRESS to use a running Temporal instead of the embedded one.',
   );
 }
 

@@ -32,7 +32,11 @@ export function workflowBundleKey(workflowsPath: string): string {
   const dir = dirname(workflowsPath);
   for (const name of readdirSync(dir, { recursive: true, encoding: 'utf8' }).sort()) {
     if (!/\.(ts|js|mjs|cjs|json)$/.test(name)) continue;
-    hash.update(name).update('\0').update(readFileSync(join(dir, name))).update('\0');
+    hash
+      .update(name)
+      .update('\0')
+      .update(readFileSync(join(dir, name)))
+      .update('\0');
   }
   const sdk = createRequire(import.meta.url)('@temporalio/workflow/package.json') as { version: string };
   hash.update(`sdk ${sdk.version} node ${process.version} entry ${workflowsPath}`);

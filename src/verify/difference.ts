@@ -10,14 +10,7 @@
  * - field_mismatch: another column of those streams or of a funnel subscriber
  */
 export type DifferenceKind =
-  | 'missing_in_warehouse'
-  | 'deleted_in_crm'
-  | 'contact_field_mismatch'
-  | 'custom_value_mismatch'
-  | 'missing_membership'
-  | 'extra_membership'
-  | 'title_mismatch'
-  | 'field_mismatch';
+  'missing_in_warehouse' | 'deleted_in_crm' | 'contact_field_mismatch' | 'custom_value_mismatch' | 'missing_membership' | 'extra_membership' | 'title_mismatch' | 'field_mismatch';
 
 export interface Difference {
   stream: string;

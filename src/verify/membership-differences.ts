@@ -25,10 +25,7 @@ export function membershipDifferences(
     kind: d === 'missing' ? 'missing_membership' : 'extra_membership',
     id: String(contact),
     field: `${kind} ${ref}`,
-    detail:
-      d === 'missing'
-        ? `contact ${contact} is in ${kind} ${ref} in the CRM but not in ${table}`
-        : `contact ${contact} is in ${kind} ${ref} in ${table} but not in the CRM`,
+    detail: d === 'missing' ? `contact ${contact} is in ${kind} ${ref} in the CRM but not in ${table}` : `contact ${contact} is in ${kind} ${ref} in ${table} but not in the CRM`,
   });
   for (const [contact, refs] of crm) {
     if (reported.has(contact)) continue;

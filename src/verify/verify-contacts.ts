@@ -15,12 +15,9 @@ const MAX_CONFIRMED = 1_000;
 export async function verifyContacts(deps: VerifyDeps): Promise<Difference[]> {
   const { client } = deps;
   const perPage = deps.perPage ?? CONTACTS_PER_PAGE;
-  const [rows, tombstoned, tagRows, listRows] = await deps.read(async (w) => [
-    await readLiveContacts(w),
-    new Set(await readTombstonedContactIds(w)),
-    await readMemberships(w, 'tags'),
-    await readMemberships(w, 'lists'),
-  ] as const);
+  const [rows, tombstoned, tagRows, listRows] = await deps.read(
+    async (w) => [await readLiveContacts(w), new Set(await readTombstonedContactIds(w)), await readMemberships(w, 'tags'), await readMemberships(w, 'lists')] as const,
+  );
   const held = new Map(rows.map((r) => [Number(r.id), r]));
   const crmTags = new Map<number, number[]>();
   const crmLists = new Map<number, number[]>();
@@ -35,8 +32,14 @@ export async function verifyContacts(deps: VerifyDeps): Promise<Difference[]> {
   for await (const p of pages) {
     for (const c of p.items) {
       if (crmTags.has(c.id)) continue; // seen on an earlier page (rows shifted during the scan)
-      crmTags.set(c.id, c.tags.map((t) => t.id));
-      crmLists.set(c.id, c.lists.map((l) => l.id));
+      crmTags.set(
+        c.id,
+        c.tags.map((t) => t.id),
+      );
+      crmLists.set(
+        c.id,
+        c.lists.map((l) => l.id),
+      );
       const row = held.get(c.id);
       if (!row) {
         reported.add(c.id);
@@ -57,8 +60,14 @@ export async function verifyContacts(deps: VerifyDeps): Promise<Difference[]> {
     const row = held.get(id)!;
     const c = confirm ? await client.contacts.get(id, { with: ['subscriber.custom_values'] }) : null;
     if (c) {
-      crmTags.set(c.id, c.tags.map((t) => t.id));
-      crmLists.set(c.id, c.lists.map((l) => l.id));
+      crmTags.set(
+        c.id,
+        c.tags.map((t) => t.id),
+      );
+      crmLists.set(
+        c.id,
+        c.lists.map((l) => l.id),
+      );
       diffs.push(...contactDifferences(c, row));
       continue;
     }

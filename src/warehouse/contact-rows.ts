@@ -65,11 +65,32 @@ function sortedJson(values: Record<string, unknown> | null | undefined): string 
 export function encodeContactRow(c: Contact): string {
   // An array joined once builds one flat string; `+` chains build ropes that cost a second copy.
   return [
-    String(c.id), num(c.user_id), text(c.hash), text(c.email), text(c.first_name), text(c.last_name), text(c.full_name),
-    text(c.status), text(c.contact_type), text(c.phone), text(c.address_line_1), text(c.address_line_2), text(c.city),
-    text(c.state), text(c.postal_code), text(c.country), text(c.date_of_birth), text(c.photo), num(c.company_id),
-    num(c.total_points), num(c.life_time_value), ids(c.tags), ids(c.lists), sortedJson(c.custom_values),
-    text(c.created_at), text(c.updated_at),
+    String(c.id),
+    num(c.user_id),
+    text(c.hash),
+    text(c.email),
+    text(c.first_name),
+    text(c.last_name),
+    text(c.full_name),
+    text(c.status),
+    text(c.contact_type),
+    text(c.phone),
+    text(c.address_line_1),
+    text(c.address_line_2),
+    text(c.city),
+    text(c.state),
+    text(c.postal_code),
+    text(c.country),
+    text(c.date_of_birth),
+    text(c.photo),
+    num(c.company_id),
+    num(c.total_points),
+    num(c.life_time_value),
+    ids(c.tags),
+    ids(c.lists),
+    sortedJson(c.custom_values),
+    text(c.created_at),
+    text(c.updated_at),
   ].join(FIELD);
 }
 

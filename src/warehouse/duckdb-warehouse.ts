@@ -16,9 +16,7 @@ import { webhookStoreOver, type WebhookStore } from './webhook-store.js';
 
 /** What a handle reads: the DuckDB file, the catalog of the Parquet lake, or (while a long write holds the file) the lake itself. */
 export type WarehouseSource =
-  | { kind: 'duckdb'; path: string; readOnly: boolean }
-  | { kind: 'catalog'; path: string; publishedAt: string | null }
-  | { kind: 'lake'; path: string; publishedAt: string | null };
+  { kind: 'duckdb'; path: string; readOnly: boolean } | { kind: 'catalog'; path: string; publishedAt: string | null } | { kind: 'lake'; path: string; publishedAt: string | null };
 
 export interface WarehouseHandle extends Warehouse {
   /** The underlying connection, for other modules' own tables (e.g. appender bulk writes). */

@@ -4,11 +4,11 @@ import { CrmsyncError } from '../errors.js';
 export class WarehouseLockedError extends CrmsyncError {
   override readonly code = 'WAREHOUSE_LOCKED' as const;
   constructor(dbPath: string, options: { cause?: unknown } = {}) {
-    super(
-      'WAREHOUSE_LOCKED',
-      `The warehouse ${dbPath} is held by another process (a running \`crmsync worker\` owns it); read the published lake, or run the write through that worker.`,
-      { retryable: true, retryAfterMs: 1_000, ...options },
-    );
+    super('WAREHOUSE_LOCKED', `The warehouse ${dbPath} is held by another process (a running \`crmsync worker\` owns it); read the published lake, or run the write through that worker.`, {
+      retryable: true,
+      retryAfterMs: 1_000,
+      ...options,
+    });
   }
 }
 

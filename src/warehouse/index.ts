@@ -5,7 +5,17 @@ export { withCatalog, type WithCatalogOptions } from './with-catalog.js';
 export { writeLakeCatalog } from './write-lake-catalog.js';
 export { readLakeFreshness, type TableFreshness } from './read-lake-freshness.js';
 export type { WarehouseHandle, WarehouseSource } from './duckdb-warehouse.js';
-export { CatalogNotFoundError, WarehouseLockedError, WarehouseOwnedError, WarehouseOwnerClosedError, WarehouseNotFoundError, WarehouseReadOnlyError, WarehouseInputError, WarehouseQueryError, MigrationError } from './errors.js';
+export {
+  CatalogNotFoundError,
+  WarehouseLockedError,
+  WarehouseOwnedError,
+  WarehouseOwnerClosedError,
+  WarehouseNotFoundError,
+  WarehouseReadOnlyError,
+  WarehouseInputError,
+  WarehouseQueryError,
+  MigrationError,
+} from './errors.js';
 export { migrate, listMigrations } from './migrate.js';
 export { reportTableFor, REPORT_TABLES, type ReportTable } from './report-snapshots.js';
 export { LAKE_TABLES } from './lake-layout.js';

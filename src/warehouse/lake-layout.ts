@@ -9,10 +9,7 @@ import { REPORT_TABLES } from './report-snapshots.js';
  *   table would exceed MAX_APPEND_FILES.
  * - `whole`: small tables, rewritten as one file when their content hash changed.
  */
-export type LakeLayout =
-  | { kind: 'bucket'; column: string; size: number }
-  | { kind: 'append'; column: string }
-  | { kind: 'whole' };
+export type LakeLayout = { kind: 'bucket'; column: string; size: number } | { kind: 'append'; column: string } | { kind: 'whole' };
 
 export const MAX_APPEND_FILES = 16;
 export const BUCKET_COLUMN = 'id_bucket';

@@ -24,10 +24,7 @@ export async function attachLakeViews(connection: DuckDBConnection, lakePath: st
       continue; // a generation pruned under us: the table is left out rather than failing all
     }
     const glob = quoteLiteral(join(dir, '**', '*.parquet'));
-    const select =
-      layout.kind === 'bucket'
-        ? `SELECT * EXCLUDE (${BUCKET_COLUMN}) FROM read_parquet(${glob}, hive_partitioning = true)`
-        : `SELECT * FROM read_parquet(${glob})`;
+    const select = layout.kind === 'bucket' ? `SELECT * EXCLUDE (${BUCKET_COLUMN}) FROM read_parquet(${glob}, hive_partitioning = true)` : `SELECT * FROM read_parquet(${glob})`;
     await connection.run(`CREATE OR REPLACE VIEW ${quoteIdent(table)} AS ${select}`);
     tables.push(table);
   }

@@ -27,12 +27,7 @@ export interface LoadContactsOptions {
  * list memberships replaced. A tombstoned contact that reappears is live again. Batches of
  * 122,880 or more (one row group) are written straight to the file, not the WAL: much faster.
  */
-export async function loadContacts(
-  connection: DuckDBConnection,
-  contacts: readonly Contact[],
-  ctx: LoadContext,
-  opts: LoadContactsOptions,
-): Promise<LoadStats> {
+export async function loadContacts(connection: DuckDBConnection, contacts: readonly Contact[], ctx: LoadContext, opts: LoadContactsOptions): Promise<LoadStats> {
   const unique = latestById(contacts);
   if (unique.length === 0) return { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
   const maxHeld = await readCount(connection, 'SELECT coalesce(max(id), 0) FROM contacts');
@@ -168,7 +163,10 @@ async function applyDiff(connection: DuckDBConnection, diff: { typed: string; wi
   const r = quoteIdent(diff.withRaw);
   if (updated > 0) {
     await connection.run(versionStartSql(diff.typed, ctx));
-    await connection.run(`UPDATE contacts SET ${cols.filter((c) => c !== quoteIdent('id')).map((c) => `${c} = d.${c}`).join(', ')}, _load_id = ${load}, _synced_at = ${at}, _deleted_at = NULL
+    await connection.run(`UPDATE contacts SET ${cols
+      .filter((c) => c !== quoteIdent('id'))
+      .map((c) => `${c} = d.${c}`)
+      .join(', ')}, _load_id = ${load}, _synced_at = ${at}, _deleted_at = NULL
       FROM ${r} d WHERE contacts.id = d.id AND NOT d._is_new`);
     await connection.run(`UPDATE contacts_history SET valid_to = greatest(contacts_history.valid_from, p._valid_from)
       FROM _stage_contacts_prev p WHERE contacts_history.id = p.id AND contacts_history.valid_to IS NULL`);

@@ -21,13 +21,7 @@ export interface LoadRowsOptions {
  * Generic stage-fingerprint-merge for the small streams: unchanged rows are not rewritten, and
  * with `complete`, rows of the scope that were not read are tombstoned or removed (per spec).
  */
-export async function loadRows(
-  connection: DuckDBConnection,
-  spec: RowSpec,
-  rows: readonly object[],
-  ctx: LoadContext,
-  opts: LoadRowsOptions,
-): Promise<LoadStats> {
+export async function loadRows(connection: DuckDBConnection, spec: RowSpec, rows: readonly object[], ctx: LoadContext, opts: LoadRowsOptions): Promise<LoadStats> {
   const docs = toDocs(spec, rows);
   const stage = `_stage_${spec.table}`;
   await stageDocs(connection, `${stage}_docs`, docs);
@@ -36,18 +30,24 @@ export async function loadRows(
     const t = quoteIdent(spec.table);
     const on = spec.key.map((k) => `${t}.${quoteIdent(k)} = d.${quoteIdent(k)}`).join(' AND ');
     const tombstones = spec.absent === 'tombstone';
-    await run(connection, `CREATE OR REPLACE TEMP TABLE ${stage}_diff AS
+    await run(
+      connection,
+      `CREATE OR REPLACE TEMP TABLE ${stage}_diff AS
       SELECT d.*, ${t}.${quoteIdent(spec.key[0]!)} IS NULL AS _is_new FROM ${stage} d LEFT JOIN ${t} ON ${on}
-      WHERE ${t}.${quoteIdent(spec.key[0]!)} IS NULL OR ${t}._fingerprint <> d._fingerprint ${tombstones ? `OR ${t}._deleted_at IS NOT NULL` : ''}`);
+      WHERE ${t}.${quoteIdent(spec.key[0]!)} IS NULL OR ${t}._fingerprint <> d._fingerprint ${tombstones ? `OR ${t}._deleted_at IS NOT NULL` : ''}`,
+    );
     const inserted = await readCount(connection, `SELECT count(*) FROM ${stage}_diff WHERE _is_new`);
     const changed = await readCount(connection, `SELECT count(*) FROM ${stage}_diff`);
     const load = quoteLiteral(ctx.loadId);
     const at = timestampLiteral(ctx.syncedAt);
     const cols = [...spec.columns.map(([n]) => n), 'raw', '_fingerprint'].map(quoteIdent);
     if (changed > 0) {
-      await run(connection, `MERGE INTO ${t} USING ${stage}_diff d ON ${on}
+      await run(
+        connection,
+        `MERGE INTO ${t} USING ${stage}_diff d ON ${on}
         WHEN MATCHED THEN UPDATE SET ${cols.map((c) => `${c} = d.${c}`).join(', ')}, _load_id = ${load}, _synced_at = ${at}${tombstones ? ', _deleted_at = NULL' : ''}
-        WHEN NOT MATCHED THEN INSERT (${cols.join(', ')}, _load_id, _synced_at) VALUES (${cols.map((c) => `d.${c}`).join(', ')}, ${load}, ${at})`);
+        WHEN NOT MATCHED THEN INSERT (${cols.join(', ')}, _load_id, _synced_at) VALUES (${cols.map((c) => `d.${c}`).join(', ')}, ${load}, ${at})`,
+      );
     }
     let deleted = 0;
     if (opts.complete) {
@@ -85,10 +85,7 @@ function toDocs(spec: RowSpec, rows: readonly object[]): string[] {
 }
 
 function stageSql(spec: RowSpec, stage: string, siteTimeZone: string): string {
-  const transform = Object.fromEntries([
-    ...spec.columns.map(([n, t]) => [n, t === 'TIMESTAMPTZ' || t === 'DATE' ? 'VARCHAR' : t]),
-    ['raw', 'JSON'],
-  ]);
+  const transform = Object.fromEntries([...spec.columns.map(([n, t]) => [n, t === 'TIMESTAMPTZ' || t === 'DATE' ? 'VARCHAR' : t]), ['raw', 'JSON']]);
   const typed = spec.columns.map(([n, t]) => {
     const src = `j.${quoteIdent(n)}`;
     if (t === 'TIMESTAMPTZ') return `${timestampExpr(src, siteTimeZone)} AS ${quoteIdent(n)}`;

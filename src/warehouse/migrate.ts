@@ -35,7 +35,9 @@ export function listViewFiles(sqlDir: string): { name: string; sql: string }[] {
   const dir = join(sqlDir, 'views');
   let names: string[];
   try {
-    names = readdirSync(dir).filter((f) => f.endsWith('.sql')).sort();
+    names = readdirSync(dir)
+      .filter((f) => f.endsWith('.sql'))
+      .sort();
   } catch {
     return [];
   }
@@ -63,9 +65,7 @@ export async function migrate(connection: DuckDBConnection, opts: { sqlDir: stri
     await run(connection, 'BEGIN TRANSACTION');
     try {
       await run(connection, m.sql);
-      await run(connection,
-        `INSERT INTO _migrations VALUES (${m.version}, ${quoteLiteral(m.name)}, ${quoteLiteral(m.checksum)}, now())`,
-      );
+      await run(connection, `INSERT INTO _migrations VALUES (${m.version}, ${quoteLiteral(m.name)}, ${quoteLiteral(m.checksum)}, now())`);
       await run(connection, 'COMMIT');
     } catch (err) {
       await run(connection, 'ROLLBACK').catch(() => undefined);

@@ -51,9 +51,7 @@ export interface PublishOptions {
  */
 export async function publishLake(ctx: PublishContext, tables?: readonly string[], options: PublishOptions = {}): Promise<string[]> {
   const existing = new Set(
-    (await ctx.connection.runAndReadAll(`SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main'`))
-      .getRows()
-      .map((r) => String(r[0])),
+    (await ctx.connection.runAndReadAll(`SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main'`)).getRows().map((r) => String(r[0])),
   );
   const unknown = (tables ?? []).filter((t) => !LAKE_TABLES[t]);
   if (unknown.length > 0) {
@@ -131,18 +129,10 @@ async function publishTable(ctx: PublishContext, table: string, layout: LakeLayo
  * bucket at once, which grows with the table and ran out of memory under a low limit
  * (bench/results/notes.md, "publish-lake").
  */
-async function publishBuckets(
-  ctx: PublishContext,
-  table: string,
-  layout: Extract<LakeLayout, { kind: 'bucket' }>,
-  previousDir: string | null,
-  genDir: string,
-): Promise<void> {
+async function publishBuckets(ctx: PublishContext, table: string, layout: Extract<LakeLayout, { kind: 'bucket' }>, previousDir: string | null, genDir: string): Promise<void> {
   const { connection } = ctx;
   const column = quoteIdent(layout.column);
-  const dirty = new Set(
-    (await connection.runAndReadAll('SELECT part FROM _publish_dirty')).getRows().map((r) => `${BUCKET_COLUMN}=${String(r[0])}`),
-  );
+  const dirty = new Set((await connection.runAndReadAll('SELECT part FROM _publish_dirty')).getRows().map((r) => `${BUCKET_COLUMN}=${String(r[0])}`));
   if (previousDir) {
     for (const part of await readdir(previousDir)) {
       if (dirty.has(part) || !part.startsWith(`${BUCKET_COLUMN}=`)) continue;
@@ -153,18 +143,12 @@ async function publishBuckets(
   // The buckets to write that still hold rows (a dirty bucket whose rows were all deleted is
   // simply left out of the new generation).
   const where = previousDir ? `WHERE CAST(${column} // ${layout.size} AS VARCHAR) IN (SELECT part FROM _publish_dirty)` : '';
-  const buckets = (await connection.runAndReadAll(`SELECT DISTINCT ${column} // ${layout.size} AS b FROM ${quoteIdent(table)} ${where} ORDER BY b`))
-    .getRows()
-    .map((r) => Number(r[0]));
+  const buckets = (await connection.runAndReadAll(`SELECT DISTINCT ${column} // ${layout.size} AS b FROM ${quoteIdent(table)} ${where} ORDER BY b`)).getRows().map((r) => Number(r[0]));
   for (const b of buckets) {
     const dir = join(genDir, `${BUCKET_COLUMN}=${b}`);
     await mkdir(dir, { recursive: true });
     const lo = b * layout.size;
-    await copyTo(
-      connection,
-      `SELECT * FROM ${quoteIdent(table)} WHERE ${column} >= ${lo} AND ${column} < ${lo + layout.size}`,
-      join(dir, 'data_0.parquet'),
-    );
+    await copyTo(connection, `SELECT * FROM ${quoteIdent(table)} WHERE ${column} >= ${lo} AND ${column} < ${lo + layout.size}`, join(dir, 'data_0.parquet'));
   }
   // Readers need at least one file to learn the schema of an empty table.
   if ((await readdir(genDir)).length === 0) {

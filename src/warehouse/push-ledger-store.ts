@@ -143,8 +143,15 @@ export class PushLedger {
     for (let i = 0; i < list.length; i += 1000) {
       const data = JSON.stringify(
         list.slice(i, i + 1000).map((s) => ({
-          k: s.key, e: s.email, f: s.fingerprint, sf: s.sourceFingerprint, c: s.contactId, a: s.actionType,
-          h: s.httpStatus, r: s.runId, t: sqlTimestamp(s.at),
+          k: s.key,
+          e: s.email,
+          f: s.fingerprint,
+          sf: s.sourceFingerprint,
+          c: s.contactId,
+          a: s.actionType,
+          h: s.httpStatus,
+          r: s.runId,
+          t: sqlTimestamp(s.at),
         })),
       );
       await this.db.query(

@@ -73,10 +73,7 @@ export class PushPlanStore {
   /** Plans of runs that never finished (a cancelled workflow) are dropped after a week. */
   async pruneStale(now: Date): Promise<void> {
     const cutoff = sqlTimestamp(new Date(now.getTime() - 7 * 24 * 3600_000));
-    await this.db.query(
-      `DELETE FROM _push_plan WHERE run_id IN (SELECT run_id FROM _push_runs WHERE started_at < ?::TIMESTAMP)`,
-      [cutoff],
-    );
+    await this.db.query(`DELETE FROM _push_plan WHERE run_id IN (SELECT run_id FROM _push_runs WHERE started_at < ?::TIMESTAMP)`, [cutoff]);
   }
 
   async startRun(runId: string, source: string, rowsRead: number, counts: PushCounts, at: Date): Promise<void> {

@@ -2,10 +2,7 @@ import { quoteIdent, quoteLiteral } from './quote.js';
 import type { WarehouseQuery } from './types.js';
 
 /** Where push rows come from: a table or view, a file DuckDB reads itself, or a read-only query. */
-export type PushSourceTarget =
-  | { kind: 'relation'; name: readonly string[] }
-  | { kind: 'file'; format: 'csv' | 'parquet' | 'json'; path: string }
-  | { kind: 'query'; text: string };
+export type PushSourceTarget = { kind: 'relation'; name: readonly string[] } | { kind: 'file'; format: 'csv' | 'parquet' | 'json'; path: string } | { kind: 'query'; text: string };
 
 const FILE_READERS = { csv: 'read_csv', parquet: 'read_parquet', json: 'read_json' } as const;
 

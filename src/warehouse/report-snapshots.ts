@@ -39,7 +39,11 @@ const SERIES = /^(subscribers|email_(sents|opens|clicks)|subscriber_growth)$/;
 
 /** The report_* table a snapshot lands in (report_other when the report has no table of its own). */
 export function reportTableFor(report: string): ReportTable {
-  const name = report.trim().replace(/^\/+|\/+$/g, '').replace(/^v2\//, '').toLowerCase();
+  const name = report
+    .trim()
+    .replace(/^\/+|\/+$/g, '')
+    .replace(/^v2\//, '')
+    .toLowerCase();
   return PATTERNS.find(([re]) => re.test(name))?.[1] ?? 'report_other';
 }
 
@@ -58,10 +62,7 @@ export async function insertReportSnapshot(connection: DuckDBConnection, snapsho
   const snapshotId = randomUUID();
   const values = [snapshotId, ctx.syncedAt.toISOString(), snapshot.report, params, data, ctx.loadId];
   return inTransaction(connection, async () => {
-    await run(connection,
-      `INSERT INTO ${quoteIdent(table)} VALUES ($1, CAST($2 AS TIMESTAMPTZ), $3, CAST($4 AS JSON), CAST($5 AS JSON), $6, CAST($2 AS TIMESTAMPTZ))`,
-      values,
-    );
+    await run(connection, `INSERT INTO ${quoteIdent(table)} VALUES ($1, CAST($2 AS TIMESTAMPTZ), $3, CAST($4 AS JSON), CAST($5 AS JSON), $6, CAST($2 AS TIMESTAMPTZ))`, values);
     await run(connection, `INSERT OR IGNORE INTO _lake_dirty VALUES ($1, $2)`, [table, snapshotId]);
     if (table === 'report_automation_steps') await insertStepRows(connection, snapshotId, snapshot.report, params, data, ctx);
     const name = snapshot.report.replace(/-/g, '_');
@@ -76,7 +77,8 @@ export async function insertReportSnapshot(connection: DuckDBConnection, snapsho
  */
 async function insertStepRows(connection: DuckDBConnection, snapshotId: string, report: string, params: string, data: string, ctx: LoadContext): Promise<void> {
   const path = /funnel[-_]report|\/report$/.test(report) ? '$.stats.metrics' : '$.stats';
-  await run(connection,
+  await run(
+    connection,
     `INSERT INTO report_automation_step_rows
      SELECT $1, CAST($2 AS TIMESTAMPTZ), TRY_CAST(coalesce(json_extract_string($3, '$.funnel_id'), json_extract_string($3, '$.id'), json_extract_string($4, '$.funnel.id')) AS BIGINT),
        TRY_CAST(s->>'sequence_id' AS BIGINT), s->>'label', s->>'type', TRY_CAST(s->>'count' AS BIGINT),
@@ -90,7 +92,8 @@ async function insertStepRows(connection: DuckDBConnection, snapshotId: string, 
 
 /** A series flattened: the plugin's `stats` map (day or "Nov 2025" keys) or the interface's `growth` list. */
 async function insertDailyCounts(connection: DuckDBConnection, snapshotId: string, report: string, data: string, ctx: LoadContext): Promise<void> {
-  await run(connection,
+  await run(
+    connection,
     `INSERT INTO report_daily_counts
      WITH kv AS (
        SELECT e.key AS k, e.value AS n FROM (SELECT unnest(map_entries(coalesce(TRY_CAST(json_extract(CAST($3 AS JSON), '$.stats') AS MAP(VARCHAR, BIGINT)), MAP {}))) AS e)

@@ -62,28 +62,24 @@ export async function recordScannedPages(w: ScanScope, pages: readonly ScannedPa
 
 /** Pages of a scan already loaded (optionally only those in [fromPage, toPage]). */
 export async function scannedPages(w: ScanScope, scanKey: string, fromPage = 1, toPage = 2 ** 31 - 1): Promise<number[]> {
-  const rows = await readRows(
-      w.connection,
-    `SELECT page FROM _sync_scan_pages WHERE scan_key = $1 AND page BETWEEN $2 AND $3 ORDER BY page`,
-    [scanKey, fromPage, toPage],
-  );
+  const rows = await readRows(w.connection, `SELECT page FROM _sync_scan_pages WHERE scan_key = $1 AND page BETWEEN $2 AND $3 ORDER BY page`, [scanKey, fromPage, toPage]);
   return rows.map((r) => Number(r.page));
 }
 
 /** Pages and rows of a scan's page log in [fromPage, toPage], whichever attempt or run loaded them. */
 export async function scannedTotals(w: ScanScope, scanKey: string, fromPage: number, toPage: number): Promise<{ pages: number; rows: number }> {
-  const rows = await readRows(
-      w.connection,
-    `SELECT count(*) AS pages, coalesce(sum(row_count), 0) AS rows FROM _sync_scan_pages WHERE scan_key = $1 AND page BETWEEN $2 AND $3`,
-    [scanKey, fromPage, toPage],
-  );
+  const rows = await readRows(w.connection, `SELECT count(*) AS pages, coalesce(sum(row_count), 0) AS rows FROM _sync_scan_pages WHERE scan_key = $1 AND page BETWEEN $2 AND $3`, [
+    scanKey,
+    fromPage,
+    toPage,
+  ]);
   return { pages: Number(rows[0]?.pages ?? 0), rows: Number(rows[0]?.rows ?? 0) };
 }
 
 /** Live contacts with id <= maxId that the scan did not see: deleted in the CRM, or missed by drift. */
 export async function unseenLiveContactIds(w: ScanScope, scanKey: string, maxId: number): Promise<number[]> {
   const rows = await readRows(
-      w.connection,
+    w.connection,
     `SELECT c.id FROM contacts c
       WHERE c._deleted_at IS NULL AND c.id <= $2
         AND NOT EXISTS (SELECT 1 FROM _sweep_seen s WHERE s.scan_key = $1 AND s.id = c.id)

@@ -51,15 +51,15 @@ export function stagedRecordsSql(table: string, separator: string): string {
 /** Stages ids into a fresh temp table `(id BIGINT)`. */
 export async function stageIds(connection: DuckDBConnection, table: string, ids: readonly number[]): Promise<void> {
   await run(connection, `CREATE OR REPLACE TEMP TABLE ${quoteIdent(table)} (id BIGINT)`);
-  await appendColumn(connection, table, BIGINT, ids.map((id) => BigInt(id)));
+  await appendColumn(
+    connection,
+    table,
+    BIGINT,
+    ids.map((id) => BigInt(id)),
+  );
 }
 
-async function appendColumn(
-  connection: DuckDBConnection,
-  table: string,
-  type: typeof VARCHAR | typeof BIGINT,
-  values: readonly (string | bigint)[],
-): Promise<void> {
+async function appendColumn(connection: DuckDBConnection, table: string, type: typeof VARCHAR | typeof BIGINT, values: readonly (string | bigint)[]): Promise<void> {
   if (values.length === 0) return;
   const appender = await connection.createAppender(table);
   try {

@@ -17,22 +17,19 @@ export async function setSyncState(connection: DuckDBConnection, stream: string,
 }
 
 export async function recordRun(connection: DuckDBConnection, record: SyncRunRecord): Promise<void> {
-  await run(connection,
-    `INSERT OR REPLACE INTO _sync_runs VALUES ($1, $2, $3, CAST($4 AS TIMESTAMPTZ), CAST($5 AS TIMESTAMPTZ), $6, $7, $8, $9, $10, $11, $12, $13, $1, now())`,
-    [
-      record.runId,
-      record.stream,
-      record.mode,
-      record.startedAt.toISOString(),
-      record.finishedAt ? record.finishedAt.toISOString() : null,
-      record.status,
-      record.pages,
-      record.requests,
-      record.inserted,
-      record.updated,
-      record.unchanged,
-      record.deleted,
-      record.error ? record.error.slice(0, 4000) : null,
-    ],
-  );
+  await run(connection, `INSERT OR REPLACE INTO _sync_runs VALUES ($1, $2, $3, CAST($4 AS TIMESTAMPTZ), CAST($5 AS TIMESTAMPTZ), $6, $7, $8, $9, $10, $11, $12, $13, $1, now())`, [
+    record.runId,
+    record.stream,
+    record.mode,
+    record.startedAt.toISOString(),
+    record.finishedAt ? record.finishedAt.toISOString() : null,
+    record.status,
+    record.pages,
+    record.requests,
+    record.inserted,
+    record.updated,
+    record.unchanged,
+    record.deleted,
+    record.error ? record.error.slice(0, 4000) : null,
+  ]);
 }

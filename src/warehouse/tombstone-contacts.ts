@@ -10,11 +10,7 @@ import type { LoadContext } from './types.js';
 export const MAX_IDS_PER_CALL = 5_000_000;
 
 /** Sets `_deleted_at` on the given live contacts, closes their open history version and drops their memberships. */
-export async function tombstoneContacts(
-  connection: DuckDBConnection,
-  ids: readonly number[],
-  ctx: LoadContext & { deletedAt?: Date },
-): Promise<number> {
+export async function tombstoneContacts(connection: DuckDBConnection, ids: readonly number[], ctx: LoadContext & { deletedAt?: Date }): Promise<number> {
   checkIds(ids);
   if (ids.length === 0) return 0;
   await stageIds(connection, '_stage_tombstone_ids', ids);
@@ -22,30 +18,32 @@ export async function tombstoneContacts(
 }
 
 /** Reconciliation: tombstones live contacts with id ≤ maxId that the sweep did not see. */
-export async function tombstoneContactsNotIn(
-  connection: DuckDBConnection,
-  seenIds: readonly number[],
-  maxId: number,
-  ctx: LoadContext,
-): Promise<number> {
+export async function tombstoneContactsNotIn(connection: DuckDBConnection, seenIds: readonly number[], maxId: number, ctx: LoadContext): Promise<number> {
   checkIds(seenIds);
   if (!Number.isFinite(maxId)) throw new WarehouseInputError(`maxId must be a finite number, got ${maxId}.`);
   await stageIds(connection, '_stage_seen_ids', seenIds);
-  return inTransaction(connection, () =>
-    tombstoneWhere(connection, `id <= ${Math.floor(maxId)} AND id NOT IN (SELECT id FROM _stage_seen_ids)`, ctx),
-  );
+  return inTransaction(connection, () => tombstoneWhere(connection, `id <= ${Math.floor(maxId)} AND id NOT IN (SELECT id FROM _stage_seen_ids)`, ctx));
 }
 
 async function tombstoneWhere(connection: DuckDBConnection, where: string, ctx: LoadContext & { deletedAt?: Date }): Promise<number> {
   const deletedAt = timestampLiteral(ctx.deletedAt ?? ctx.syncedAt);
-  await run(connection, `CREATE OR REPLACE TEMP TABLE _stage_tombstoned AS
-    SELECT id FROM contacts WHERE _deleted_at IS NULL AND (${where})`);
+  await run(
+    connection,
+    `CREATE OR REPLACE TEMP TABLE _stage_tombstoned AS
+    SELECT id FROM contacts WHERE _deleted_at IS NULL AND (${where})`,
+  );
   const n = await readCount(connection, 'SELECT count(*) FROM _stage_tombstoned');
   if (n > 0) {
-    await run(connection, `UPDATE contacts SET _deleted_at = ${deletedAt}, _load_id = ${quoteLiteral(ctx.loadId)}, _synced_at = ${timestampLiteral(ctx.syncedAt)}
-      WHERE id IN (SELECT id FROM _stage_tombstoned)`);
-    await run(connection, `UPDATE contacts_history SET valid_to = greatest(valid_from, ${deletedAt})
-      WHERE valid_to IS NULL AND id IN (SELECT id FROM _stage_tombstoned)`);
+    await run(
+      connection,
+      `UPDATE contacts SET _deleted_at = ${deletedAt}, _load_id = ${quoteLiteral(ctx.loadId)}, _synced_at = ${timestampLiteral(ctx.syncedAt)}
+      WHERE id IN (SELECT id FROM _stage_tombstoned)`,
+    );
+    await run(
+      connection,
+      `UPDATE contacts_history SET valid_to = greatest(valid_from, ${deletedAt})
+      WHERE valid_to IS NULL AND id IN (SELECT id FROM _stage_tombstoned)`,
+    );
     // contact_tags and contact_lists hold current memberships: a deleted contact has none (its
     // last tag_ids/list_ids stay on its row and in its closed history version).
     await run(connection, `DELETE FROM contact_tags WHERE contact_id IN (SELECT id FROM _stage_tombstoned)`);

@@ -32,14 +32,26 @@ const UPSERT = `INSERT INTO webhook_dead_letters
 /** Records (or, for one already there, counts again) deliveries set aside; call inside the caller's transaction. */
 export async function recordDeadLetters(conn: DuckDBConnection, letters: readonly DeadLetter[], at: Date): Promise<void> {
   for (const d of letters) {
-    await run(conn, UPSERT, [d.deliveryId, d.spoolSeq, d.webhookId, d.event, d.known, d.receivedAt.toISOString(), d.reason, d.error.slice(0, 2000), Buffer.from(d.body).toString('base64'), at.toISOString()]);
+    await run(conn, UPSERT, [
+      d.deliveryId,
+      d.spoolSeq,
+      d.webhookId,
+      d.event,
+      d.known,
+      d.receivedAt.toISOString(),
+      d.reason,
+      d.error.slice(0, 2000),
+      Buffer.from(d.body).toString('base64'),
+      at.toISOString(),
+    ]);
   }
 }
 
 /** Marks deliveries applied after all (a retry succeeded). */
 export async function resolveDeadLetters(conn: DuckDBConnection, deliveryIds: readonly string[], at: Date): Promise<void> {
   if (deliveryIds.length === 0) return;
-  await run(conn,
+  await run(
+    conn,
     `UPDATE webhook_dead_letters SET resolved_at = $2::TIMESTAMPTZ
       WHERE resolved_at IS NULL AND delivery_id IN (SELECT unnest(from_json($1::JSON, '["VARCHAR"]')))`,
     [JSON.stringify(deliveryIds), at.toISOString()],

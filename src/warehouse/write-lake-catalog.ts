@@ -98,10 +98,7 @@ async function defineViews(connection: DuckDBConnection, lake: string, sqlDir: s
   for (const [table, layout] of Object.entries(LAKE_TABLES)) {
     if (!existsSync(join(lake, table))) continue;
     const glob = quoteLiteral(join(lake, table, '**', '*.parquet'));
-    const select =
-      layout.kind === 'bucket'
-        ? `SELECT * EXCLUDE (${BUCKET_COLUMN}) FROM read_parquet(${glob}, hive_partitioning = true)`
-        : `SELECT * FROM read_parquet(${glob})`;
+    const select = layout.kind === 'bucket' ? `SELECT * EXCLUDE (${BUCKET_COLUMN}) FROM read_parquet(${glob}, hive_partitioning = true)` : `SELECT * FROM read_parquet(${glob})`;
     await connection.run(`CREATE VIEW ${quoteIdent(table)} AS ${select}`);
     tables.push(table);
   }

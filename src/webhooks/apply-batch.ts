@@ -162,7 +162,8 @@ export async function applyBatch(records: readonly SpoolRecord[], deps: ApplyBat
   const fetchedSubs = await fetchAll<FunnelSubscriber>(subKeys.keys(), (i) => deps.refetcher.funnelSubscriber(subKeys[i]!.f, subKeys[i]!.c));
 
   const fetchError = (e: ParsedEvent): string | null => {
-    const r = e.group === 'campaign' ? fetchedCampaigns.get(e.campaignId!) : e.group === 'funnel' ? fetchedFunnels.get(e.funnelId!) : e.contactId !== null ? fetchedContacts.get(e.contactId) : undefined;
+    const r =
+      e.group === 'campaign' ? fetchedCampaigns.get(e.campaignId!) : e.group === 'funnel' ? fetchedFunnels.get(e.funnelId!) : e.contactId !== null ? fetchedContacts.get(e.contactId) : undefined;
     return r instanceof CrmsyncError ? `${r.code}: refetch failed` : null;
   };
 
@@ -173,7 +174,18 @@ export async function applyBatch(records: readonly SpoolRecord[], deps: ApplyBat
 
   const scopeStarted = performance.now();
   const result = await deps.withWarehouse(async (w) => {
-    const result: ApplyBatchResult = { appliedSeq: lastSeq, events: events.length, contactsLoaded: 0, contactsTombstoned: 0, refetches: toFetch.length + campaignIds.size + funnelIds.size + subKeys.length, skippedLate, failed: 0, failedIds: [], fetchMs, writeMs: 0 };
+    const result: ApplyBatchResult = {
+      appliedSeq: lastSeq,
+      events: events.length,
+      contactsLoaded: 0,
+      contactsTombstoned: 0,
+      refetches: toFetch.length + campaignIds.size + funnelIds.size + subKeys.length,
+      skippedLate,
+      failed: 0,
+      failedIds: [],
+      fetchMs,
+      writeMs: 0,
+    };
     if (!deps.replay && (await w.webhooks.appliedSeq(deps.spoolId)) >= lastSeq) return { ...result, events: 0 };
 
     const fresh: Contact[] = [];

@@ -72,7 +72,8 @@ function scan(body: Uint8Array, start: number, maxDepth: number): DecodedBody | 
           i++; // a two-character escape (or a malformed one, which JSON.parse reports)
         } else if (unit >= 0xd800 && unit <= 0xdbff) {
           const low = escapedUnit(body, i + 6);
-          if (low < 0xdc00 || low > 0xdfff) return { ok: false, reason: 'invalid_utf8', message: `The body has a lone surrogate escape (\\u${unit.toString(16)}) with no low surrogate after it; send well-formed Unicode.` };
+          if (low < 0xdc00 || low > 0xdfff)
+            return { ok: false, reason: 'invalid_utf8', message: `The body has a lone surrogate escape (\\u${unit.toString(16)}) with no low surrogate after it; send well-formed Unicode.` };
           i += 11;
         } else if (unit >= 0xdc00 && unit <= 0xdfff) {
           return { ok: false, reason: 'invalid_utf8', message: `The body has a lone low surrogate escape (\\u${unit.toString(16)}); send well-formed Unicode.` };

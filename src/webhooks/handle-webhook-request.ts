@@ -139,7 +139,8 @@ export async function handleWebhookRequest(req: WebhookRequest, deps: WebhookHan
     return reject(deps, headers, 503, 'spool_unavailable', 'The delivery could not be stored; retry later.', { 'retry-after': '5' });
   }
   const total = deps.metrics.count(outcome);
-  if (outcome === 'replayed' && (total <= 10 || (total & (total - 1)) === 0)) deps.logger?.warn({ event, delivery: deliveryId, webhookId }, 'a stored body came again under a new delivery id (a replay); acknowledged, not stored');
+  if (outcome === 'replayed' && (total <= 10 || (total & (total - 1)) === 0))
+    deps.logger?.warn({ event, delivery: deliveryId, webhookId }, 'a stored body came again under a new delivery id (a replay); acknowledged, not stored');
   if (!known && outcome === 'accepted') deps.logger?.warn({ event, delivery: deliveryId, webhookId }, 'stored a signed delivery with an unknown event name');
   deps.logger?.debug({ outcome, event, delivery: deliveryId, webhookId }, 'webhook delivery stored');
   return outcome === 'accepted' ? ACCEPTED : DUPLICATE;

@@ -32,11 +32,7 @@ export interface RegisterWebhookResult {
  * `rotate` is set. A rotation writes the new secret to the file (keeping the previous one as
  * second) before the CRM starts signing with it, so no delivery is refused in between.
  */
-export async function registerWebhook(
-  client: Pick<CrmClient, 'webhooks'>,
-  raw: RegisterWebhookOptions,
-  secretsFile: string,
-): Promise<RegisterWebhookResult> {
+export async function registerWebhook(client: Pick<CrmClient, 'webhooks'>, raw: RegisterWebhookOptions, secretsFile: string): Promise<RegisterWebhookResult> {
   const parsed = RegisterWebhookOptions.safeParse(raw);
   if (!parsed.success) throw new ConfigError(parsed.error.issues.map((i) => i.message).join('; '));
   const opts = parsed.data;
@@ -96,7 +92,9 @@ async function routeOrNoWebhooks<T>(fn: () => Promise<T>): Promise<T> {
     return await fn();
   } catch (e) {
     if (e instanceof NotFoundError && e.routeMissing) {
-      throw new NoOutboundWebhooksError(`This CRM has no webhook endpoint (${e.route ?? '/webhooks'} answered 404 rest_no_route), so it sends no outbound webhooks. ${FRESH_WITHOUT_WEBHOOKS}.`, { cause: e });
+      throw new NoOutboundWebhooksError(`This CRM has no webhook endpoint (${e.route ?? '/webhooks'} answered 404 rest_no_route), so it sends no outbound webhooks. ${FRESH_WITHOUT_WEBHOOKS}.`, {
+        cause: e,
+      });
     }
     throw e;
   }

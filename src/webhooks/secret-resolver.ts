@@ -59,7 +59,11 @@ export function parseWebhookSecretsFile(text: string, path: string): Map<number,
     throw new WebhookSecretsError(`The webhook secrets file ${path} is invalid (${why}); expected {"<webhook id>": ["secret", "previous secret"]}.`);
   }
   const map = new Map<number, Secret[]>();
-  for (const [id, secrets] of Object.entries(parsed.data)) map.set(Number(id), secrets.map((s) => new Secret(s)));
+  for (const [id, secrets] of Object.entries(parsed.data))
+    map.set(
+      Number(id),
+      secrets.map((s) => new Secret(s)),
+    );
   return map;
 }
 

@@ -175,7 +175,11 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
         o.onDurable(e.batch, e.segment);
         for (const p of e.batch) p.resolve();
       } else {
-        if (!failing) logger?.error({ err: { code: (e.error as NodeJS.ErrnoException | undefined)?.code, message: (e.error as Error | undefined)?.message }, deliveries: e.batch.length }, 'spool write failed; answering 503');
+        if (!failing)
+          logger?.error(
+            { err: { code: (e.error as NodeJS.ErrnoException | undefined)?.code, message: (e.error as Error | undefined)?.message }, deliveries: e.batch.length },
+            'spool write failed; answering 503',
+          );
         failing = true;
         const err = unavailable(e.error);
         for (const p of e.batch) p.reject(err);

@@ -14,7 +14,19 @@ import type { Warehouse } from '../warehouse/types.js';
 export type WebhookWarehouse = ApplierWarehouse & Pick<Warehouse, 'migrate' | 'publishLake'>;
 
 /** Tables the applier changes; those the lake layout knows are published. */
-export const APPLIER_LAKE_TABLES = ['contacts', 'contacts_history', 'contact_tags', 'contact_lists', 'campaigns', 'funnels', 'funnel_subscribers', 'webhook_events', 'webhook_dead_letters', 'email_events', 'commerce_events'] as const;
+export const APPLIER_LAKE_TABLES = [
+  'contacts',
+  'contacts_history',
+  'contact_tags',
+  'contact_lists',
+  'campaigns',
+  'funnels',
+  'funnel_subscribers',
+  'webhook_events',
+  'webhook_dead_letters',
+  'email_events',
+  'commerce_events',
+] as const;
 
 export interface WebhookApplierOptions {
   spool: Spool;
@@ -52,7 +64,6 @@ export interface WebhookApplier {
   status(): ApplierStatus;
   stop(): Promise<void>;
 }
-
 
 /**
  * An in-process applier, for tests and bench/webhooks-apply.ts that drive a receiver and a
@@ -122,19 +133,41 @@ export function createWebhookApplier(options: WebhookApplierOptions): WebhookApp
         if (records.length === 0) continue;
         let result: ApplyBatchResult;
         try {
-          result = await applyBatch(records, { spoolId: options.spoolId, refetcher: options.refetcher, withWarehouse: options.withWarehouse, lastApplied, concurrency: options.concurrency ?? 8, ...(logger ? { logger } : {}), ...(options.now ? { now: options.now } : {}) });
+          result = await applyBatch(records, {
+            spoolId: options.spoolId,
+            refetcher: options.refetcher,
+            withWarehouse: options.withWarehouse,
+            lastApplied,
+            concurrency: options.concurrency ?? 8,
+            ...(logger ? { logger } : {}),
+            ...(options.now ? { now: options.now } : {}),
+          });
         } catch (err) {
           if (abort.signal.aborted || isTransient(err)) throw err;
           if (records.length > 1) {
             isolateUntil = Math.max(isolateUntil, records.at(-1)!.seq);
             limit = Math.ceil(records.length / 2);
-            logger?.warn({ code: (err as { code?: string }).code, deliveries: records.length, nextBatch: limit }, 'a webhook batch failed; applying it in smaller parts to find the delivery that fails');
+            logger?.warn(
+              { code: (err as { code?: string }).code, deliveries: records.length, nextBatch: limit },
+              'a webhook batch failed; applying it in smaller parts to find the delivery that fails',
+            );
             continue;
           }
           // Alone, it still fails for a reason waiting will not change. If even recording that
           // fails, the warehouse itself is the problem: that error is retried with backoff.
           await deadLetter(records[0]!, err);
-          result = { appliedSeq: records[0]!.seq, events: 1, contactsLoaded: 0, contactsTombstoned: 0, refetches: 0, skippedLate: 0, failed: 1, failedIds: [records[0]!.deliveryId], fetchMs: 0, writeMs: 0 };
+          result = {
+            appliedSeq: records[0]!.seq,
+            events: 1,
+            contactsLoaded: 0,
+            contactsTombstoned: 0,
+            refetches: 0,
+            skippedLate: 0,
+            failed: 1,
+            failedIds: [records[0]!.deliveryId],
+            fetchMs: 0,
+            writeMs: 0,
+          };
         }
         if (result.appliedSeq >= isolateUntil) limit = batchSize;
         status.deadLettered += result.failed;

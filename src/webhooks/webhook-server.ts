@@ -53,31 +53,40 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   let connections: () => ConnectionStats = () => ({ open: 0, mostFromOneAddress: 0, evicted: 0, refused: 0 });
   // Node checks the header and request timeouts every connectionsCheckingInterval (30 s by
   // default, which let a silent socket live 30 to 60 s): check every second instead.
-  const server = createServer({ requestTimeout: limits.requestTimeoutMs, headersTimeout: limits.headersTimeoutMs, keepAliveTimeout: limits.keepAliveTimeoutMs, connectionsCheckingInterval: 1_000 }, (req: IncomingMessage, res: ServerResponse) => {
-    const url = (req.url ?? '/').split('?')[0];
-    if (url === path) {
-      handleWebhookRequest({ method: req.method ?? 'GET', headers: req.headers, body: incomingBody(req) }, options.handler).then(
-        (r) => send(res, r.status, JSON.stringify(r.body), r.headers),
-        (err: unknown) => {
-          logger?.error({ err: { message: (err as Error).message, code: (err as { code?: string }).code } }, 'webhook handler failed');
-          send(res, 500, JSON.stringify({ status: 'error' }));
-        },
-      );
-      return;
-    }
-    req.resume();
-    if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, JSON.stringify({ status: 'method_not_allowed' }), { allow: 'GET' });
-    if (url === '/healthz') return send(res, 200, JSON.stringify({ status: 'ok' }));
-    if (url === '/readyz') {
-      const r = options.isReady();
-      return send(res, r.ready ? 200 : 503, JSON.stringify({ status: r.ready ? 'ready' : 'not_ready', ...r.detail }));
-    }
-    if (url === '/metrics') {
-      const c = connections();
-      return send(res, 200, options.handler.metrics.render({ ...options.gauges?.(), connections_open: c.open, connections_evicted: c.evicted, connections_refused: c.refused }), {}, 'text/plain; version=0.0.4');
-    }
-    send(res, 404, JSON.stringify({ status: 'not_found', message: `Post deliveries to ${path}.` }));
-  });
+  const server = createServer(
+    { requestTimeout: limits.requestTimeoutMs, headersTimeout: limits.headersTimeoutMs, keepAliveTimeout: limits.keepAliveTimeoutMs, connectionsCheckingInterval: 1_000 },
+    (req: IncomingMessage, res: ServerResponse) => {
+      const url = (req.url ?? '/').split('?')[0];
+      if (url === path) {
+        handleWebhookRequest({ method: req.method ?? 'GET', headers: req.headers, body: incomingBody(req) }, options.handler).then(
+          (r) => send(res, r.status, JSON.stringify(r.body), r.headers),
+          (err: unknown) => {
+            logger?.error({ err: { message: (err as Error).message, code: (err as { code?: string }).code } }, 'webhook handler failed');
+            send(res, 500, JSON.stringify({ status: 'error' }));
+          },
+        );
+        return;
+      }
+      req.resume();
+      if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, JSON.stringify({ status: 'method_not_allowed' }), { allow: 'GET' });
+      if (url === '/healthz') return send(res, 200, JSON.stringify({ status: 'ok' }));
+      if (url === '/readyz') {
+        const r = options.isReady();
+        return send(res, r.ready ? 200 : 503, JSON.stringify({ status: r.ready ? 'ready' : 'not_ready', ...r.detail }));
+      }
+      if (url === '/metrics') {
+        const c = connections();
+        return send(
+          res,
+          200,
+          options.handler.metrics.render({ ...options.gauges?.(), connections_open: c.open, connections_evicted: c.evicted, connections_refused: c.refused }),
+          {},
+          'text/plain; version=0.0.4',
+        );
+      }
+      send(res, 404, JSON.stringify({ status: 'not_found', message: `Post deliveries to ${path}.` }));
+    },
+  );
   // Bounded: every connection holds a socket and up to one body; the CRM needs only a few. The
   // guard closes idle connections to make room rather than refusing new ones.
   connections = guardConnections(server, limits);
@@ -89,7 +98,11 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   await new Promise<void>((resolve, reject) => {
     const failed = (err: NodeJS.ErrnoException): void => {
       const why = err.code === 'EADDRINUSE' ? 'is already in use' : err.code === 'EACCES' ? 'needs privileges' : `cannot be used (${err.code ?? err.message})`;
-      reject(new ConfigError(`The webhook receiver cannot listen: ${options.host}:${options.port} ${why}; choose another with --port or CRMSYNC_WEBHOOK_PORT (--host or CRMSYNC_WEBHOOK_HOST).`, { cause: err }));
+      reject(
+        new ConfigError(`The webhook receiver cannot listen: ${options.host}:${options.port} ${why}; choose another with --port or CRMSYNC_WEBHOOK_PORT (--host or CRMSYNC_WEBHOOK_HOST).`, {
+          cause: err,
+        }),
+      );
     };
     server.once('error', failed);
     server.listen(options.port, options.host, () => {

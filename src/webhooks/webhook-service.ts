@@ -63,7 +63,12 @@ export async function withWebhookService<T>(options: WebhookServiceOptions, fn: 
 export async function startWebhookService(options: WebhookServiceOptions): Promise<WebhookService> {
   const { logger } = options;
   const metrics = createWebhookMetrics();
-  const spool = await openSpool({ dir: options.spoolDir, ...(options.maxSegmentBytes ? { maxSegmentBytes: options.maxSegmentBytes } : {}), ...(options.syncsInFlight ? { syncsInFlight: options.syncsInFlight } : {}), ...(logger ? { logger } : {}) });
+  const spool = await openSpool({
+    dir: options.spoolDir,
+    ...(options.maxSegmentBytes ? { maxSegmentBytes: options.maxSegmentBytes } : {}),
+    ...(options.syncsInFlight ? { syncsInFlight: options.syncsInFlight } : {}),
+    ...(logger ? { logger } : {}),
+  });
   let applier: WebhookApplier | undefined;
   let server: WebhookServer;
   try {
@@ -86,14 +91,24 @@ export async function startWebhookService(options: WebhookServiceOptions): Promi
       host: options.host,
       port: options.port,
       ...(options.path ? { path: options.path } : {}),
-      handler: { secrets: options.secrets, spool, metrics, maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, ...(options.eventTimeWindow ? { eventTimeWindow: options.eventTimeWindow } : {}), ...(logger ? { logger } : {}) },
+      handler: {
+        secrets: options.secrets,
+        spool,
+        metrics,
+        maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+        ...(options.eventTimeWindow ? { eventTimeWindow: options.eventTimeWindow } : {}),
+        ...(logger ? { logger } : {}),
+      },
       ...(options.limits ? { limits: options.limits } : {}),
       isReady: () => {
         const s = spool.stats();
         const a = applier?.status() ?? options.appliedStatus?.();
         return {
           ready: s.healthy,
-          detail: { spool: { healthy: s.healthy, committedSeq: s.committedSeq, segments: s.segments }, applier: a ? { appliedSeq: a.appliedSeq, lag: s.committedSeq - a.appliedSeq, lastError: a.lastError, deadLettered: a.deadLettered } : null },
+          detail: {
+            spool: { healthy: s.healthy, committedSeq: s.committedSeq, segments: s.segments },
+            applier: a ? { appliedSeq: a.appliedSeq, lag: s.committedSeq - a.appliedSeq, lastError: a.lastError, deadLettered: a.deadLettered } : null,
+          },
         };
       },
       gauges: () => {

@@ -15,10 +15,7 @@ import { openOwnerFromConfig } from './open-owner-from-config.js';
  * A poller whose file is free is gone (Temporal lists a killed worker's pollers for a while): its
  * runs are orphans, and this process's workers serve them.
  */
-export async function withInProcessWorkers<T>(
-  options: { config: Config; logger: Logger; client: Client; nativeConnection: NativeConnection; namespace: string },
-  fn: () => Promise<T>,
-): Promise<T> {
+export async function withInProcessWorkers<T>(options: { config: Config; logger: Logger; client: Client; nativeConnection: NativeConnection; namespace: string }, fn: () => Promise<T>): Promise<T> {
   const { config, logger } = options;
   const queue = taskQueues(config).warehouse;
   let owner: WarehouseOwner | undefined;

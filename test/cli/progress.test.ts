@@ -39,7 +39,10 @@ describe('progress output', () => {
     const tty = capture(true);
     const bars = createProgressRenderer(tty.out, () => now);
     bars.update([base, { ...base, stream: 'tags', pagesTotal: undefined }]);
-    bars.update([{ ...base, pagesDone: 50 }, { ...base, stream: 'tags', pagesTotal: undefined }]);
+    bars.update([
+      { ...base, pagesDone: 50 },
+      { ...base, stream: 'tags', pagesTotal: undefined },
+    ]);
     expect(tty.text()).toContain('\x1b[2A');
     expect(tty.text().split('\x1b[2K').length - 1).toBe(4);
 

@@ -17,7 +17,10 @@ let originalCatalog: Buffer;
 beforeAll(async () => {
   p = tempPaths();
   await writeScope(p, async (w) => {
-    await w.loadContacts(Array.from({ length: 12 }, (_, i) => makeContact(i + 1)), ctx());
+    await w.loadContacts(
+      Array.from({ length: 12 }, (_, i) => makeContact(i + 1)),
+      ctx(),
+    );
     await w.publishLake();
   });
   original = readFileSync(p.dbPath);

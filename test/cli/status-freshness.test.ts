@@ -11,8 +11,25 @@ let w: WarehouseHandle;
 beforeAll(async () => {
   // Held open for the whole file, as the worker that owns the warehouse file holds it.
   ({ p, w } = await openTempWarehouse());
-  await w.loadContacts(Array.from({ length: 12 }, (_, i) => makeContact(i + 1)), ctx());
-  await w.recordRun({ runId: 'r1', stream: 'contacts', mode: 'backfill', startedAt: new Date('2026-01-10T00:00:00Z'), finishedAt: new Date('2026-01-10T00:01:00Z'), status: 'succeeded', pages: 1, requests: 1, inserted: 12, updated: 0, unchanged: 0, deleted: 0, error: null });
+  await w.loadContacts(
+    Array.from({ length: 12 }, (_, i) => makeContact(i + 1)),
+    ctx(),
+  );
+  await w.recordRun({
+    runId: 'r1',
+    stream: 'contacts',
+    mode: 'backfill',
+    startedAt: new Date('2026-01-10T00:00:00Z'),
+    finishedAt: new Date('2026-01-10T00:01:00Z'),
+    status: 'succeeded',
+    pages: 1,
+    requests: 1,
+    inserted: 12,
+    updated: 0,
+    unchanged: 0,
+    deleted: 0,
+    error: null,
+  });
   await w.publishLake();
 });
 afterAll(() => closeTempWarehouse({ p, w }));

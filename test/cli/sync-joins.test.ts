@@ -6,8 +6,7 @@ import { streamWorkflowId } from '../../workflows/sync-ids.js';
 import { withSyncEnv } from '../sync/helpers/sync-env.js';
 import { runCli } from './run-cli.js';
 
-const optionsRequests = (byRoute: Record<string, number>): number =>
-  Object.entries(byRoute).reduce((n, [route, count]) => (route.includes('options') ? n + count : n), 0);
+const optionsRequests = (byRoute: Record<string, number>): number => Object.entries(byRoute).reduce((n, [route, count]) => (route.includes('options') ? n + count : n), 0);
 
 async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 90_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -91,7 +91,9 @@ describe('schemas keep what they do not know and tolerate what is missing', () =
     expect(s.List.parse({ id: '3', title: 'L', is_public: '0', subscribersCount: '12' })).toMatchObject({ id: 3, is_public: false, subscribers_count: 12 });
     expect(s.Campaign.parse({ id: 1, title: 'C', stats: [] }).stats).toEqual({});
     expect(s.Campaign.parse({ id: 1, title: 'C', stats: { sent: '5', views: 2 } }).stats).toEqual({ sent: 5, views: 2 });
-    expect(s.FunnelSubscriber.parse({ id: 1, funnel_id: '2', subscriber_id: '3', metrics: [{ id: 1, funnel_id: '2', sequence_id: '4', subscriber_id: '3', benchmark_value: '1.5' }] }).metrics[0]).toMatchObject({
+    expect(
+      s.FunnelSubscriber.parse({ id: 1, funnel_id: '2', subscriber_id: '3', metrics: [{ id: 1, funnel_id: '2', sequence_id: '4', subscriber_id: '3', benchmark_value: '1.5' }] }).metrics[0],
+    ).toMatchObject({
       sequence_id: 4,
       benchmark_value: 1.5,
     });

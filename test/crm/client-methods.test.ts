@@ -81,7 +81,12 @@ for (const mode of ['spec', 'real'] as const) {
       for (const api of [client.tags, client.lists] as const) {
         const before = await api.list();
         const kind = api === client.tags ? 'tags' : 'lists';
-        expect(before.map((t) => t.id).sort()).toEqual(sim.truth()[kind].map((t) => Number(t.id)).sort());
+        expect(before.map((t) => t.id).sort()).toEqual(
+          sim
+            .truth()
+            [kind].map((t) => Number(t.id))
+            .sort(),
+        );
         const made = await api.create({ title: `Made ${kind} ${mode}`, description: 'd' });
         expect(made.title).toBe(`Made ${kind} ${mode}`);
         await expect(api.create({ title: `Made ${kind} ${mode}` })).rejects.toBeInstanceOf(DuplicateError);

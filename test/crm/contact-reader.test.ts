@@ -180,7 +180,16 @@ describe('contact rows: page reader and zod agree', () => {
   it.each([
     ['a non-numeric id', { id: 'seven' }, ['id']],
     ['an object as email', { email: { a: 1 } }, ['email']],
-    ['a bad id in the second tag', { tags: [{ id: 1, title: 'a', slug: 'a' }, { id: 'x', title: 'b', slug: 'b' }] }, ['tags', 1, 'id']],
+    [
+      'a bad id in the second tag',
+      {
+        tags: [
+          { id: 1, title: 'a', slug: 'a' },
+          { id: 'x', title: 'b', slug: 'b' },
+        ],
+      },
+      ['tags', 1, 'id'],
+    ],
     ['a bad bare list id', { lists: [1, 'two'] }, ['lists', 1]],
     ['tags as a string', { tags: 'vip' }, ['tags']],
     ['several bad fields', { id: 'x', company_id: 'acme', total_points: 'lots', phone: { n: 1 } }, ['id']],
@@ -207,7 +216,13 @@ describe('contact rows: page reader and zod agree', () => {
 
   it('nested readers place issues under the key and index that raised them', () => {
     const schemas = buildSchemas(createTimestampNormalizer('UTC'));
-    const bad = schemas.CampaignStatus.safeParse({ campaign: { id: 1 }, stat: [{ status: 'sent', total: 3 }, { status: 'open', total: 'many' }] });
+    const bad = schemas.CampaignStatus.safeParse({
+      campaign: { id: 1 },
+      stat: [
+        { status: 'sent', total: 3 },
+        { status: 'open', total: 'many' },
+      ],
+    });
     expect(bad.success).toBe(false);
     expect(bad.error!.issues.map((i) => i.path)).toEqual([['stat', 1, 'total']]);
     const tag = schemas.Tag.safeParse({ id: 'x', title: 't' });

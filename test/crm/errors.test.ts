@@ -29,7 +29,11 @@ import { startReplayServer, type ReplayServer } from './helpers/replay-server.js
 import { clientFor } from './helpers/sim-client.js';
 
 const PASSWORD = 'pw-Sup3r-s3cret-value';
-const caught = <T>(p: Promise<T>) => p.then(() => undefined, (e: unknown) => e);
+const caught = <T>(p: Promise<T>) =>
+  p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
 
 /** Everything an error could leak through: message, cause chain, inspect, JSON. */
 function everyRendering(e: unknown): string {
@@ -275,7 +279,7 @@ describe('errors the simulator cannot produce (tiny local server)', () => {
   const client = (extra = {}) =>
     createCrmClient({ baseUrl: server.baseUrl, username: 'u', password: PASSWORD, limiter: createRateLimiter({ maxRps: 1000, adaptive: false }), retry: { maxRetries: 0 }, ...extra });
 
-  it('a 503 then a 200: one request per call, and the next attempt (Temporal\'s) succeeds', async () => {
+  it("a 503 then a 200: one request per call, and the next attempt (Temporal's) succeeds", async () => {
     const c = client({ retry: { maxRetries: 1 } });
     let calls = 0;
     server.respond((_req, res) => {

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type {
-  CrmError} from '../../src/crm/index.js';
+import type { CrmError } from '../../src/crm/index.js';
 import {
   AuthenticationError,
   BadResponseError,
@@ -97,7 +96,7 @@ function expected(f: Fixture): Expect {
   const { method, p } = route(f);
   const body = f.body as Record<string, unknown> | string;
   if (f.status === 200) {
-    if (method === 'GET' && (/\/(tags|lists)\/999999$/.test(p))) return { kind: 'null' };
+    if (method === 'GET' && /\/(tags|lists)\/999999$/.test(p)) return { kind: 'null' };
     return { kind: 'value' };
   }
   if (f.status === 422 && typeof body === 'object' && /not found/i.test(String(body.message))) {

@@ -133,7 +133,10 @@ describe('paginate', () => {
   });
 
   it('flags ids out of the requested order at a boundary', async () => {
-    const pagesData: Row[][] = [[{ id: 1 }, { id: 5 }], [{ id: 3 }, { id: 9 }]];
+    const pagesData: Row[][] = [
+      [{ id: 1 }, { id: 5 }],
+      [{ id: 3 }, { id: 9 }],
+    ];
     const fetchPage = async (page: number, perPage: number): Promise<Page<Row>> => ({ items: pagesData[page - 1] ?? [], total: 4, perPage, currentPage: page, lastPage: 2 });
     const drift: DriftEvent[] = [];
     await collect(paginate(fetchPage, { perPage: 2, order: 'asc', onDrift: (e) => drift.push(e) }));
@@ -239,7 +242,11 @@ describe('drift during a churning scan of the simulator', () => {
         };
         const gaps = drift.filter((d) => d.kind === 'gap');
         if (sc.concurrency > 1) return;
-        for (const id of missed) expect(gaps.some((g) => inGap(id, g)), `missed ${id} outside every gap ${JSON.stringify(gaps.map((g) => [g.afterId, g.beforeId]))}`).toBe(true);
+        for (const id of missed)
+          expect(
+            gaps.some((g) => inGap(id, g)),
+            `missed ${id} outside every gap ${JSON.stringify(gaps.map((g) => [g.afterId, g.beforeId]))}`,
+          ).toBe(true);
       });
     });
   }
@@ -254,7 +261,12 @@ describe('drift during a churning scan of the simulator', () => {
       })) {
         seen.push(...page.items.map((c) => c.id));
       }
-      expect(seen).toEqual(sim.truth().contacts.map((c) => c.id).sort((a, b) => a - b));
+      expect(seen).toEqual(
+        sim
+          .truth()
+          .contacts.map((c) => c.id)
+          .sort((a, b) => a - b),
+      );
       expect(client.stats().retries).toBeGreaterThan(0);
     });
   });
@@ -272,7 +284,12 @@ describe('drift during a churning scan of the simulator', () => {
         seen.push(...page.items.map((c) => c.id));
       }
       expect(drift).toEqual([]);
-      expect(seen).toEqual(sim.truth().contacts.map((c) => c.id).sort((a, b) => a - b));
+      expect(seen).toEqual(
+        sim
+          .truth()
+          .contacts.map((c) => c.id)
+          .sort((a, b) => a - b),
+      );
     });
   });
 

@@ -107,5 +107,4 @@ describe('423 is classified by its message', () => {
       expect(sim.stats().requests).toBe(client.stats().requests);
     });
   });
-
 });

@@ -32,8 +32,7 @@ describe('reading response bodies', () => {
   afterAll(async () => {
     await server.close();
   });
-  const client = () =>
-    createCrmClient({ baseUrl: server.baseUrl, username: 'u', password: 'p', limiter: createRateLimiter({ maxRps: 1000, adaptive: false }), retry: { maxRetries: 0 } });
+  const client = () => createCrmClient({ baseUrl: server.baseUrl, username: 'u', password: 'p', limiter: createRateLimiter({ maxRps: 1000, adaptive: false }), retry: { maxRetries: 0 } });
 
   it.each([
     ['declared length', true],

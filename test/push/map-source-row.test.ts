@@ -73,7 +73,10 @@ describe('mapSourceRow', () => {
     [{ email: 'a@b.test', status: 'pending', date_of_birth: '10/12/1815' }, /^date_of_birth: "10\/12\/1815" is not a date in YYYY-MM-DD/],
     [{ email: 'a@b.test', status: 'pending', date_of_birth: '2023-02-30' }, /^date_of_birth: "2023-02-30" is not a calendar date/],
     [{ email: 'a@b.test', status: 'pending', custom_values: { shoe_size: '42' } }, /^custom_values\.shoe_size: unknown custom field slug "shoe_size"; defined slugs: favorite_color/],
-    [{ email: 'a@b.test', status: 'pending', cf_favorite_color: 'Purple' }, /^custom_values\.favorite_color: option "Purple" is not defined for select-one field "favorite_color"; defined options: "Red", "Green", "Blue"/],
+    [
+      { email: 'a@b.test', status: 'pending', cf_favorite_color: 'Purple' },
+      /^custom_values\.favorite_color: option "Purple" is not defined for select-one field "favorite_color"; defined options: "Red", "Green", "Blue"/,
+    ],
     [{ email: 'a@b.test', status: 'pending', cf_interests: 'golf,tennis' }, /^custom_values\.interests: option "tennis"/],
     [{ email: 'a@b.test', status: 'pending', cf_renewal_date: '2027-13-01' }, /^custom_values\.renewal_date: "2027-13-01" is not a calendar date/],
     [{ email: 'a@b.test', status: 'pending', cf_membership_number: 'twelve' }, /^custom_values\.membership_number: "twelve" is not a number/],
@@ -89,13 +92,16 @@ describe('mapSourceRow', () => {
 describe('draftRows', () => {
   it('rejects every row of an email given twice (case-insensitively) and keeps the others', () => {
     const rows: Record<string, unknown>[] = [
-        { email: 'one@x.test', status: 'subscribed' },
-        { email: 'dup@x.test', status: 'subscribed' },
-        { email: 'bad', status: 'subscribed' },
-        { email: 'DUP@x.test', status: 'pending' },
-        { email: null, status: 'pending' },
+      { email: 'one@x.test', status: 'subscribed' },
+      { email: 'dup@x.test', status: 'subscribed' },
+      { email: 'bad', status: 'subscribed' },
+      { email: 'DUP@x.test', status: 'pending' },
+      { email: null, status: 'pending' },
     ];
-    const { drafts, rejections } = draftRows(rows.map((data, i) => ({ rowNumber: i + 1, data, sourceFingerprint: `fp${i}` })), FIELDS);
+    const { drafts, rejections } = draftRows(
+      rows.map((data, i) => ({ rowNumber: i + 1, data, sourceFingerprint: `fp${i}` })),
+      FIELDS,
+    );
     expect(drafts.map((d) => d.key)).toEqual(['one@x.test']);
     expect(rejections.map((r) => [r.rowNumber, r.key, r.field])).toEqual([
       [3, 'bad', 'email'],

@@ -52,17 +52,14 @@ describe('crmsync push against the simulator and a real warehouse file', () => {
       // The worker owns the file while it runs, as `crmsync worker` does.
       const owner = await openOwnerFromConfig(config);
       const crm = crmClientFromConfig(config);
-      const result = await withTestWorker(
-        { taskQueue, warehouseActivities: createActivities({ config, logger: silentLogger, crm, owner }).warehouse },
-        async () => {
-          // A source that cannot be read fails the push with the activity's own code and message.
-          await expect(pushCommand(config, { ...opts, from: 'no_such_table' }, silentLogger, undefined)).rejects.toMatchObject({
-            code: 'PUSH_SOURCE_INVALID',
-            message: expect.stringContaining('Cannot read the push source "no_such_table"'),
-          });
-          return await pushCommand(config, opts, silentLogger, undefined);
-        },
-      ).finally(async () => {
+      const result = await withTestWorker({ taskQueue, warehouseActivities: createActivities({ config, logger: silentLogger, crm, owner }).warehouse }, async () => {
+        // A source that cannot be read fails the push with the activity's own code and message.
+        await expect(pushCommand(config, { ...opts, from: 'no_such_table' }, silentLogger, undefined)).rejects.toMatchObject({
+          code: 'PUSH_SOURCE_INVALID',
+          message: expect.stringContaining('Cannot read the push source "no_such_table"'),
+        });
+        return await pushCommand(config, opts, silentLogger, undefined);
+      }).finally(async () => {
         await crm.close();
         await owner.close();
       });
@@ -78,9 +75,7 @@ describe('crmsync push against the simulator and a real warehouse file', () => {
       const ledger = await withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write: true }, (w) =>
         w.query(`SELECT push_key, outcome, error_field FROM _push_ledger ORDER BY push_key`),
       );
-      const dead = await withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write: false }, (w) =>
-        w.query(`SELECT push_key, error_field, error_message FROM push_dead_letters`),
-      );
+      const dead = await withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write: false }, (w) => w.query(`SELECT push_key, error_field, error_message FROM push_dead_letters`));
       expect(dead).toEqual([{ push_key: 'cli3@example.test', error_field: 'status', error_message: expect.stringMatching(/^status: "subscirbed"/) }]);
       expect(ledger).toEqual([
         { push_key: 'cli1@example.test', outcome: 'succeeded', error_field: null },

@@ -59,10 +59,7 @@ describe('crmsync push from files', () => {
     await c.run(`COPY (SELECT 'fay@example.test' AS email, 'subscribed' AS status) TO '${parquet}' (FORMAT parquet)`);
     c.closeSync();
     db.closeSync();
-    const [fromJson, fromParquet] = await Promise.all([
-      runCli(['push', '--from', 'people.json', '--dry-run'], env, 120_000, dir),
-      runCli(['push', '--from', parquet, '--dry-run'], env, 120_000, dir),
-    ]);
+    const [fromJson, fromParquet] = await Promise.all([runCli(['push', '--from', 'people.json', '--dry-run'], env, 120_000, dir), runCli(['push', '--from', parquet, '--dry-run'], env, 120_000, dir)]);
     expect(fromJson.code, fromJson.stderr).toBe(0);
     expect(fromJson.stdout).toMatch(/1 source rows from file:people\.json[\s\S]*would send 1/);
     expect(fromParquet.code, fromParquet.stderr).toBe(0);

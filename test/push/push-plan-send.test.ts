@@ -25,12 +25,7 @@ const SOURCE = `CREATE TABLE upserts AS SELECT * FROM (VALUES
 // cf_preferred_color is not a field: the simulator defines favorite_color; rename it there.
 const SOURCE_SQL = SOURCE.replace('cf_preferred_color', 'cf_favorite_color');
 
-async function pushAll(
-  db: WarehouseQuery,
-  crm: ReturnType<typeof pushCrmFromClient>,
-  runId: string,
-  opts: { createMissing?: boolean; beforeSend?: () => void } = {},
-) {
+async function pushAll(db: WarehouseQuery, crm: ReturnType<typeof pushCrmFromClient>, runId: string, opts: { createMissing?: boolean; beforeSend?: () => void } = {}) {
   const plan = await planPush({ crm, db }, { from: 'upserts', runId, createMissing: opts.createMissing ?? false, dryRun: false });
   opts.beforeSend?.();
   const rows = await new PushPlanStore(db).load(runId, 0, plan.toSend);
@@ -58,7 +53,10 @@ describe('push plan and send against the simulator', () => {
         const tagId = new Map(sim.truth().tags.map((t) => [String(t.title), Number(t.id)]));
         const listId = new Map(sim.truth().lists.map((t) => [String(t.title), Number(t.id)]));
         expect(truth.get('push1@example.test')).toMatchObject({
-          status: 'subscribed', first_name: 'Ada', city: 'Berlin', date_of_birth: '1990-01-31',
+          status: 'subscribed',
+          first_name: 'Ada',
+          city: 'Berlin',
+          date_of_birth: '1990-01-31',
           custom_values: { favorite_color: 'Red' },
           tags: [tagId.get('VIP'), tagId.get('Newsletter Reader')].sort((a, b) => a! - b!),
           lists: [listId.get('Customers')],
@@ -128,45 +126,41 @@ describe('push plan and send against the simulator', () => {
   });
 
   it('a retryable server failure is no row failure: the batch fails retryable and its next attempt resumes', async () => {
-    await withSimClient(
-      { contacts: 5, seed: 5 },
-      { limiter: createRateLimiter({ maxRps: 500 }) },
-      async (sim, client) => {
-        await withPushDb(async (db) => {
-          const crm = pushCrmFromClient(client);
-          await db.query(`CREATE TABLE upserts AS SELECT 'retry' || i || '@example.test' AS email, 'subscribed' AS status FROM range(6) t(i)`);
-          const plan = await planPush({ crm, db }, { from: 'upserts', runId: 'run-1', createMissing: false, dryRun: false });
-          const rows = await new PushPlanStore(db).load('run-1', 0, plan.toSend);
-          const ledger = new PushLedger(db);
-          // The first two rows go through, then the server fails every request.
-          let sent = 0;
-          const flaky: typeof crm = {
-            ...crm,
-            upsertContact: (body) => {
-              if (++sent === 3) sim.setFaults({ errorRate: 1 });
-              return crm.upsertContact(body);
-            },
-          };
-          const err = await sendBatch({ crm: flaky, ledger }, { source: plan.source, runId: 'run-1', rows, concurrency: 1 }).catch((e: unknown) => e);
-          expect(err).toBeInstanceOf(PushBatchInterruptedError);
-          expect((err as PushBatchInterruptedError).retryable).toBe(true);
-          // One request for the failing row, none for the rows after it.
-          expect(upsertRequests(sim)).toBe(3);
-          expect(await db.query(`SELECT push_key, outcome FROM _push_ledger ORDER BY push_key`)).toEqual([
-            { push_key: 'retry0@example.test', outcome: 'succeeded' },
-            { push_key: 'retry1@example.test', outcome: 'succeeded' },
-          ]);
+    await withSimClient({ contacts: 5, seed: 5 }, { limiter: createRateLimiter({ maxRps: 500 }) }, async (sim, client) => {
+      await withPushDb(async (db) => {
+        const crm = pushCrmFromClient(client);
+        await db.query(`CREATE TABLE upserts AS SELECT 'retry' || i || '@example.test' AS email, 'subscribed' AS status FROM range(6) t(i)`);
+        const plan = await planPush({ crm, db }, { from: 'upserts', runId: 'run-1', createMissing: false, dryRun: false });
+        const rows = await new PushPlanStore(db).load('run-1', 0, plan.toSend);
+        const ledger = new PushLedger(db);
+        // The first two rows go through, then the server fails every request.
+        let sent = 0;
+        const flaky: typeof crm = {
+          ...crm,
+          upsertContact: (body) => {
+            if (++sent === 3) sim.setFaults({ errorRate: 1 });
+            return crm.upsertContact(body);
+          },
+        };
+        const err = await sendBatch({ crm: flaky, ledger }, { source: plan.source, runId: 'run-1', rows, concurrency: 1 }).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(PushBatchInterruptedError);
+        expect((err as PushBatchInterruptedError).retryable).toBe(true);
+        // One request for the failing row, none for the rows after it.
+        expect(upsertRequests(sim)).toBe(3);
+        expect(await db.query(`SELECT push_key, outcome FROM _push_ledger ORDER BY push_key`)).toEqual([
+          { push_key: 'retry0@example.test', outcome: 'succeeded' },
+          { push_key: 'retry1@example.test', outcome: 'succeeded' },
+        ]);
 
-          sim.setFaults({});
-          const again = await sendBatch({ crm, ledger }, { source: plan.source, runId: 'run-1', rows, concurrency: 1 });
-          // The rows the first attempt finished count as sent and succeeded, and are not sent again.
-          expect(again).toMatchObject({ sent: 6, succeeded: 6, failed: 0, skipped: 0, requests: 4 });
-          expect(upsertRequests(sim)).toBe(7);
-          const after = await db.query(`SELECT outcome, attempts, failures FROM _push_ledger ORDER BY push_key`);
-          expect(after).toEqual(Array(6).fill({ outcome: 'succeeded', attempts: 1, failures: 0 }));
-        });
-      },
-    );
+        sim.setFaults({});
+        const again = await sendBatch({ crm, ledger }, { source: plan.source, runId: 'run-1', rows, concurrency: 1 });
+        // The rows the first attempt finished count as sent and succeeded, and are not sent again.
+        expect(again).toMatchObject({ sent: 6, succeeded: 6, failed: 0, skipped: 0, requests: 4 });
+        expect(upsertRequests(sim)).toBe(7);
+        const after = await db.query(`SELECT outcome, attempts, failures FROM _push_ledger ORDER BY push_key`);
+        expect(after).toEqual(Array(6).fill({ outcome: 'succeeded', attempts: 1, failures: 0 }));
+      });
+    });
   });
 
   it('a row the CRM refuses is recorded as failed once, and the batch goes on', async () => {
@@ -218,7 +212,9 @@ describe('push plan and send against the simulator', () => {
         const wrong = createCrmClient({ baseUrl: sim.baseUrl, username: sim.credentials.username, password: 'not-the-password', limiter: createRateLimiter({ maxRps: 500 }) });
         try {
           const rows = await new PushPlanStore(db).load('run-a', 0, plan.toSend);
-          await expect(sendBatch({ crm: pushCrmFromClient(wrong), ledger: new PushLedger(db) }, { source: plan.source, runId: 'run-a', rows, concurrency: 4 })).rejects.toMatchObject({ statusCode: 401 });
+          await expect(sendBatch({ crm: pushCrmFromClient(wrong), ledger: new PushLedger(db) }, { source: plan.source, runId: 'run-a', rows, concurrency: 4 })).rejects.toMatchObject({
+            statusCode: 401,
+          });
           // At most the rows already in progress were tried; nothing was recorded as a row failure.
           expect(upsertRequests(sim)).toBeLessThanOrEqual(4);
           expect(await db.query(`SELECT * FROM _push_ledger`)).toEqual([]);

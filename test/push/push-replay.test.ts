@@ -26,8 +26,6 @@ describe('pushWorkflow replay', () => {
     }[];
     expect(scheduled.map((e) => e.activityTaskScheduledEventAttributes.activityType.name)).toEqual(['planPush', 'pushBatch', 'pushBatch']);
     scheduled[1]!.activityTaskScheduledEventAttributes.activityType.name = 'pushEverything';
-    await expect(Worker.runReplayHistory({ workflowBundle: { codePath: testWorkflowBundlePath() } }, changed, 'push-replay')).rejects.toBeInstanceOf(
-      DeterminismViolationError,
-    );
+    await expect(Worker.runReplayHistory({ workflowBundle: { codePath: testWorkflowBundlePath() } }, changed, 'push-replay')).rejects.toBeInstanceOf(DeterminismViolationError);
   });
 });

@@ -51,8 +51,7 @@ describe('pushWorkflow against a rate-limited simulator', () => {
           await db.query(sourceSql(ROWS));
           const activities = createPushActivities({ crm: pushCrmFromClient(client), db, logger: silentLogger });
           await withTestWorker({ warehouseActivities: activities }, async ({ client: temporal, taskQueue }) => {
-            const run = (): Promise<PushWorkflowResult> =>
-              temporal.workflow.execute('pushWorkflow', { taskQueue, workflowId: `push-${randomUUID()}`, args: [{ from: 'upserts' }] });
+            const run = (): Promise<PushWorkflowResult> => temporal.workflow.execute('pushWorkflow', { taskQueue, workflowId: `push-${randomUUID()}`, args: [{ from: 'upserts' }] });
 
             const started = performance.now();
             const first = await run();
@@ -87,8 +86,16 @@ describe('pushWorkflow against a rate-limited simulator', () => {
             const mismatched = source.filter((r) => {
               const c = truth.get(String(r.email));
               const tags = (r.tags as string[]).map((t) => tagIds.get(t)).sort((a, b) => a! - b!);
-              return !c || c.status !== r.status || c.first_name !== r.first_name || c.last_name !== r.last_name || c.phone !== r.phone ||
-                c.city !== r.city || c.custom_values.favorite_color !== r.cf_favorite_color || JSON.stringify(c.tags) !== JSON.stringify(tags);
+              return (
+                !c ||
+                c.status !== r.status ||
+                c.first_name !== r.first_name ||
+                c.last_name !== r.last_name ||
+                c.phone !== r.phone ||
+                c.city !== r.city ||
+                c.custom_values.favorite_color !== r.cf_favorite_color ||
+                JSON.stringify(c.tags) !== JSON.stringify(tags)
+              );
             });
             expect(mismatched).toEqual([]);
 
@@ -136,7 +143,13 @@ describe('pushWorkflow against a rate-limited simulator', () => {
           const runs = await db.query(`SELECT status, succeeded FROM _push_runs WHERE run_id = ?`, [workflowId]);
           expect(runs).toEqual([{ status: 'succeeded', succeeded: 7 }]);
           expect(await temporal.workflow.getHandle(workflowId).query('pushProgress')).toEqual({
-            phase: 'done', toSend: 7, cursor: 7, sent: 7, succeeded: 7, failed: 0, skipped: 0,
+            phase: 'done',
+            toSend: 7,
+            cursor: 7,
+            sent: 7,
+            succeeded: 7,
+            failed: 0,
+            skipped: 0,
           });
           const history = await temporal.workflow.getHandle(workflowId).describe();
           expect(history.runId).not.toBe(history.raw.workflowExecutionInfo?.firstRunId);

@@ -20,7 +20,7 @@ describe('parseSourceSpec', () => {
     expect(parseSourceSpec('SELECT 1 AS email', 'spring-campaign').sourceId).toBe('spring-campaign');
   });
 
-  it('reads a file with DuckDB\'s reader for its format, the path as a quoted literal', () => {
+  it("reads a file with DuckDB's reader for its format, the path as a quoted literal", () => {
     expect(pushSourceSelect({ kind: 'file', format: 'csv', path: "/tmp/o'k.csv" })).toBe("SELECT * FROM read_csv('/tmp/o''k.csv')");
     expect(pushSourceSelect({ kind: 'file', format: 'parquet', path: '/tmp/a.parquet' })).toBe("SELECT * FROM read_parquet('/tmp/a.parquet')");
   });

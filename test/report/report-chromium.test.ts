@@ -55,7 +55,10 @@ beforeAll(async () => {
         },
         async (service) => {
           await registerWebhook(client, { url: service.url, allowHttp: true }, secretsFile);
-          const ids = env.sim.truth().contacts.slice(10, 16).map((c) => c.id);
+          const ids = env.sim
+            .truth()
+            .contacts.slice(10, 16)
+            .map((c) => c.id);
           for (const id of ids) env.sim.mutate.updateContact(id, { first_name: `Hooked ${id}` });
           env.sim.mutate.setStatus(ids[0]!, 'unsubscribed');
           await env.sim.settleWebhooks(20_000);
@@ -70,8 +73,19 @@ beforeAll(async () => {
     await env.read(async (w) => {
       const at = Date.now();
       await w.recordRun({
-        runId: 'run-failed-1', stream: 'campaigns', mode: 'backfill', startedAt: new Date(at - 5_000), finishedAt: new Date(at - 4_000), status: 'failed',
-        pages: 0, requests: 3, inserted: 0, updated: 0, unchanged: 0, deleted: 0, error: 'The CRM answered 503 three times; check that it is up',
+        runId: 'run-failed-1',
+        stream: 'campaigns',
+        mode: 'backfill',
+        startedAt: new Date(at - 5_000),
+        finishedAt: new Date(at - 4_000),
+        status: 'failed',
+        pages: 0,
+        requests: 3,
+        inserted: 0,
+        updated: 0,
+        unchanged: 0,
+        deleted: 0,
+        error: 'The CRM answered 503 three times; check that it is up',
       });
       await w.connection.run(`INSERT INTO webhook_events (delivery_id, event, received_at, event_at, applied_at, status, error) VALUES
         ('d-dead', 'contact.updated', TIMESTAMPTZ '2026-03-02 09:00:01+00', TIMESTAMPTZ '2026-03-02 09:00:00+00', TIMESTAMPTZ '2026-03-02 09:00:02+00', 'failed', 'validation failed for contact 12: email is invalid')`);
@@ -236,8 +250,7 @@ describe('crmsync report in a real Chromium', () => {
   });
 
   it('switches the growth period, fits a phone and prints', async () => {
-    const visible = (): Promise<string[]> =>
-      page.$$eval('.period-picker .panel', (ps) => ps.filter((p) => getComputedStyle(p).display !== 'none').map((p) => p.className));
+    const visible = (): Promise<string[]> => page.$$eval('.period-picker .panel', (ps) => ps.filter((p) => getComputedStyle(p).display !== 'none').map((p) => p.className));
     expect(await visible()).toEqual(['panel panel-month']);
     await page.click('label[for="gp-week"]');
     expect(await visible()).toEqual(['panel panel-week']);

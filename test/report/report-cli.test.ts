@@ -28,7 +28,14 @@ describe('crmsync report (CLI)', () => {
     const r = await runCli(['report', '--out', out], envFor(p));
     expect(r.code, r.stderr).toBe(0);
     const html = await readFile(out, 'utf8');
-    for (const text of ['No contacts with a creation date yet', 'No campaigns synced yet', 'No funnel step reports synced yet', 'No tags synced yet', 'No sync has run yet', 'the receiver (<code>crmsync webhooks serve</code>) is not in use']) {
+    for (const text of [
+      'No contacts with a creation date yet',
+      'No campaigns synced yet',
+      'No funnel step reports synced yet',
+      'No tags synced yet',
+      'No sync has run yet',
+      'the receiver (<code>crmsync webhooks serve</code>) is not in use',
+    ]) {
       expect(html).toContain(text);
     }
     expect(html).not.toContain('class="mark');

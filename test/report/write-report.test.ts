@@ -10,9 +10,19 @@ let p: ReturnType<typeof tempPaths> | undefined;
 afterEach(() => p?.cleanup());
 
 const campaign: Campaign = {
-  id: 3, title: 'Spring', slug: 'spring', status: 'sent', email_subject: 'Hi', email_pre_header: null, recipients_count: 1000,
-  scheduled_at: '2026-03-01T10:00:00.000Z', design_template: 'simple', created_at: null, updated_at: null,
-  stats: { total: 1000, sent: 1000, clicks: 40, views: 300, unsubscribers: 12 }, raw: {},
+  id: 3,
+  title: 'Spring',
+  slug: 'spring',
+  status: 'sent',
+  email_subject: 'Hi',
+  email_pre_header: null,
+  recipients_count: 1000,
+  scheduled_at: '2026-03-01T10:00:00.000Z',
+  design_template: 'simple',
+  created_at: null,
+  updated_at: null,
+  stats: { total: 1000, sent: 1000, clicks: 40, views: 300, unsubscribers: 12 },
+  raw: {},
 };
 
 describe('writeReport', () => {
@@ -20,7 +30,21 @@ describe('writeReport', () => {
     p = tempPaths();
     await writeScope(p, async (w) => {
       await w.loadEntities('campaigns', [campaign], ctx(), { complete: true });
-      await w.recordRun({ runId: 'r1', stream: 'campaigns', mode: 'backfill', startedAt: new Date('2026-03-01T10:00:00Z'), finishedAt: new Date('2026-03-01T10:00:02.5Z'), status: 'succeeded', pages: 1, requests: 1, inserted: 1, updated: 0, unchanged: 0, deleted: 0, error: null });
+      await w.recordRun({
+        runId: 'r1',
+        stream: 'campaigns',
+        mode: 'backfill',
+        startedAt: new Date('2026-03-01T10:00:00Z'),
+        finishedAt: new Date('2026-03-01T10:00:02.5Z'),
+        status: 'succeeded',
+        pages: 1,
+        requests: 1,
+        inserted: 1,
+        updated: 0,
+        unchanged: 0,
+        deleted: 0,
+        error: null,
+      });
       await w.publishLake();
     });
     const out = join(p.dir, 'lake.html');

@@ -34,7 +34,30 @@ describe('GET /subscribers (spec: Contacts)', () => {
     const r = await call('GET', '/subscribers?per_page=50');
     const c = r.json.subscribers.data.find((x: Json) => x.tags.length > 0 && x.lists.length > 0);
     expect(c).toBeDefined();
-    for (const k of ['id', 'user_id', 'hash', 'email', 'first_name', 'last_name', 'full_name', 'status', 'contact_type', 'phone', 'address_line_1', 'address_line_2', 'city', 'state', 'postal_code', 'country', 'date_of_birth', 'photo', 'tags', 'lists', 'created_at', 'updated_at']) {
+    for (const k of [
+      'id',
+      'user_id',
+      'hash',
+      'email',
+      'first_name',
+      'last_name',
+      'full_name',
+      'status',
+      'contact_type',
+      'phone',
+      'address_line_1',
+      'address_line_2',
+      'city',
+      'state',
+      'postal_code',
+      'country',
+      'date_of_birth',
+      'photo',
+      'tags',
+      'lists',
+      'created_at',
+      'updated_at',
+    ]) {
       expect(c).toHaveProperty(k);
     }
     expect(typeof c.id).toBe('number');
@@ -132,7 +155,14 @@ describe('GET /subscribers/{id} and get_by_email', () => {
 
 describe('POST /subscribers', () => {
   it('creates: message, contact, action_type created; tags and lists by id; custom values kept', async () => {
-    const r = await call('POST', '/subscribers', { email: 'new.person@example.org', status: 'pending', first_name: 'New', tags: [1, 3], lists: [2], custom_values: { favorite_color: 'Green', interests: ['Sales'] } });
+    const r = await call('POST', '/subscribers', {
+      email: 'new.person@example.org',
+      status: 'pending',
+      first_name: 'New',
+      tags: [1, 3],
+      lists: [2],
+      custom_values: { favorite_color: 'Green', interests: ['Sales'] },
+    });
     expect(r.status).toBe(200);
     expect(typeof r.json.message).toBe('string');
     expect(r.json.action_type).toBe('created');

@@ -18,13 +18,38 @@ afterAll(async () => {
  */
 describe('every endpoint of the detailed modules is served', () => {
   const reads = [
-    '/campaigns/1/estimated-recipients-count', '/campaigns/1/emails', '/campaigns/1/link-report', '/campaigns/1/revenues', '/campaigns/1/unsubscribers',
-    '/sequences/subscriber/SEQ_CONTACT/sequences', '/funnels/1/report', '/funnels/1/conversion-rates',
-    '/reports/campaigns', '/reports/campaigns/1', '/reports/campaigns/1/export?format=json&include[]=subscribers', '/reports/campaigns/1/live', '/reports/funnels',
-    '/reports/funnels/1', '/reports/funnels/1/live', '/reports/subscriber-activity', '/reports/subscribers/export', '/reports/revenue/campaigns',
-    '/reports/revenue/contacts', '/reports/bounces', '/reports/spam-complaints', '/reports/unsubscribes', '/reports/lists', '/reports/lists/1', '/reports/tags',
-    '/reports/tags/1', '/reports/segmentation-analysis', '/reports/ab-testing', '/reports/engagement-scores', '/reports/overview?date_range=today',
-    '/reports/overview?date_range=yesterday&compare_with=previous_period', '/reports/overview?date_range=12_months&lists[]=1&tags[]=2',
+    '/campaigns/1/estimated-recipients-count',
+    '/campaigns/1/emails',
+    '/campaigns/1/link-report',
+    '/campaigns/1/revenues',
+    '/campaigns/1/unsubscribers',
+    '/sequences/subscriber/SEQ_CONTACT/sequences',
+    '/funnels/1/report',
+    '/funnels/1/conversion-rates',
+    '/reports/campaigns',
+    '/reports/campaigns/1',
+    '/reports/campaigns/1/export?format=json&include[]=subscribers',
+    '/reports/campaigns/1/live',
+    '/reports/funnels',
+    '/reports/funnels/1',
+    '/reports/funnels/1/live',
+    '/reports/subscriber-activity',
+    '/reports/subscribers/export',
+    '/reports/revenue/campaigns',
+    '/reports/revenue/contacts',
+    '/reports/bounces',
+    '/reports/spam-complaints',
+    '/reports/unsubscribes',
+    '/reports/lists',
+    '/reports/lists/1',
+    '/reports/tags',
+    '/reports/tags/1',
+    '/reports/segmentation-analysis',
+    '/reports/ab-testing',
+    '/reports/engagement-scores',
+    '/reports/overview?date_range=today',
+    '/reports/overview?date_range=yesterday&compare_with=previous_period',
+    '/reports/overview?date_range=12_months&lists[]=1&tags[]=2',
   ];
   it.each(reads)('GET %s', async (path) => {
     const contact = (sim.truth().sequences[0] as Json).subscriberIds[0];
@@ -34,7 +59,9 @@ describe('every endpoint of the detailed modules is served', () => {
   });
 
   it('templates: create, update, duplicate, delete', async () => {
-    const c = await call('POST', '/templates', { template: { post_title: 'Receipt', post_content: '<p>x</p>', post_excerpt: 'e', email_subject: 's', edit_type: 'html', design_template: 'raw_html' } });
+    const c = await call('POST', '/templates', {
+      template: { post_title: 'Receipt', post_content: '<p>x</p>', post_excerpt: 'e', email_subject: 's', edit_type: 'html', design_template: 'raw_html' },
+    });
     expect(c.status).toBe(200);
     const id = c.json.template.ID;
     expect((await call('PUT', `/templates/${id}`, { template: { post_title: 'Receipt v2' } })).json.template.post_title).toBe('Receipt v2');

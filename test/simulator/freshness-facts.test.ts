@@ -59,7 +59,11 @@ describe('simulator real mode: ordering by updated_at and created_at (site-ny)',
     expect(upAsc.status).toBe(200);
 
     const { sim: s } = await realSim();
-    for (const [by, type] of [['updated_at', 'asc'], ['created_at', 'asc'], ['updated_at', 'desc']] as const) {
+    for (const [by, type] of [
+      ['updated_at', 'asc'],
+      ['created_at', 'asc'],
+      ['updated_at', 'desc'],
+    ] as const) {
       const r = await api(s)('GET', `/subscribers?per_page=40&sort_by=${by}&sort_type=${type}`);
       const values = rowsOf(r.json).map((x) => x[by] as string);
       expect(nonDecreasing(type === 'asc' ? values : [...values].reverse())).toBe(true);
@@ -130,7 +134,11 @@ describe('simulator real mode: member counts in the tags and lists listings (sit
   it('tags carry subscribersCount alone (subscribed members); lists carry totalCount and subscribersCount', async () => {
     const tagsCap = capture('GET_tags_per_page_50').body.tags.data as Json[];
     const listsCap = capture('GET_lists').body.lists as Json[];
-    expect(Object.keys(tagsCap[0]).sort()).toEqual(Object.keys(tagsCap[0]).filter((k) => k !== 'totalCount').sort());
+    expect(Object.keys(tagsCap[0]).sort()).toEqual(
+      Object.keys(tagsCap[0])
+        .filter((k) => k !== 'totalCount')
+        .sort(),
+    );
     expect(tagsCap.every((t) => typeof t.subscribersCount === 'number' && !('totalCount' in t))).toBe(true);
     expect(listsCap.every((l) => typeof l.totalCount === 'number' && typeof l.subscribersCount === 'number' && l.totalCount >= l.subscribersCount)).toBe(true);
 

@@ -49,11 +49,5 @@ export async function withSim(options: SimulatorOptions = {}): Promise<{ sim: Ru
 
 /** The error body shape of the spec: code (string), message (string), data.status (integer). */
 export function isSpecError(body: Json, status: number, code?: string): boolean {
-  return (
-    typeof body === 'object' &&
-    body !== null &&
-    typeof body.message === 'string' &&
-    body.data?.status === status &&
-    (code === undefined ? typeof body.code === 'string' : body.code === code)
-  );
+  return typeof body === 'object' && body !== null && typeof body.message === 'string' && body.data?.status === status && (code === undefined ? typeof body.code === 'string' : body.code === code);
 }

@@ -21,7 +21,8 @@ describe('Campaigns', () => {
     const data = r.json.campaigns.data as Json[];
     expect(data.map((c) => c.id)).toEqual([...data.map((c) => c.id)].sort((a, b) => a - b));
     expect(data[0]).not.toHaveProperty('stats');
-    for (const k of ['id', 'title', 'slug', 'status', 'email_subject', 'email_pre_header', 'email_body', 'recipients_count', 'scheduled_at', 'design_template', 'settings', 'created_at', 'updated_at']) expect(data[0]).toHaveProperty(k);
+    for (const k of ['id', 'title', 'slug', 'status', 'email_subject', 'email_pre_header', 'email_body', 'recipients_count', 'scheduled_at', 'design_template', 'settings', 'created_at', 'updated_at'])
+      expect(data[0]).toHaveProperty(k);
     const withStats = await call('GET', '/campaigns?with[]=stats');
     expect(withStats.json.campaigns.data[0].stats).toMatchObject({ sent: expect.any(Number) });
     expect(data.filter((c) => c.status === 'sent').every((c) => c.scheduled_at === null)).toBe(true);
@@ -61,7 +62,21 @@ describe('Campaigns', () => {
     const working = byStatus('working');
     const r1 = await call('GET', `/campaigns/${working.id}/status?request_counter=1`);
     expect(r1.json).toMatchObject({ current_timestamp: expect.any(String), stat: expect.any(Array), sent_count: expect.any(Number) });
-    for (const k of ['id', 'title', 'status', 'recipients_count', 'scheduled_at', 'settings', 'sent_by', 'open_tracking_status', 'click_tracking_status', 'scheduling_range', 'created_at', 'updated_at']) expect(r1.json.campaign).toHaveProperty(k);
+    for (const k of [
+      'id',
+      'title',
+      'status',
+      'recipients_count',
+      'scheduled_at',
+      'settings',
+      'sent_by',
+      'open_tracking_status',
+      'click_tracking_status',
+      'scheduling_range',
+      'created_at',
+      'updated_at',
+    ])
+      expect(r1.json.campaign).toHaveProperty(k);
     expect(r1.json.campaign.status).toBe('working');
     const r2 = await call('GET', `/campaigns/${working.id}/status?request_counter=2`);
     expect(r2.json.sent_count).toBeGreaterThan(r1.json.sent_count);
@@ -147,7 +162,12 @@ describe('Funnels', () => {
   });
 
   it('add (409 subscriber_already_exists when active), single subscriber with metrics, remove', async () => {
-    const inFunnel = new Set(sim.truth().funnelSubscribers.filter((s) => s.funnelId === 1).map((s) => s.subscriberId as number));
+    const inFunnel = new Set(
+      sim
+        .truth()
+        .funnelSubscribers.filter((s) => s.funnelId === 1)
+        .map((s) => s.subscriberId as number),
+    );
     const outside = sim.truth().contacts.find((c) => !inFunnel.has(c.id))?.id as number;
     const add = await call('POST', '/funnels/1/subscribers', { subscribers: [outside] });
     expect(add.status).toBe(200);

@@ -29,7 +29,42 @@ afterAll(async () => {
 });
 
 // Keys fluentcrm-2.9 sends that the simulator does not model (campaign UTM and A/B internals, admin UI helpers).
-const UNMODELLED = new Set(['available_urls', 'utm_status', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content', 'next_step', 'template_id', 'parent_id', 'fields', 'excludedSubscribers', 'dynamic_segment', 'advanced_filters', 'template_config', 'footer_settings', 'subscribers', 'facebook_url', 'twitter_url', 'date_of_start', 'starting_sequence_id', 'next_sequence', 'last_sequence_status', 'last_executed_time', 'notes', 'source_ref_id', 'trigger', 'settingsFields', 'conditionFields', 'templates', 'is_test', 'sending_filter', 'mailer_settings', 'subscriber']);
+const UNMODELLED = new Set([
+  'available_urls',
+  'utm_status',
+  'utm_source',
+  'utm_medium',
+  'utm_campaign',
+  'utm_term',
+  'utm_content',
+  'next_step',
+  'template_id',
+  'parent_id',
+  'fields',
+  'excludedSubscribers',
+  'dynamic_segment',
+  'advanced_filters',
+  'template_config',
+  'footer_settings',
+  'subscribers',
+  'facebook_url',
+  'twitter_url',
+  'date_of_start',
+  'starting_sequence_id',
+  'next_sequence',
+  'last_sequence_status',
+  'last_executed_time',
+  'notes',
+  'source_ref_id',
+  'trigger',
+  'settingsFields',
+  'conditionFields',
+  'templates',
+  'is_test',
+  'sending_filter',
+  'mailer_settings',
+  'subscriber',
+]);
 
 describe('real-deployment mode: response shapes match the captured fixtures', () => {
   const cases: [string, string, string, unknown?][] = [
@@ -81,12 +116,31 @@ describe('real-deployment mode: response shapes match the captured fixtures', ()
 
   it('error bodies equal the captured ones, replaying the request of each capture', async () => {
     const names = [
-      'POST_subscribers_invalid_json', 'POST_subscribers_empty_body', 'POST_subscribers_invalid_email', 'POST_subscribers_missing_status',
-      'POST_subscribers_missing_email', 'POST_subscribers_id_notes_missing_title', 'POST_tags_missing_title', 'POST_tags_duplicate_title',
-      'POST_lists_missing_title', 'POST_lists_duplicate_title', 'PUT_tags_999999', 'PUT_lists_999999', 'PUT_tags_id_duplicate_slug',
-      'GET_companies_999999', 'DELETE_tags_999999', 'GET_subscribers_0_get_by_email_unknown', 'GET_subscribers_999999',
-      'DELETE_subscribers_id_again', 'PATCH_subscribers_id', 'POST_subscribers_id_no_override', 'GET_subscribers_abc_non_numeric_id',
-      'POST_companies_duplicate_name', 'GET_subscribers_per_page_-1', 'GET_subscribers_no_auth', 'GET_subscribers_wrong_password',
+      'POST_subscribers_invalid_json',
+      'POST_subscribers_empty_body',
+      'POST_subscribers_invalid_email',
+      'POST_subscribers_missing_status',
+      'POST_subscribers_missing_email',
+      'POST_subscribers_id_notes_missing_title',
+      'POST_tags_missing_title',
+      'POST_tags_duplicate_title',
+      'POST_lists_missing_title',
+      'POST_lists_duplicate_title',
+      'PUT_tags_999999',
+      'PUT_lists_999999',
+      'PUT_tags_id_duplicate_slug',
+      'GET_companies_999999',
+      'DELETE_tags_999999',
+      'GET_subscribers_0_get_by_email_unknown',
+      'GET_subscribers_999999',
+      'DELETE_subscribers_id_again',
+      'PATCH_subscribers_id',
+      'POST_subscribers_id_no_override',
+      'GET_subscribers_abc_non_numeric_id',
+      'POST_companies_duplicate_name',
+      'GET_subscribers_per_page_-1',
+      'GET_subscribers_no_auth',
+      'GET_subscribers_wrong_password',
     ];
     await call('DELETE', '/subscribers/3');
     for (const name of names) {
@@ -146,7 +200,9 @@ describe('real-deployment mode: response shapes match the captured fixtures', ()
   });
 
   it('a 500 without Accept: application/json is an HTML page; paginator URLs are relative and keep only page', async () => {
-    const res = await fetch(`${sim.baseUrl}/subscribers?per_page=0`, { headers: { authorization: `Basic ${Buffer.from(`${sim.credentials.username}:${sim.credentials.password}`).toString('base64')}` } });
+    const res = await fetch(`${sim.baseUrl}/subscribers?per_page=0`, {
+      headers: { authorization: `Basic ${Buffer.from(`${sim.credentials.username}:${sim.credentials.password}`).toString('base64')}` },
+    });
     expect(res.status).toBe(500);
     expect(res.headers.get('content-type')).toBe('text/html; charset=UTF-8');
     expect(await res.text()).toContain('<!DOCTYPE html>');

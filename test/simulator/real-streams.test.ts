@@ -29,7 +29,19 @@ function bodyOf(f: Fixture): Json {
 
 // Keys of the real plugin the simulator does not model (UI helpers, funnel internals).
 // `plan` and `signup_score` are the captured site's custom field slugs (data, not shape).
-const UNMODELLED = new Set(['plan', 'signup_score', 'subscriber', 'next_sequence_item', 'last_sequence', 'source_ref_id', 'notes', 'starting_sequence_id', 'next_sequence', 'last_sequence_status', 'last_executed_time']);
+const UNMODELLED = new Set([
+  'plan',
+  'signup_score',
+  'subscriber',
+  'next_sequence_item',
+  'last_sequence',
+  'source_ref_id',
+  'notes',
+  'starting_sequence_id',
+  'next_sequence',
+  'last_sequence_status',
+  'last_executed_time',
+]);
 
 /** A series body's shape: its top-level keys (without __bench), and whether every key is a day mapped to an integer. */
 function seriesShape(body: Json): { keys: string[]; daily: boolean } {
@@ -154,7 +166,9 @@ describe('real mode: the plugin report routes (site-ny)', () => {
     expect(Object.values(r.json.stats as object).every((v) => Number.isInteger(v))).toBe(true);
 
     const ranged = fixture('GET_reports_subscribers_date_range_30_days');
-    const [from, to] = decodeURIComponent(ranged.request.query_string ?? '').split('&').map((p) => p.split('=')[1] as string);
+    const [from, to] = decodeURIComponent(ranged.request.query_string ?? '')
+      .split('&')
+      .map((p) => p.split('=')[1] as string);
     expect(Object.keys(ranged.body.stats as object).at(-1)).not.toBe(to);
     const r2 = await call('GET', '/reports/subscribers?date_range[]=2025-01-01&date_range[]=2025-12-01');
     expect(Object.keys(r2.json.stats as object)[0]).toBe('Jan 2025');
@@ -181,7 +195,12 @@ describe('real mode: the plugin report routes (site-ny)', () => {
     expect(shapeDiff(f.body, r.json)).toEqual([]);
     const metrics = r.json.stats.metrics as Json[];
     expect(metrics[0]).toMatchObject({ sequence_id: 0, type: 'root', label: 'Entrance' });
-    const entrants = new Set(sim.truth().funnelSubscribers.filter((s) => s.funnelId === 1).map((s) => s.subscriberId));
+    const entrants = new Set(
+      sim
+        .truth()
+        .funnelSubscribers.filter((s) => s.funnelId === 1)
+        .map((s) => s.subscriberId),
+    );
     expect(metrics[0].count).toBe(entrants.size);
     for (let i = 1; i < metrics.length; i++) expect(metrics[i].drop_count).toBe(metrics[i - 1].count - metrics[i].count);
   });

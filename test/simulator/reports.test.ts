@@ -51,12 +51,22 @@ describe('Reports', () => {
   it('campaign email-stats and funnel conversion-stats have the spec shapes', async () => {
     const e = await call('GET', '/reports/campaigns/1/email-stats');
     expect(e.json).toMatchObject({ campaign_id: 1, campaign_title: expect.any(String), revenue: { total: expect.any(Number), orders: expect.any(Number), conversion_rate: expect.any(Number) } });
-    for (const k of ['sent', 'delivered', 'opened', 'clicked', 'unsubscribed', 'bounced', 'delivery_rate', 'open_rate', 'click_rate', 'unsubscribe_rate']) expect(typeof e.json.stats[k]).toBe('number');
+    for (const k of ['sent', 'delivered', 'opened', 'clicked', 'unsubscribed', 'bounced', 'delivery_rate', 'open_rate', 'click_rate', 'unsubscribe_rate'])
+      expect(typeof e.json.stats[k]).toBe('number');
     const f = await call('GET', '/reports/funnels/1/conversion-stats');
-    expect(f.json).toMatchObject({ funnel_id: 1, funnel_title: expect.any(String), subscribers: { total_entered: expect.any(Number), currently_active: expect.any(Number), completed: expect.any(Number), completion_rate: expect.any(Number) } });
+    expect(f.json).toMatchObject({
+      funnel_id: 1,
+      funnel_title: expect.any(String),
+      subscribers: { total_entered: expect.any(Number), currently_active: expect.any(Number), completed: expect.any(Number), completion_rate: expect.any(Number) },
+    });
     expect(f.json.sequence_performance[0]).toMatchObject({ sequence_id: expect.any(Number), title: expect.any(String), sent: expect.any(Number) });
     const rev = await call('GET', '/reports/revenue');
-    expect(rev.json).toMatchObject({ total_revenue: expect.any(Number), total_orders: expect.any(Number), average_order_value: expect.any(Number), attribution: { campaigns: expect.any(Number), funnels: expect.any(Number) } });
+    expect(rev.json).toMatchObject({
+      total_revenue: expect.any(Number),
+      total_orders: expect.any(Number),
+      average_order_value: expect.any(Number),
+      attribution: { campaigns: expect.any(Number), funnels: expect.any(Number) },
+    });
   });
 
   it('automation step report: root row first, unreached steps omitted, percent clamped and percent_text not, empty stats valid', async () => {

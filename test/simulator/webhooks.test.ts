@@ -134,7 +134,11 @@ describe('outbound delivery (spec: Events)', () => {
   it('maps operations to events: updated, status_changed, list_added/removed, tag_removed, deleted; email.* from a simulated send', async () => {
     const rx = await startReceiver();
     try {
-      const hook = await call('POST', '/webhooks', { name: 'all', url: rx.url, events: ['contact.updated', 'contact.status_changed', 'contact.list_added', 'contact.list_removed', 'contact.tag_removed', 'contact.deleted', 'email.opened', 'email.bounced'] });
+      const hook = await call('POST', '/webhooks', {
+        name: 'all',
+        url: rx.url,
+        events: ['contact.updated', 'contact.status_changed', 'contact.list_added', 'contact.list_removed', 'contact.tag_removed', 'contact.deleted', 'email.opened', 'email.bounced'],
+      });
       const c = sim.truth().contacts.find((x) => x.status === 'subscribed' && x.tags.length > 0 && !x.lists.includes(5)) as Json;
       await call('PUT', `/subscribers/${c.id}`, { subscriber: { status: 'unsubscribed', attach_lists: [5], detach_tags: [c.tags[0]] } });
       await call('PUT', `/subscribers/${c.id}`, { subscriber: { detach_lists: [5] } });

@@ -36,10 +36,7 @@ describe('cancelling an activity while a CRM request is in flight', () => {
     const writes = await openWarehouseOwner({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake') });
     try {
       const acts = createSyncActivities({ client, writes, logger: silentLogger });
-      const run =
-        stream === 'contacts'
-          ? env.run(acts.fetchNewContacts, { perPage: 50, loadId: 'L1' })
-          : env.run(acts.syncEntityStream, { stream: 'campaigns' as const, loadId: 'L1' });
+      const run = stream === 'contacts' ? env.run(acts.fetchNewContacts, { perPage: 50, loadId: 'L1' }) : env.run(acts.syncEntityStream, { stream: 'campaigns' as const, loadId: 'L1' });
       const outcome = run.then(
         () => 'completed',
         (err: unknown) => {

@@ -137,13 +137,19 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
       await page(2, range(50_001, 50)); // bucket 1; bucket 0 is now cold
       for (let i = 0; i < 200 && writes.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
       const inLake = async () =>
-        (await writes.run((w) => w.query(`SELECT id_bucket AS b, count(*) AS n FROM read_parquet('${lake}/contacts/**/*.parquet', hive_partitioning = true) GROUP BY b ORDER BY b`))).map((r) => [Number(r.b), Number(r.n)]);
+        (await writes.run((w) => w.query(`SELECT id_bucket AS b, count(*) AS n FROM read_parquet('${lake}/contacts/**/*.parquet', hive_partitioning = true) GROUP BY b ORDER BY b`))).map((r) => [
+          Number(r.b),
+          Number(r.n),
+        ]);
       expect(await inLake()).toEqual([[0, 50]]);
       const dirty = await writes.run((w) => w.query(`SELECT table_name AS t, part FROM _lake_dirty ORDER BY t`));
       expect(dirty).toEqual(['contact_lists', 'contact_tags', 'contacts', 'contacts_history'].map((t) => ({ t, part: '1' })));
       // The run's final publish writes what was still hot.
       await writes.run((w) => w.publishLake());
-      expect(await inLake()).toEqual([[0, 50], [1, 50]]);
+      expect(await inLake()).toEqual([
+        [0, 50],
+        [1, 50],
+      ]);
       expect(errors).toEqual([]);
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -172,10 +178,12 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
       });
       for (let i = 0; i < 200 && inner.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
       expect(published).toEqual(['load 1', 'publish {"buckets":[0,1]}', 'another write', 'publish {"buckets":[2]}']);
-      const inLake = await inner.run((w) =>
-        w.query(`SELECT id_bucket AS b, count(*) AS n FROM read_parquet('${lake}/contacts/**/*.parquet', hive_partitioning = true) GROUP BY b ORDER BY b`),
-      );
-      expect(inLake.map((r) => [Number(r.b), Number(r.n)])).toEqual([[0, 20], [1, 20], [2, 20]]);
+      const inLake = await inner.run((w) => w.query(`SELECT id_bucket AS b, count(*) AS n FROM read_parquet('${lake}/contacts/**/*.parquet', hive_partitioning = true) GROUP BY b ORDER BY b`));
+      expect(inLake.map((r) => [Number(r.b), Number(r.n)])).toEqual([
+        [0, 20],
+        [1, 20],
+        [2, 20],
+      ]);
       expect(await inner.run((w) => w.query('SELECT count(*) AS n FROM _lake_dirty'))).toEqual([{ n: 0 }]);
       // Nothing touched since: a second call publishes nothing.
       sink.publishTouched();

@@ -56,8 +56,13 @@ describe('funnel_subscribers', () => {
     try {
       const client = new Client({ connection, namespace });
       const input: StreamWorkflowInput = {
-        runId: 'run-1', stream: 'funnel_subscribers', full: false, reconcile: 'auto', reconcileEveryMs: 86_400_000,
-        tuning: DEFAULT_TUNING, warehouseTaskQueue: queues.warehouse,
+        runId: 'run-1',
+        stream: 'funnel_subscribers',
+        full: false,
+        reconcile: 'auto',
+        reconcileEveryMs: 86_400_000,
+        tuning: DEFAULT_TUNING,
+        warehouseTaskQueue: queues.warehouse,
       };
       const result = (await client.workflow.execute('syncStreamWorkflow', { taskQueue: queues.main, workflowId: `stream-${randomUUID()}`, args: [input] })) as StreamResult;
       expect(mostAtOnce).toBeGreaterThanOrEqual(2);

@@ -29,8 +29,18 @@ describe('a page range that fails for good', () => {
       },
       planContactsRun: async () => ({ mode: 'backfill', resumeScan: false, maxId: 0, reconcileDue: false }),
       startContactsScan: async () => ({
-        scanKey: 'scan-1', mode: 'backfill', perPage: 10, total: 120, lastPage: 12, maxIdAtStart: 0, crmTotalAtStart: 120, crmMaxIdAtStart: 120,
-        startedAtMs: 0, donePages: [], resumed: false, requests: 1,
+        scanKey: 'scan-1',
+        mode: 'backfill',
+        perPage: 10,
+        total: 120,
+        lastPage: 12,
+        maxIdAtStart: 0,
+        crmTotalAtStart: 120,
+        crmMaxIdAtStart: 120,
+        startedAtMs: 0,
+        donePages: [],
+        resumed: false,
+        requests: 1,
       }),
       syncContactPages: async (input: { fromPage: number; toPage: number }) => {
         const ctx = Context.current();
@@ -71,13 +81,18 @@ describe('a page range that fails for good', () => {
     try {
       const client = new Client({ connection, namespace });
       const input: StreamWorkflowInput = {
-        runId: 'run-1', stream: 'contacts', full: true, reconcile: 'auto', reconcileEveryMs: 86_400_000,
+        runId: 'run-1',
+        stream: 'contacts',
+        full: true,
+        reconcile: 'auto',
+        reconcileEveryMs: 86_400_000,
         tuning: { ...DEFAULT_TUNING, parallelism: 3, maxPagesPerRange: 2, heartbeatTimeoutMs: 4_000 },
         warehouseTaskQueue: queues.warehouse,
       };
-      const outcome = await client.workflow
-        .execute('syncStreamWorkflow', { taskQueue: queues.main, workflowId: `stream-${randomUUID()}`, args: [input] })
-        .then(() => undefined, (err: unknown) => err);
+      const outcome = await client.workflow.execute('syncStreamWorkflow', { taskQueue: queues.main, workflowId: `stream-${randomUUID()}`, args: [input] }).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
       const reportedAt = Date.now();
       expect(outcome).toBeInstanceOf(WorkflowFailedError);
       expect(String((outcome as WorkflowFailedError).cause?.cause)).toMatch(/page 2 cannot be loaded/);

@@ -39,7 +39,11 @@ describe('streams against the real deployment (fluentcrm-2.9 mode) and the inter
       expect(Number(held[0]?.n)).toBe(truth.contacts.filter((c) => Object.keys(c.custom_values).length > 0).length);
       // subscriber_growth reads the contacts themselves, so it is the same on either kind of CRM.
       const growth = await env.read((w) => w.query(`SELECT sum(new_contacts) AS n, sum(new_subscribed) AS s, max(total_contacts) AS t FROM subscriber_growth`));
-      expect([Number(growth[0]?.n), Number(growth[0]?.s), Number(growth[0]?.t)]).toEqual([truth.contacts.length, truth.contacts.filter((c) => c.status === 'subscribed').length, truth.contacts.length]);
+      expect([Number(growth[0]?.n), Number(growth[0]?.s), Number(growth[0]?.t)]).toEqual([
+        truth.contacts.length,
+        truth.contacts.filter((c) => c.status === 'subscribed').length,
+        truth.contacts.length,
+      ]);
 
       // A contact created after the backfill comes through the newest-first check with its values.
       const created = env.sim.mutate.createContact({ email: 'custom-new@example.com', status: 'subscribed', custom_values: { job_title: 'Engineer', favorite_color: 'Green' } });

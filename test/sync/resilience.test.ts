@@ -7,21 +7,18 @@ const STREAMS: StreamName[] = ['contacts', 'tags', 'lists', 'custom_fields'];
 
 describe('sync under faults and churn', () => {
   it('is exact with 5% server errors, a 429 storm and truncated bodies', async () => {
-    await withSyncEnv(
-      { sim: { contacts: 1000, seed: 21, faults: { errorRate: 0.05, truncateRate: 0.03, rateLimitRps: 8 } } },
-      async (env) => {
-        // The server allows 8 requests/s: the client starts above that, so it meets a burst of 429s
-        // and has to learn the limit; 5xx and truncation run throughout. Small pages give enough
-        // requests (~55) for every fault to show.
-        const result = await env.sync({ streams: STREAMS, tuning: { ...SMALL_TUNING, perPage: 20, parallelism: 4 } });
-        expect(result.failed).toEqual([]);
-        const stats = env.sim.stats();
-        // The faults really happened: otherwise this test proves nothing.
-        expect(stats.status5xx).toBeGreaterThan(0);
-        expect(stats.status429).toBeGreaterThan(0);
-        expect(await env.read((w) => differencesFromTruth(w, env.sim.truth(), STREAMS))).toEqual([]);
-      },
-    );
+    await withSyncEnv({ sim: { contacts: 1000, seed: 21, faults: { errorRate: 0.05, truncateRate: 0.03, rateLimitRps: 8 } } }, async (env) => {
+      // The server allows 8 requests/s: the client starts above that, so it meets a burst of 429s
+      // and has to learn the limit; 5xx and truncation run throughout. Small pages give enough
+      // requests (~55) for every fault to show.
+      const result = await env.sync({ streams: STREAMS, tuning: { ...SMALL_TUNING, perPage: 20, parallelism: 4 } });
+      expect(result.failed).toEqual([]);
+      const stats = env.sim.stats();
+      // The faults really happened: otherwise this test proves nothing.
+      expect(stats.status5xx).toBeGreaterThan(0);
+      expect(stats.status429).toBeGreaterThan(0);
+      expect(await env.read((w) => differencesFromTruth(w, env.sim.truth(), STREAMS))).toEqual([]);
+    });
   });
 
   it('converges on the run after a backfill that churn ran through', async () => {

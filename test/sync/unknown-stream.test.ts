@@ -10,9 +10,10 @@ describe('syncWorkflow input', () => {
     // No warehouse worker: a run that got as far as starting a stream child would hang, not fail.
     const failure = await withTestWorker({}, async ({ client, taskQueue, warehouseTaskQueue }) => {
       const input = { streams: ['contacts', 'contact'], warehouseTaskQueue } as unknown as SyncWorkflowInput;
-      return await client.workflow
-        .execute('syncWorkflow', { taskQueue, workflowId: `sync-${randomUUID()}`, args: [input], workflowExecutionTimeout: '30 s' })
-        .then(() => undefined, (err: unknown) => err);
+      return await client.workflow.execute('syncWorkflow', { taskQueue, workflowId: `sync-${randomUUID()}`, args: [input], workflowExecutionTimeout: '30 s' }).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
     });
     expect(failure).toBeInstanceOf(WorkflowFailedError);
     const cause = (failure as WorkflowFailedError).cause;

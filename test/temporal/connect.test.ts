@@ -111,11 +111,15 @@ describe('withTemporal', () => {
 
   it('connects to TEMPORAL_ADDRESS without starting anything', async () => {
     const address = testTemporalAddress();
-    const result = await withTemporal({ ...config, temporal: { ...config.temporal, address } }, async (t) => ({
-      embedded: t.embedded,
-      address: t.address,
-      native: t.nativeConnection !== undefined,
-    }), { worker: true });
+    const result = await withTemporal(
+      { ...config, temporal: { ...config.temporal, address } },
+      async (t) => ({
+        embedded: t.embedded,
+        address: t.address,
+        native: t.nativeConnection !== undefined,
+      }),
+      { worker: true },
+    );
     expect(result).toEqual({ embedded: false, address, native: true });
     expect(existsSync(embeddedServerFile(dataDir))).toBe(false);
   });

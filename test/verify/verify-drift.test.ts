@@ -8,7 +8,10 @@ describe('verify while the CRM changes', () => {
   it('confirms contacts the listing skipped before calling them deleted', { timeout: 120_000 }, async () => {
     await withSyncEnv({ sim: { contacts: 180, seed: 21 } }, async (env) => {
       expect((await env.sync({ streams: ['contacts'] })).failed).toEqual([]);
-      const ids = env.sim.truth().contacts.map((c) => c.id).sort((a, b) => a - b);
+      const ids = env.sim
+        .truth()
+        .contacts.map((c) => c.id)
+        .sort((a, b) => a - b);
       const behind = ids[10]!; // read on page 1, then deleted
       const ahead = ids[120]!; // deleted before its page is read: a true difference
       const slid = ids[50]!; // first row of page 2: slides back onto page 1 when `behind` goes

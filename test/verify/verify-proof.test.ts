@@ -62,9 +62,7 @@ describe('crmsync verify: a complete proof (real Temporal, simulator, DuckDB, th
         await w.query('UPDATE campaigns SET title = ? WHERE id = ?', ['Planted title', campaign.id]);
         // verify reads the lake's catalog: publish the planted rows, as a load would mark them.
         const ids = [fieldContact.id, withCustom.id, tagged.id, listless.id].map((id) => `(${Math.trunc(Number(id))})`).join(', ');
-        await w.query(
-          `INSERT OR IGNORE INTO _lake_dirty SELECT t, CAST(id // 50000 AS VARCHAR) FROM (VALUES ('contacts'), ('contact_tags'), ('contact_lists')) v(t), (VALUES ${ids}) i(id)`,
-        );
+        await w.query(`INSERT OR IGNORE INTO _lake_dirty SELECT t, CAST(id // 50000 AS VARCHAR) FROM (VALUES ('contacts'), ('contact_tags'), ('contact_lists')) v(t), (VALUES ${ids}) i(id)`);
         await w.publishLake();
       });
       env.sim.mutate.deleteContact(victim.id);

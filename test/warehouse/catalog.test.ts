@@ -20,9 +20,41 @@ let catalog: string;
 beforeAll(async () => {
   ({ p, w } = await openTempWarehouse());
   catalog = join(p.lakePath, CATALOG_FILE);
-  await w.loadContacts(Array.from({ length: 30 }, (_, i) => makeContact(i + 1)), ctx(new Date('2026-01-10T00:00:00Z')));
-  await w.loadEntities('tags', Array.from({ length: 30 }, (_, i) => ({ id: i + 1, title: `Tag ${i + 1}`, slug: `tag-${i + 1}`, description: null, total_count: 1, subscribers_count: 1, created_at: null, updated_at: null, raw: {} })), ctx(), { complete: true });
-  await w.recordRun({ runId: 'r1', stream: 'contacts', mode: 'backfill', startedAt: new Date('2026-01-10T00:00:00Z'), finishedAt: new Date('2026-01-10T00:01:00Z'), status: 'succeeded', pages: 1, requests: 1, inserted: 30, updated: 0, unchanged: 0, deleted: 0, error: null });
+  await w.loadContacts(
+    Array.from({ length: 30 }, (_, i) => makeContact(i + 1)),
+    ctx(new Date('2026-01-10T00:00:00Z')),
+  );
+  await w.loadEntities(
+    'tags',
+    Array.from({ length: 30 }, (_, i) => ({
+      id: i + 1,
+      title: `Tag ${i + 1}`,
+      slug: `tag-${i + 1}`,
+      description: null,
+      total_count: 1,
+      subscribers_count: 1,
+      created_at: null,
+      updated_at: null,
+      raw: {},
+    })),
+    ctx(),
+    { complete: true },
+  );
+  await w.recordRun({
+    runId: 'r1',
+    stream: 'contacts',
+    mode: 'backfill',
+    startedAt: new Date('2026-01-10T00:00:00Z'),
+    finishedAt: new Date('2026-01-10T00:01:00Z'),
+    status: 'succeeded',
+    pages: 1,
+    requests: 1,
+    inserted: 30,
+    updated: 0,
+    unchanged: 0,
+    deleted: 0,
+    error: null,
+  });
   await w.publishLake();
 });
 afterAll(() => closeTempWarehouse({ p, w }));
@@ -44,7 +76,6 @@ function analystObjects(): { name: string; kind: 'VIEW' | 'MACRO'; file: string 
     [...f.sql.matchAll(/CREATE\s+OR\s+REPLACE\s+(VIEW|MACRO)\s+(\w+)/gi)].map((m) => ({ name: m[2]!, kind: m[1]!.toUpperCase() as 'VIEW' | 'MACRO', file: f.name })),
   );
 }
-
 
 describe('the catalog', () => {
   it('holds every analyst view and macro of sql/views/, answering as the warehouse does', async () => {
@@ -91,7 +122,9 @@ describe('the catalog', () => {
   it('is replaced by rename: an open reader keeps its file, a new one gets a whole catalog, no temp file stays', async () => {
     const before = statSync(catalog).ino;
     const held = await openPlain(catalog);
-    await w.loadEntities('tags', [{ id: 99, title: 'New', slug: 'new', description: null, total_count: 0, subscribers_count: 0, created_at: null, updated_at: null, raw: {} }], ctx(), { complete: false });
+    await w.loadEntities('tags', [{ id: 99, title: 'New', slug: 'new', description: null, total_count: 0, subscribers_count: 0, created_at: null, updated_at: null, raw: {} }], ctx(), {
+      complete: false,
+    });
     // Readers open the catalog over and over while publishes rewrite it: every open succeeds
     // and finds the views (a catalog written in place would be locked or half-written).
     let opens = 0;

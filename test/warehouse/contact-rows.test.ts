@@ -44,8 +44,10 @@ describe('contact row encoding', () => {
     const c = oddContact(900_001);
     c.raw = { ...c.raw, note: `raw ${SEPARATORS.join('|')}` };
     expect(await w.loadContacts([c], ctx())).toMatchObject({ inserted: 1 });
-    const row = (await w.query(`SELECT first_name, last_name, full_name, address_line_1, address_line_2, city, phone, total_points,
-      life_time_value, tag_ids, list_ids, custom_values, raw, date_of_birth, epoch_ms(created_at) AS created_ms, epoch_ms(updated_at) AS updated_ms FROM contacts WHERE id = 900001`))[0]!;
+    const row = (
+      await w.query(`SELECT first_name, last_name, full_name, address_line_1, address_line_2, city, phone, total_points,
+      life_time_value, tag_ids, list_ids, custom_values, raw, date_of_birth, epoch_ms(created_at) AS created_ms, epoch_ms(updated_at) AS updated_ms FROM contacts WHERE id = 900001`)
+    )[0]!;
     expect(row.first_name).toBe(c.first_name);
     expect(row.last_name).toBe(c.last_name);
     expect(row.full_name).toBe('');
@@ -71,9 +73,7 @@ describe('contact row encoding', () => {
     await w.loadContacts(contacts, ctx());
     // The former pipeline: whole contact as JSON (custom_values keys sorted), typed by json_transform.
     const spec = JSON.stringify({
-      ...Object.fromEntries(
-        CONTACT_COLUMNS.filter(([n]) => n !== 'tag_ids' && n !== 'list_ids').map(([n, t]) => [n, t === 'TIMESTAMPTZ' || t === 'DATE' ? 'VARCHAR' : t]),
-      ),
+      ...Object.fromEntries(CONTACT_COLUMNS.filter(([n]) => n !== 'tag_ids' && n !== 'list_ids').map(([n, t]) => [n, t === 'TIMESTAMPTZ' || t === 'DATE' ? 'VARCHAR' : t])),
       tags: [{ id: 'BIGINT' }],
       lists: [{ id: 'BIGINT' }],
     });
@@ -87,7 +87,11 @@ describe('contact row encoding', () => {
       return `${src} AS ${quoteIdent(n)}`;
     });
     const sorted = (c: Contact) => ({ ...c, custom_values: Object.fromEntries(Object.entries(c.custom_values).sort(([a], [b]) => (a < b ? -1 : 1))) });
-    await stageDocs(w.connection, '_test_old_docs', contacts.map((c) => JSON.stringify(sorted(c))));
+    await stageDocs(
+      w.connection,
+      '_test_old_docs',
+      contacts.map((c) => JSON.stringify(sorted(c))),
+    );
     const old = await w.query(`SELECT id, ${fingerprintExpr(CONTACT_COLUMNS)} AS fp FROM (
       SELECT ${typed.join(', ')} FROM (SELECT json_transform(doc, ${quoteLiteral(spec)}) AS j FROM ${stagedDocsSql('_test_old_docs')})) ORDER BY id`);
     const now = await w.query(`SELECT id, _fingerprint AS fp FROM contacts WHERE id IN (${contacts.map((c) => c.id).join(',')}) ORDER BY id`);

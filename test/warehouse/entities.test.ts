@@ -11,13 +11,30 @@ beforeAll(async () => {
 afterAll(() => closeTempWarehouse({ p, w }));
 
 const tag = (id: number, extra: Partial<Tag> = {}): Tag => ({
-  id, title: `Tag ${id}`, slug: `tag-${id}`, description: null, total_count: id * 10, subscribers_count: id * 9,
-  created_at: '2025-01-01T00:00:00.000Z', updated_at: '2025-01-02T00:00:00.000Z', raw: { id: String(id) }, ...extra,
+  id,
+  title: `Tag ${id}`,
+  slug: `tag-${id}`,
+  description: null,
+  total_count: id * 10,
+  subscribers_count: id * 9,
+  created_at: '2025-01-01T00:00:00.000Z',
+  updated_at: '2025-01-02T00:00:00.000Z',
+  raw: { id: String(id) },
+  ...extra,
 });
 const subscriber = (id: number, funnelId: number, status = 'active'): FunnelSubscriber => ({
-  id, funnel_id: funnelId, subscriber_id: id * 2, status, last_sequence_id: 3, next_sequence_id: 4,
-  next_execution_time: '2026-01-01T00:00:00.000Z', created_at: null, updated_at: null,
-  metrics: [{ id: 1, funnel_id: funnelId, sequence_id: 3, subscriber_id: id * 2, benchmark_value: null, benchmark_currency: null, status: 'completed', notes: null, created_at: null, updated_at: null }],
+  id,
+  funnel_id: funnelId,
+  subscriber_id: id * 2,
+  status,
+  last_sequence_id: 3,
+  next_sequence_id: 4,
+  next_execution_time: '2026-01-01T00:00:00.000Z',
+  created_at: null,
+  updated_at: null,
+  metrics: [
+    { id: 1, funnel_id: funnelId, sequence_id: 3, subscriber_id: id * 2, benchmark_value: null, benchmark_currency: null, status: 'completed', notes: null, created_at: null, updated_at: null },
+  ],
   raw: {},
 });
 
@@ -37,9 +54,19 @@ describe('loadEntities', () => {
 
   it('types campaign stats as JSON and feeds campaign_performance', async () => {
     const c: Campaign = {
-      id: 5, title: 'Spring', slug: 'spring', status: 'archived', email_subject: 'Hi', email_pre_header: null, recipients_count: 200,
-      scheduled_at: '2026-03-01T10:00:00.000Z', design_template: 'simple', created_at: null, updated_at: null,
-      stats: { sent: 200, opens: 50, clicks: 10 }, raw: {},
+      id: 5,
+      title: 'Spring',
+      slug: 'spring',
+      status: 'archived',
+      email_subject: 'Hi',
+      email_pre_header: null,
+      recipients_count: 200,
+      scheduled_at: '2026-03-01T10:00:00.000Z',
+      design_template: 'simple',
+      created_at: null,
+      updated_at: null,
+      stats: { sent: 200, opens: 50, clicks: 10 },
+      raw: {},
     };
     await w.loadEntities('campaigns', [c], ctx(), { complete: true });
     expect(await w.query('SELECT id, sent, opens, clicks, open_rate, click_to_open_rate FROM campaign_performance')).toEqual([
@@ -54,7 +81,7 @@ describe('loadEntities', () => {
 });
 
 describe('loadFunnelSubscribers', () => {
-  it('keeps funnels apart and, when complete, removes only that funnel\'s absent rows', async () => {
+  it("keeps funnels apart and, when complete, removes only that funnel's absent rows", async () => {
     await w.loadFunnelSubscribers(1, [subscriber(1, 1), subscriber(2, 1)], ctx(), { complete: true });
     await w.loadFunnelSubscribers(2, [subscriber(1, 2)], ctx(), { complete: true });
     const s = await w.loadFunnelSubscribers(1, [subscriber(1, 1, 'completed')], ctx(), { complete: true });
@@ -78,7 +105,9 @@ describe('report snapshots', () => {
   });
 
   it('adds one row per snapshot and flattens automation steps into funnel_step_dropoff', async () => {
-    await w.loadEntities('funnels', [{ id: 3, title: 'Welcome', trigger_name: 'user_registration', status: 'published', subscribers_count: 100, created_at: null, updated_at: null, raw: {} }], ctx(), { complete: true });
+    await w.loadEntities('funnels', [{ id: 3, title: 'Welcome', trigger_name: 'user_registration', status: 'published', subscribers_count: 100, created_at: null, updated_at: null, raw: {} }], ctx(), {
+      complete: true,
+    });
     const stats = [
       { label: 'Entrance', count: 100, sequence_id: 0, type: 'root', percent: 100, percent_text: 100, previous_step_count: 100, drop_count: 0, drop_percent: 0 },
       { label: 'Email 1', count: 80, sequence_id: 11, type: 'action', percent: 80, percent_text: 80, previous_step_count: 100, drop_count: 20, drop_percent: 20 },
@@ -103,11 +132,21 @@ describe('sync state and runs', () => {
     await w.setSyncState('contacts', { lastId: 10 });
     await w.setSyncState('contacts', { lastId: 20, page: 3 });
     expect(await w.getSyncState('contacts')).toEqual({ lastId: 20, page: 3 });
-    const run = { runId: 'r1', stream: 'contacts', mode: 'backfill' as const, startedAt: new Date('2026-01-01T00:00:00Z'), status: 'running' as const, pages: 1, requests: 2, inserted: 3, updated: 0, unchanged: 0, deleted: 0 };
+    const run = {
+      runId: 'r1',
+      stream: 'contacts',
+      mode: 'backfill' as const,
+      startedAt: new Date('2026-01-01T00:00:00Z'),
+      status: 'running' as const,
+      pages: 1,
+      requests: 2,
+      inserted: 3,
+      updated: 0,
+      unchanged: 0,
+      deleted: 0,
+    };
     await w.recordRun(run);
     await w.recordRun({ ...run, status: 'succeeded', finishedAt: new Date('2026-01-01T00:05:00Z'), pages: 9 });
-    expect(await w.query('SELECT status, pages, finished_at, error FROM _sync_runs')).toEqual([
-      { status: 'succeeded', pages: 9, finished_at: new Date('2026-01-01T00:05:00Z'), error: null },
-    ]);
+    expect(await w.query('SELECT status, pages, finished_at, error FROM _sync_runs')).toEqual([{ status: 'succeeded', pages: 9, finished_at: new Date('2026-01-01T00:05:00Z'), error: null }]);
   });
 });

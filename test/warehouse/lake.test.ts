@@ -18,9 +18,7 @@ const ids = [...Array.from({ length: 200 }, (_, i) => i + 1), ...Array.from({ le
 
 function lakeSelect(table: string): string {
   const glob = `'${join(p.lakePath, table)}/**/*.parquet'`;
-  return LAKE_TABLES[table]!.kind === 'bucket'
-    ? `SELECT * EXCLUDE (id_bucket) FROM read_parquet(${glob}, hive_partitioning = true)`
-    : `SELECT * FROM read_parquet(${glob})`;
+  return LAKE_TABLES[table]!.kind === 'bucket' ? `SELECT * EXCLUDE (id_bucket) FROM read_parquet(${glob}, hive_partitioning = true)` : `SELECT * FROM read_parquet(${glob})`;
 }
 
 /** Rows in DuckDB but not in the lake plus rows in the lake but not in DuckDB (multiset). */
@@ -53,7 +51,10 @@ function filesOf(table: string): string[] {
 
 describe('publishLake', () => {
   it('mirrors every table exactly, with the contacts partitioned by id range', async () => {
-    await w.loadContacts(ids.map((id) => makeContact(id)), ctx());
+    await w.loadContacts(
+      ids.map((id) => makeContact(id)),
+      ctx(),
+    );
     await w.loadEntities('tags', [{ id: 1, title: 'A', slug: 'a', description: null, total_count: 1, subscribers_count: 1, created_at: null, updated_at: null, raw: {} }], ctx(), { complete: true });
     await w.publishLake();
     await expectLakeEqualsDuckDb();
@@ -133,7 +134,10 @@ describe('publishLake', () => {
       })();
       for (let round = 0; round < 6; round++) {
         const start = 200_001 + round * 40;
-        await w.loadContacts(Array.from({ length: 40 }, (_, i) => makeContact(start + i)), ctx());
+        await w.loadContacts(
+          Array.from({ length: 40 }, (_, i) => makeContact(start + i)),
+          ctx(),
+        );
         await w.loadContacts([makeContact(10 + round, { city: `Round ${round}` })], ctx());
         await w.publishLake(['contacts']);
         published.add(await count());

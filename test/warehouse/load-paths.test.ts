@@ -47,8 +47,16 @@ async function expectSameTables() {
 describe('loadContacts: the append path writes what the merge path writes', () => {
   it('new contacts, odd values included, land the same either way', async () => {
     const odd = makeContact(17, {
-      first_name: 'A\x1f\x1eb', last_name: '\x1d', city: 'Zürich 東京 🚀', phone: null, total_points: Number.NaN, tags: [tagRef(9), tagRef(3), tagRef(9)],
-      lists: [], custom_values: { z: 'x\x1fy', a: [1, 2.5, null], mid: 1e21 }, created_at: '2024-03-10 01:30:00', date_of_birth: '0000-00-00',
+      first_name: 'A\x1f\x1eb',
+      last_name: '\x1d',
+      city: 'Zürich 東京 🚀',
+      phone: null,
+      total_points: Number.NaN,
+      tags: [tagRef(9), tagRef(3), tagRef(9)],
+      lists: [],
+      custom_values: { z: 'x\x1fy', a: [1, 2.5, null], mid: 1e21 },
+      created_at: '2024-03-10 01:30:00',
+      date_of_birth: '0000-00-00',
     });
     odd.raw = { ...odd.raw, note: 'raw \x1c|\x1d|\x1e|\x1f', n: 1e-7 };
     const cs = Array.from({ length: 120_000 / 1000 }, (_, i) => (i + 1 === 17 ? odd : makeContact((i + 1) * 997)));

@@ -9,7 +9,12 @@ let p: ReturnType<typeof tempPaths>;
 let w: WarehouseHandle;
 beforeAll(async () => {
   p = tempPaths();
-  await withWarehouse({ ...p, write: true }, (x) => x.loadContacts(Array.from({ length: 30 }, (_, i) => makeContact(i + 1, { first_name: i === 0 ? 'Quote "me", please' : null })), ctx()));
+  await withWarehouse({ ...p, write: true }, (x) =>
+    x.loadContacts(
+      Array.from({ length: 30 }, (_, i) => makeContact(i + 1, { first_name: i === 0 ? 'Quote "me", please' : null })),
+      ctx(),
+    ),
+  );
   w = await openWarehouse({ ...p, readOnly: true });
 });
 afterAll(async () => {
@@ -27,11 +32,7 @@ describe('runQuery and formatRows', () => {
 
   it('writes RFC 4180 CSV, JSON with dates as ISO, and an aligned table', async () => {
     const r = await runQuery(w.connection, 'SELECT id, first_name, created_at, tag_ids FROM contacts WHERE id <= 2 ORDER BY id', 10);
-    expect(formatRows(r.columns, r.rows, 'csv')).toBe(
-      'id,first_name,created_at,tag_ids\n' +
-        '1,"Quote ""me"", please",2024-01-01T01:00:00.000Z,"[2,30]"\n' +
-        '2,,2024-01-01T02:00:00.000Z,"[3,30]"\n',
-    );
+    expect(formatRows(r.columns, r.rows, 'csv')).toBe('id,first_name,created_at,tag_ids\n' + '1,"Quote ""me"", please",2024-01-01T01:00:00.000Z,"[2,30]"\n' + '2,,2024-01-01T02:00:00.000Z,"[3,30]"\n');
     expect(JSON.parse(formatRows(r.columns, r.rows, 'json'))[1]).toEqual({ id: 2, first_name: null, created_at: '2024-01-01T02:00:00.000Z', tag_ids: [3, 30] });
     const table = formatRows(r.columns, r.rows, 'table').split('\n');
     expect(table[0]).toMatch(/^id \| first_name +\| created_at +\| tag_ids/);

@@ -58,10 +58,18 @@ describe('loading what the client reads from the simulator', () => {
     const rows = await w.query(`SELECT id, email, status, epoch_ms(created_at) AS created, epoch_ms(updated_at) AS updated, tag_ids, list_ids,
       CAST(date_of_birth AS VARCHAR) AS dob FROM contacts ORDER BY id`);
     expect(rows).toEqual(
-      [...truth].sort((a, b) => a.id - b.id).map((t) => ({
-        id: t.id, email: t.email, status: t.status, created: Date.parse(t.created_at_iso), updated: Date.parse(t.updated_at_iso),
-        tag_ids: [...t.tags].sort((a, b) => a - b), list_ids: [...t.lists].sort((a, b) => a - b), dob: t.date_of_birth,
-      })),
+      [...truth]
+        .sort((a, b) => a.id - b.id)
+        .map((t) => ({
+          id: t.id,
+          email: t.email,
+          status: t.status,
+          created: Date.parse(t.created_at_iso),
+          updated: Date.parse(t.updated_at_iso),
+          tag_ids: [...t.tags].sort((a, b) => a - b),
+          list_ids: [...t.lists].sort((a, b) => a - b),
+          dob: t.date_of_birth,
+        })),
     );
 
     let unchanged = 0;
@@ -80,9 +88,6 @@ describe('loading what the client reads from the simulator', () => {
     let updated = 0;
     for (const page of await readAll()) updated += (await w.loadContacts(page, ctx())).updated;
     expect(updated).toBe(1);
-    expect(await w.query(`SELECT first_name FROM contacts_history WHERE id = ${id} ORDER BY valid_from`)).toEqual([
-      { first_name: expect.not.stringMatching(/^Edited$/) },
-      { first_name: 'Edited' },
-    ]);
+    expect(await w.query(`SELECT first_name FROM contacts_history WHERE id = ${id} ORDER BY valid_from`)).toEqual([{ first_name: expect.not.stringMatching(/^Edited$/) }, { first_name: 'Edited' }]);
   });
 });

@@ -57,10 +57,10 @@ function productionFiles(): string[] {
 
 describe('SQL only in src/warehouse and sql/', () => {
   it('tells SQL from prose about SQL', () => {
-    expect(offences('a.ts', "const q = `SELECT count(*) AS n FROM ${table}`;")).toHaveLength(1);
+    expect(offences('a.ts', 'const q = `SELECT count(*) AS n FROM ${table}`;')).toHaveLength(1);
     expect(offences('a.ts', "run('DELETE FROM _sweep_seen');")).toHaveLength(1);
     expect(offences('a.ts', "import { DuckDBInstance } from '@duckdb/node-api';")).toEqual(['imports @duckdb/node-api']);
-    expect(offences('a.ts', "w.run(`SET threads = ${n}`);")).toHaveLength(1);
+    expect(offences('a.ts', 'w.run(`SET threads = ${n}`);')).toHaveLength(1);
     expect(offences('a.ts', "throw new Error('--from is a table or view name, or a SELECT query');")).toEqual([]);
     expect(offences('a.ts', "const m = 'a query starting with SELECT, WITH or FROM';")).toEqual([]);
     expect(offences('a.ts', '// SELECT * FROM contacts in a comment says why, and is no statement')).toEqual([]);

@@ -21,10 +21,18 @@ describe('the writer', () => {
   it('writes row groups of WRITER_ROW_GROUP_SIZE rows by default, or rowGroupSize, and readers read them', async () => {
     p = tempPaths();
     const path = p;
-    await writeScope(path, (w) => w.loadContacts(Array.from({ length: WRITER_ROW_GROUP_SIZE + 100 }, (_, i) => makeContact(i + 1)), ctx()));
+    await writeScope(path, (w) =>
+      w.loadContacts(
+        Array.from({ length: WRITER_ROW_GROUP_SIZE + 100 }, (_, i) => makeContact(i + 1)),
+        ctx(),
+      ),
+    );
     expect(await rowGroups(path)).toEqual([WRITER_ROW_GROUP_SIZE, 100]);
     await withWarehouse({ dbPath: path.dbPath, lakePath: path.lakePath, write: true, rowGroupSize: 4096 }, (w) =>
-      w.loadContacts(Array.from({ length: 2 * 4096 }, (_, i) => makeContact(WRITER_ROW_GROUP_SIZE + 101 + i)), ctx()),
+      w.loadContacts(
+        Array.from({ length: 2 * 4096 }, (_, i) => makeContact(WRITER_ROW_GROUP_SIZE + 101 + i)),
+        ctx(),
+      ),
     );
     // A later scope appends row groups of its own size after the checkpointed ones.
     expect(await rowGroups(path)).toEqual([WRITER_ROW_GROUP_SIZE, 100, 4096, 4096]);

@@ -62,7 +62,13 @@ async function withEnv<T>(fn: (env: Env) => Promise<T>): Promise<T> {
 }
 
 const contactEvent = (event: string, c: { id: number; email: string; first_name: string | null; status: string }, at: string, deliveryId: string) =>
-  makeDelivery({ secret: SECRET, event, deliveryId, timestamp: at, data: { contact: { id: c.id, email: c.email, first_name: c.first_name, last_name: null, status: c.status, created_at: '2026-01-01 00:00:00' } } });
+  makeDelivery({
+    secret: SECRET,
+    event,
+    deliveryId,
+    timestamp: at,
+    data: { contact: { id: c.id, email: c.email, first_name: c.first_name, last_name: null, status: c.status, created_at: '2026-01-01 00:00:00' } },
+  });
 
 describe('webhook applier', () => {
   it('never lets a late, older delivery overwrite newer state, and skips its refetch', async () => {
@@ -105,13 +111,18 @@ describe('webhook applier', () => {
 
   it('re-applies a batch whose offset commit was lost without duplicating anything (exactly-once effect)', async () => {
     await withEnv(async (env) => {
-      const ids = env.sim.truth().contacts.slice(0, 3).map((c) => c.id);
+      const ids = env.sim
+        .truth()
+        .contacts.slice(0, 3)
+        .map((c) => c.id);
       await env.serve(async (s) => {
         for (const [i, id] of ids.entries()) {
           const c = env.sim.mutate.updateContact(id, { first_name: `Batch${i}` });
           expect(await env.post(s, contactEvent('contact.updated', c, new Date().toISOString(), `u-${i}`))).toBe(202);
           env.sim.mutate.emailEvent('email.opened', id);
-          expect(await env.post(s, makeDelivery({ secret: SECRET, event: 'email.opened', deliveryId: `e-${i}`, data: { email: { id: i + 1, subject: 'S', contact_id: id, campaign_id: null } } }))).toBe(202);
+          expect(
+            await env.post(s, makeDelivery({ secret: SECRET, event: 'email.opened', deliveryId: `e-${i}`, data: { email: { id: i + 1, subject: 'S', contact_id: id, campaign_id: null } } })),
+          ).toBe(202);
         }
         expect(await s.applier!.waitApplied()).toBe(true);
       });

@@ -111,7 +111,10 @@ describe('webhook applies and every other write through the warehouse owner', ()
         expect(applied).toMatchObject({ appliedSeq: 1, events: 1, deadLettered: 0 });
       });
       const counts = await owner.run((w) =>
-        w.query(`SELECT (SELECT count(*) FROM tags)::INT AS tags, (SELECT count(*) FROM _push_ledger WHERE outcome = 'succeeded')::INT AS pushed, (SELECT first_name FROM contacts WHERE id = ?) AS hooked`, [contact.id]),
+        w.query(
+          `SELECT (SELECT count(*) FROM tags)::INT AS tags, (SELECT count(*) FROM _push_ledger WHERE outcome = 'succeeded')::INT AS pushed, (SELECT first_name FROM contacts WHERE id = ?) AS hooked`,
+          [contact.id],
+        ),
       );
       expect(counts).toEqual([{ tags: sim.truth().tags.length, pushed: 1, hooked: 'Together' }]);
     } finally {

@@ -35,7 +35,8 @@ describe('webhook dead letters', () => {
               get(target, key) {
                 const v = Reflect.get(target, key) as unknown;
                 if (key !== 'loadContacts') return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-                return (rows: { id: number }[], ctx: never) => (rows.some((r) => r.id === poison) ? Promise.reject(new Error('this contact cannot be loaded')) : target.loadContacts(rows as never, ctx));
+                return (rows: { id: number }[], ctx: never) =>
+                  rows.some((r) => r.id === poison) ? Promise.reject(new Error('this contact cannot be loaded')) : target.loadContacts(rows as never, ctx);
               },
             }),
           ),
@@ -43,7 +44,13 @@ describe('webhook dead letters', () => {
       const valid = (k: number) => body('email.opened', `{"email":{"id":${k},"subject":"S","contact_id":${ok}}}`);
       try {
         await withWebhookService(
-          { spoolDir: join(dir, 'spool'), host: '127.0.0.1', port: 0, secrets: createSecretResolver({ secret: new Secret(SECRET) }), apply: { refetcher: createClientRefetcher(client), withWarehouse: faulty, lingerMs: 5, publishEveryMs: 0 } },
+          {
+            spoolDir: join(dir, 'spool'),
+            host: '127.0.0.1',
+            port: 0,
+            secrets: createSecretResolver({ secret: new Secret(SECRET) }),
+            apply: { refetcher: createClientRefetcher(client), withWarehouse: faulty, lingerMs: 5, publishEveryMs: 0 },
+          },
           async (s) => {
             const poisons: [string, string, Buffer][] = [
               ['deep', 'email.opened', body('email.opened', `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`)],
@@ -53,7 +60,11 @@ describe('webhook dead letters', () => {
             ];
             for (const [k, [id, event, b]] of poisons.entries()) {
               // The poison and a valid delivery on each side, stored in one group commit: one batch.
-              expect(await Promise.all([spooled(s, `before-${id}`, 'email.opened', valid(100 + k)), spooled(s, id, event, b), spooled(s, `after-${id}`, 'email.opened', valid(200 + k))])).toEqual(['accepted', 'accepted', 'accepted']);
+              expect(await Promise.all([spooled(s, `before-${id}`, 'email.opened', valid(100 + k)), spooled(s, id, event, b), spooled(s, `after-${id}`, 'email.opened', valid(200 + k))])).toEqual([
+                'accepted',
+                'accepted',
+                'accepted',
+              ]);
               const target = s.spool.stats().committedSeq;
               expect(await s.applier!.waitApplied(target, 5_000), `after ${id}: ${s.applier!.status().lastError}`).toBe(true);
             }
@@ -63,7 +74,11 @@ describe('webhook dead letters', () => {
         const q = (sql: string) => withWarehouse({ ...wh, write: true }, (w) => w.query(sql));
         const events = await q(`SELECT delivery_id, status FROM webhook_events ORDER BY spool_seq`);
         expect(events.map((r) => [r.delivery_id, r.status])).toEqual(
-          ['deep', 'surrogate', 'bom', 'unloadable'].flatMap((id) => [[`before-${id}`, 'applied'], [id, id === 'bom' ? 'applied' : 'failed'], [`after-${id}`, 'applied']]),
+          ['deep', 'surrogate', 'bom', 'unloadable'].flatMap((id) => [
+            [`before-${id}`, 'applied'],
+            [id, id === 'bom' ? 'applied' : 'failed'],
+            [`after-${id}`, 'applied'],
+          ]),
         );
         const dead = await q(`SELECT delivery_id, reason, error, attempts FROM webhook_dead_letters ORDER BY spool_seq`);
         expect(dead).toEqual([
@@ -73,7 +88,15 @@ describe('webhook dead letters', () => {
         ]);
 
         // The CLI, as a user runs it, against the same warehouse and CRM.
-        const env = { CRM_BASE_URL: sim.baseUrl, CRM_USERNAME: sim.credentials.username, CRM_PASSWORD: sim.credentials.password, CRMSYNC_DB: wh.dbPath, CRMSYNC_LAKE: wh.lakePath, CRMSYNC_DATA_DIR: dir, CRMSYNC_LOG_LEVEL: 'silent' };
+        const env = {
+          CRM_BASE_URL: sim.baseUrl,
+          CRM_USERNAME: sim.credentials.username,
+          CRM_PASSWORD: sim.credentials.password,
+          CRMSYNC_DB: wh.dbPath,
+          CRMSYNC_LAKE: wh.lakePath,
+          CRMSYNC_DATA_DIR: dir,
+          CRMSYNC_LOG_LEVEL: 'silent',
+        };
         const list = await runCli(['webhooks', 'dead-letters'], env);
         expect(list.code, list.stderr).toBe(0);
         expect(list.stdout).toMatch(/3 webhook dead letters/);
@@ -89,7 +112,12 @@ describe('webhook dead letters', () => {
         ]);
         expect(await q(`SELECT status FROM webhook_events WHERE delivery_id = 'unloadable'`)).toEqual([{ status: 'applied' }]);
         const json = await runCli(['webhooks', 'dead-letters', '--json'], env);
-        expect(json.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { delivery_id: string }).delivery_id)).toEqual(['deep', 'surrogate']);
+        expect(
+          json.stdout
+            .trim()
+            .split('\n')
+            .map((l) => (JSON.parse(l) as { delivery_id: string }).delivery_id),
+        ).toEqual(['deep', 'surrogate']);
       } finally {
         await client.close();
         await sim.close();

@@ -35,7 +35,12 @@ export async function withE2eEnv<T>(fn: (env: E2eEnv) => Promise<T>, opts: { con
           port: 0,
           // A long reload interval: new and rotated secrets must be picked up by the re-read on a miss.
           secrets: createSecretResolver({ secretsFile, reloadIntervalMs: 600_000 }),
-          apply: { refetcher: createClientRefetcher(client), withWarehouse: (f) => withWarehouse({ dbPath, lakePath, write: true }, f), lingerMs: 20, ...(opts.batchSize ? { batchSize: opts.batchSize } : {}) },
+          apply: {
+            refetcher: createClientRefetcher(client),
+            withWarehouse: (f) => withWarehouse({ dbPath, lakePath, write: true }, f),
+            lingerMs: 20,
+            ...(opts.batchSize ? { batchSize: opts.batchSize } : {}),
+          },
         },
         (service) => fn({ sim, client, service, secretsFile, dir, warehouse }),
       );

@@ -69,7 +69,13 @@ describe('webhooks end to end with the simulator', () => {
       for (const d of delivered.slice(0, 5)) {
         const res = await request(service.url, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-service-event': d.event, 'x-service-signature': d.signature, 'x-service-webhook-id': String(d.webhookId), 'x-service-delivery': String(d.id) },
+          headers: {
+            'content-type': 'application/json',
+            'x-service-event': d.event,
+            'x-service-signature': d.signature,
+            'x-service-webhook-id': String(d.webhookId),
+            'x-service-delivery': String(d.id),
+          },
           body: d.body,
         });
         expect(res.statusCode).toBe(200);
@@ -100,7 +106,10 @@ describe('webhooks end to end with the simulator', () => {
         const { sim, service } = env;
         expect(await backfillContacts(env)).toBe(12);
         await registerWebhook(env.client, { url: service.url, allowHttp: true }, env.secretsFile);
-        const ids = sim.truth().contacts.slice(0, 4).map((c) => c.id);
+        const ids = sim
+          .truth()
+          .contacts.slice(0, 4)
+          .map((c) => c.id);
         const created = sim.mutate.createContact({ email: 'real-mode@example.com', status: 'subscribed', first_name: 'Real' });
         sim.mutate.updateContact(ids[0]!, { last_name: 'Quirk' });
         sim.mutate.deleteContact(ids[1]!);

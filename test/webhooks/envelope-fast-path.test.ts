@@ -23,7 +23,37 @@ describe('the structural envelope check on the hot path', () => {
   it('never accepts what zod refuses, over thousands of mutated envelopes', () => {
     const rand = rng(7);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
-    const values = [undefined, null, 0, -1, 1, 1.5, 2 ** 53, Number.MAX_SAFE_INTEGER, '1', '01', '', ' ', 'x'.repeat(41), 'x'.repeat(101), 'x'.repeat(201), [], [1], {}, { a: 1 }, true, 'contact.updated', 'contact updated', 'contact.updated\n', 'é.x', '2026-01-01T00:00:00Z', '2026-01-01 00:00:00', 'not a date', '2026-13-45T99:99:99Z', new Date(Date.UTC(2026, 0, 1)).toString()];
+    const values = [
+      undefined,
+      null,
+      0,
+      -1,
+      1,
+      1.5,
+      2 ** 53,
+      Number.MAX_SAFE_INTEGER,
+      '1',
+      '01',
+      '',
+      ' ',
+      'x'.repeat(41),
+      'x'.repeat(101),
+      'x'.repeat(201),
+      [],
+      [1],
+      {},
+      { a: 1 },
+      true,
+      'contact.updated',
+      'contact updated',
+      'contact.updated\n',
+      'é.x',
+      '2026-01-01T00:00:00Z',
+      '2026-01-01 00:00:00',
+      'not a date',
+      '2026-13-45T99:99:99Z',
+      new Date(Date.UTC(2026, 0, 1)).toString(),
+    ];
     const keys = ['event', 'timestamp', 'webhook_id', 'data', 'signature'] as const;
     let fast = 0;
     let agreed = 0;

@@ -13,14 +13,7 @@ export interface Delivery {
 // Makes each default body unique: the receiver stores a body once, whatever delivery id it comes under.
 let made = 0;
 
-export function makeDelivery(opts: {
-  secret: string;
-  webhookId?: number;
-  event?: string;
-  data?: Record<string, unknown>;
-  deliveryId?: string;
-  timestamp?: string;
-}): Delivery {
+export function makeDelivery(opts: { secret: string; webhookId?: number; event?: string; data?: Record<string, unknown>; deliveryId?: string; timestamp?: string }): Delivery {
   const webhookId = opts.webhookId ?? 1;
   const event = opts.event ?? 'contact.updated';
   const deliveryId = opts.deliveryId ?? randomUUID();

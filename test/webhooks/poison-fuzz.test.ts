@@ -27,7 +27,8 @@ function rawDelivery(body: Buffer, event: string, deliveryId: string): Delivery 
   };
 }
 
-const envelope = (event: string, data: unknown, timestamp = new Date().toISOString()): string => `{"event":"${event}","timestamp":"${timestamp}","webhook_id":1,"data":${typeof data === 'string' ? data : JSON.stringify(data)}}`;
+const envelope = (event: string, data: unknown, timestamp = new Date().toISOString()): string =>
+  `{"event":"${event}","timestamp":"${timestamp}","webhook_id":1,"data":${typeof data === 'string' ? data : JSON.stringify(data)}}`;
 
 async function post(s: WebhookService, d: Delivery): Promise<{ status: number; reason?: string }> {
   const res = await request(s.url, { method: 'POST', headers: d.headers, body: d.body });
@@ -45,7 +46,8 @@ describe('poisonous, replayed and flooding deliveries (bounded fuzz)', () => {
       const wh = { dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake') };
       const contactId = sim.truth().contacts[0]!.id;
       let n = 0;
-      const valid = (): Delivery => makeDelivery({ secret: SECRET, event: 'email.opened', deliveryId: `valid-${++n}`, data: { email: { id: 10_000 + n, subject: 'S', contact_id: contactId, campaign_id: null } } });
+      const valid = (): Delivery =>
+        makeDelivery({ secret: SECRET, event: 'email.opened', deliveryId: `valid-${++n}`, data: { email: { id: 10_000 + n, subject: 'S', contact_id: contactId, campaign_id: null } } });
       const validIds: string[] = [];
       try {
         await withWebhookService(
@@ -79,7 +81,13 @@ describe('poisonous, replayed and flooding deliveries (bounded fuzz)', () => {
               },
               {
                 name: 'byte-order mark',
-                make: (i) => [rawDelivery(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(envelope('email.clicked', { email: { id: 30_000 + i, contact_id: contactId, url: 'https://x.example/' } }))]), 'email.clicked', `bom-${i}`)],
+                make: (i) => [
+                  rawDelivery(
+                    Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(envelope('email.clicked', { email: { id: 30_000 + i, contact_id: contactId, url: 'https://x.example/' } }))]),
+                    'email.clicked',
+                    `bom-${i}`,
+                  ),
+                ],
                 expect: [{ status: 202 }],
                 // Applied like any delivery: the applier reads the body the way the receiver did.
                 after: async (i) => {
@@ -90,7 +98,9 @@ describe('poisonous, replayed and flooding deliveries (bounded fuzz)', () => {
               {
                 // The real CRM answers 404 rest_no_route for an id its route pattern refuses.
                 name: '404 rest_no_route on refetch',
-                make: (i) => [makeDelivery({ secret: SECRET, event: 'contact.updated', deliveryId: `noroute-${i}`, data: { contact: { id: 1_000_000_000_000 + int(0, 1e9), email: 'x@example.com' } } })],
+                make: (i) => [
+                  makeDelivery({ secret: SECRET, event: 'contact.updated', deliveryId: `noroute-${i}`, data: { contact: { id: 1_000_000_000_000 + int(0, 1e9), email: 'x@example.com' } } }),
+                ],
                 expect: [{ status: 202 }],
                 after: async (i) => {
                   const dead = await q(`SELECT reason, error FROM webhook_dead_letters WHERE delivery_id = 'noroute-${i}'`);
@@ -110,12 +120,28 @@ describe('poisonous, replayed and flooding deliveries (bounded fuzz)', () => {
               },
               {
                 name: 'timestamp in 2001',
-                make: (i) => [makeDelivery({ secret: SECRET, event: 'email.opened', deliveryId: `old-${i}`, timestamp: `2001-0${int(1, 9)}-1${int(0, 9)}T12:00:00Z`, data: { email: { id: 50_000 + i, contact_id: contactId } } })],
+                make: (i) => [
+                  makeDelivery({
+                    secret: SECRET,
+                    event: 'email.opened',
+                    deliveryId: `old-${i}`,
+                    timestamp: `2001-0${int(1, 9)}-1${int(0, 9)}T12:00:00Z`,
+                    data: { email: { id: 50_000 + i, contact_id: contactId } },
+                  }),
+                ],
                 expect: [{ status: 400, reason: 'event_time_out_of_range' }],
               },
               {
                 name: 'timestamp in 2099',
-                make: (i) => [makeDelivery({ secret: SECRET, event: 'email.opened', deliveryId: `future-${i}`, timestamp: `2099-0${int(1, 9)}-1${int(0, 9)} 12:00:00`, data: { email: { id: 60_000 + i, contact_id: contactId } } })],
+                make: (i) => [
+                  makeDelivery({
+                    secret: SECRET,
+                    event: 'email.opened',
+                    deliveryId: `future-${i}`,
+                    timestamp: `2099-0${int(1, 9)}-1${int(0, 9)} 12:00:00`,
+                    data: { email: { id: 60_000 + i, contact_id: contactId } },
+                  }),
+                ],
                 expect: [{ status: 400, reason: 'event_time_out_of_range' }],
               },
             ];

@@ -25,8 +25,7 @@ async function withHandler<T>(fn: (deps: WebhookHandlerDeps, spool: Spool, dir: 
   );
 }
 
-const post = (d: { headers: Record<string, string>; body: Buffer }, deps: WebhookHandlerDeps, method = 'POST') =>
-  handleWebhookRequest({ method, headers: d.headers, body: d.body }, deps);
+const post = (d: { headers: Record<string, string>; body: Buffer }, deps: WebhookHandlerDeps, method = 'POST') => handleWebhookRequest({ method, headers: d.headers, body: d.body }, deps);
 
 describe('handleWebhookRequest', () => {
   it('accepts a signed delivery only after it is in the spool, and acknowledges a replay without storing it twice', async () => {
@@ -65,7 +64,12 @@ describe('handleWebhookRequest', () => {
     ['missing event header', (d: ReturnType<typeof makeDelivery>) => ({ ...d, headers: omit(d.headers, 'x-service-event') }), 400, 'missing_headers'],
     ['non-numeric webhook id', (d: ReturnType<typeof makeDelivery>) => ({ ...d, headers: { ...d.headers, 'x-service-webhook-id': 'abc' } }), 400, 'missing_headers'],
     ['bad signature', (d: ReturnType<typeof makeDelivery>) => ({ ...d, headers: { ...d.headers, 'x-service-signature': `sha256=${'0'.repeat(64)}` } }), 401, 'bad_signature'],
-    ['signature without prefix', (d: ReturnType<typeof makeDelivery>) => ({ ...d, headers: { ...d.headers, 'x-service-signature': d.headers['x-service-signature']!.slice(7) } }), 401, 'bad_signature'],
+    [
+      'signature without prefix',
+      (d: ReturnType<typeof makeDelivery>) => ({ ...d, headers: { ...d.headers, 'x-service-signature': d.headers['x-service-signature']!.slice(7) } }),
+      401,
+      'bad_signature',
+    ],
     ['tampered body', (d: ReturnType<typeof makeDelivery>) => ({ ...d, body: Buffer.from(d.body.toString().replace('a@example.com', 'x@example.com')) }), 401, 'bad_signature'],
     ['wrong secret', (d: ReturnType<typeof makeDelivery>) => ({ ...d, headers: { ...d.headers, 'x-service-signature': signBody(d.body, 'another-secret-0123456789') } }), 401, 'bad_signature'],
   ])('rejects %s', async (_name, mutate, status, reason) => {

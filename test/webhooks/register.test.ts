@@ -50,7 +50,14 @@ describe('webhooks register', () => {
         // Through the command line, with configuration from the environment.
         const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli/entry.ts', 'webhooks', 'register', '--url', 'http://127.0.0.1:2/hook', '--allow-http'], {
           cwd: ROOT,
-          env: { ...process.env, CRM_BASE_URL: sim.baseUrl, CRM_USERNAME: sim.credentials.username, CRM_PASSWORD: sim.credentials.password, CRMSYNC_WEBHOOK_SECRETS_FILE: file, CRMSYNC_LOG_LEVEL: 'silent' },
+          env: {
+            ...process.env,
+            CRM_BASE_URL: sim.baseUrl,
+            CRM_USERNAME: sim.credentials.username,
+            CRM_PASSWORD: sim.credentials.password,
+            CRMSYNC_WEBHOOK_SECRETS_FILE: file,
+            CRMSYNC_LOG_LEVEL: 'silent',
+          },
         });
         expect(stdout).toContain(`Webhook ${first.id} updated`);
         expect(stdout).not.toContain(s2[0]!);

@@ -12,9 +12,8 @@ const SECRET = 'server-test-secret-0123456789';
 
 const withService = <T>(fn: (s: { url: string; base: string }) => Promise<T>) =>
   withTempDir((dir) =>
-    withWebhookService(
-      { spoolDir: join(dir, 'spool'), host: '127.0.0.1', port: 0, secrets: createSecretResolver({ secret: new Secret(SECRET) }), maxBodyBytes: 64 * 1024 },
-      (s) => fn({ url: s.url, base: new URL(s.url).origin }),
+    withWebhookService({ spoolDir: join(dir, 'spool'), host: '127.0.0.1', port: 0, secrets: createSecretResolver({ secret: new Secret(SECRET) }), maxBodyBytes: 64 * 1024 }, (s) =>
+      fn({ url: s.url, base: new URL(s.url).origin }),
     ),
   );
 
@@ -44,18 +43,15 @@ describe('webhook HTTP server', () => {
     const lines: string[] = [];
     const logger = pino({ level: 'debug' }, { write: (l: string) => void lines.push(l) });
     await withTempDir((dir) =>
-      withWebhookService(
-        { spoolDir: join(dir, 'spool'), host: '127.0.0.1', port: 0, secrets: createSecretResolver({ secret: new Secret(SECRET) }), logger },
-        async (s) => {
-          const d = makeDelivery({ secret: SECRET, data: { contact: { id: 7, email: 'private-person@example.com' } } });
-          for (const headers of [d.headers, { ...d.headers, 'x-service-signature': `sha256=${'ab'.repeat(32)}` }]) {
-            const res = await request(s.url, { method: 'POST', headers, body: d.body });
-            await res.body.dump();
-          }
-          const unknown = makeDelivery({ secret: SECRET, event: 'contact.merged', data: { note: 'private-note-text' } });
-          await (await request(s.url, { method: 'POST', headers: unknown.headers, body: unknown.body })).body.dump();
-        },
-      ),
+      withWebhookService({ spoolDir: join(dir, 'spool'), host: '127.0.0.1', port: 0, secrets: createSecretResolver({ secret: new Secret(SECRET) }), logger }, async (s) => {
+        const d = makeDelivery({ secret: SECRET, data: { contact: { id: 7, email: 'private-person@example.com' } } });
+        for (const headers of [d.headers, { ...d.headers, 'x-service-signature': `sha256=${'ab'.repeat(32)}` }]) {
+          const res = await request(s.url, { method: 'POST', headers, body: d.body });
+          await res.body.dump();
+        }
+        const unknown = makeDelivery({ secret: SECRET, event: 'contact.merged', data: { note: 'private-note-text' } });
+        await (await request(s.url, { method: 'POST', headers: unknown.headers, body: unknown.body })).body.dump();
+      }),
     );
     const text = lines.join('');
     expect(text).toContain('webhook delivery stored');

@@ -224,10 +224,17 @@ describe('spool writer', () => {
         expect(all.map((r) => r.deliveryId)).toEqual(Array.from({ length: 1200 }, (_, i) => `d-${i}`));
         expect(all.every((r) => r.body.equals(bodyOf(r.deliveryId)))).toBe(true);
       });
-      const seg = join(dir, readdirSync(dir).find((n) => n.startsWith('segment-'))!);
+      const seg = join(
+        dir,
+        readdirSync(dir).find((n) => n.startsWith('segment-'))!,
+      );
       const size = statSync(seg).size;
       expect(size).toBeLessThan(2 * step);
-      expect(readFileSync(seg).subarray(size - 4000).equals(bodyOf('d-1199'))).toBe(true);
+      expect(
+        readFileSync(seg)
+          .subarray(size - 4000)
+          .equals(bodyOf('d-1199')),
+      ).toBe(true);
       await withSpool({ dir }, async (spool) => {
         expect((await spool.read(0, 2000)).length).toBe(1200);
         expect(await spool.append(big('d-0'))).toBe('duplicate');

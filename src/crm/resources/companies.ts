@@ -54,10 +54,7 @@ export function createCompaniesApi(ctx: ClientContext): CompaniesApi {
     },
     async attachSubscribers({ subscriberIds, companyIds }) {
       if (!subscriberIds?.length || !companyIds?.length) throw new CrmArgumentError('attachSubscribers needs subscriberIds and companyIds');
-      const res = await exec(
-        { method: 'PUT', path: '/companies/attach-subscribers', body: { subscriber_ids: subscriberIds, company_ids: companyIds } },
-        { idempotent: true },
-      );
+      const res = await exec({ method: 'PUT', path: '/companies/attach-subscribers', body: { subscriber_ids: subscriberIds, company_ids: companyIds } }, { idempotent: true });
       return asObject(res, 'PUT /companies/attach-subscribers');
     },
   };

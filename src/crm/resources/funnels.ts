@@ -11,10 +11,7 @@ export interface FunnelsApi {
   listPage(q: { page: number; perPage: number; withSubscribersCount?: boolean; search?: string; status?: string }): Promise<Page<Funnel>>;
   get(id: number): Promise<Funnel | null>;
   setStatus(id: number, status: (typeof FUNNEL_STATUSES)[number]): Promise<JsonObject>;
-  subscribersPage(
-    funnelId: number,
-    q: { page: number; perPage: number; status?: FunnelSubscriberFilter; sequenceId?: number; search?: string },
-  ): Promise<Page<FunnelSubscriber>>;
+  subscribersPage(funnelId: number, q: { page: number; perPage: number; status?: FunnelSubscriberFilter; sequenceId?: number; search?: string }): Promise<Page<FunnelSubscriber>>;
   subscriber(funnelId: number, contactId: number): Promise<FunnelSubscriberDetail | null>;
   addSubscribers(funnelId: number, contactIds: number[]): Promise<JsonObject>;
   removeSubscriber(funnelId: number, contactId: number): Promise<void>;

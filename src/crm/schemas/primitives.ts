@@ -131,7 +131,10 @@ export function at(issue: Issue, key: string | number): Issue {
 }
 
 /** A timestamp in either shape, to ISO 8601 UTC (null when missing or unreadable; `raw` keeps it). */
-export const timestamp = (ts: TimestampNormalizer): Reader<string | null> => (v) => ts(v);
+export const timestamp =
+  (ts: TimestampNormalizer): Reader<string | null> =>
+  (v) =>
+    ts(v);
 
 type Output<F extends Record<string, Reader<unknown>>> = { [K in keyof F]: F[K] extends Reader<infer T> ? T : never };
 

@@ -25,7 +25,9 @@ function list(ctx: RouteCtx): SimResponse {
   if (!key) {
     throw new SimError(400, 'rest_invalid_param', `Invalid parameter(s): sort_by; use ${Object.keys(SORTS).join(', ')}.`, {
       status: 423,
-      body: { message: `Unknown column '${by.slice(0, 40)}' in 'ORDER BY' (SQL: select * from \`wp_fc_campaigns\` where \`type\` = 'campaign' order by \`${by.slice(0, 40)}\` desc limit ${paging.perPage} offset ${(paging.page - 1) * paging.perPage})` },
+      body: {
+        message: `Unknown column '${by.slice(0, 40)}' in 'ORDER BY' (SQL: select * from \`wp_fc_campaigns\` where \`type\` = 'campaign' order by \`${by.slice(0, 40)}\` desc limit ${paging.perPage} offset ${(paging.page - 1) * paging.perPage})`,
+      },
     });
   }
   const search = (ctx.query.get('search') ?? ctx.query.get('searchBy') ?? '').toLowerCase().slice(0, 200);
@@ -51,11 +53,9 @@ function status(ctx: RouteCtx): SimResponse {
   const { campaign: c } = ctx.marketing.pollCampaignStatus(id(ctx), counter);
   const s = c.stats;
   const pending = Math.max(0, c.recipientsCount - s.sent);
-  const stat = [
-    { status: 'sent', total: s.delivered },
-    { status: 'bounced', total: s.bounced },
-    ...(pending > 0 && c.status !== 'draft' ? [{ status: 'pending', total: pending }] : []),
-  ].filter((x) => x.total > 0);
+  const stat = [{ status: 'sent', total: s.delivered }, { status: 'bounced', total: s.bounced }, ...(pending > 0 && c.status !== 'draft' ? [{ status: 'pending', total: pending }] : [])].filter(
+    (x) => x.total > 0,
+  );
   const campaign = {
     ...campaignJson(ctx.ser, c),
     sent_by: 'simulator',
@@ -78,9 +78,24 @@ export const campaignRoutes: RouteDef[] = [
   { method: 'GET', path: '/campaigns', caps: READ, handler: list },
   { method: 'GET', path: '/campaigns/:id', caps: READ, handler: get },
   { method: 'POST', path: '/campaigns/:id/pause', caps: WRITE, handler: (ctx) => ok({ message: 'Campaign has been paused', campaign: campaignJson(ctx.ser, ctx.marketing.pauseCampaign(id(ctx))) }) },
-  { method: 'POST', path: '/campaigns/:id/resume', caps: WRITE, handler: (ctx) => ok({ message: 'Campaign has been resumed', campaign: campaignJson(ctx.ser, ctx.marketing.resumeCampaign(id(ctx))) }) },
-  { method: 'POST', path: '/campaigns/:id/duplicate', caps: WRITE, handler: (ctx) => ok({ message: 'Campaign has been duplicated', campaign: campaignJson(ctx.ser, ctx.marketing.duplicateCampaign(id(ctx))) }) },
-  { method: 'PUT', path: '/campaigns/:id/title', caps: WRITE, handler: (ctx) => ok({ message: 'Title has been updated', campaign: campaignJson(ctx.ser, ctx.marketing.renameCampaign(id(ctx), ctx.body.title)) }) },
+  {
+    method: 'POST',
+    path: '/campaigns/:id/resume',
+    caps: WRITE,
+    handler: (ctx) => ok({ message: 'Campaign has been resumed', campaign: campaignJson(ctx.ser, ctx.marketing.resumeCampaign(id(ctx))) }),
+  },
+  {
+    method: 'POST',
+    path: '/campaigns/:id/duplicate',
+    caps: WRITE,
+    handler: (ctx) => ok({ message: 'Campaign has been duplicated', campaign: campaignJson(ctx.ser, ctx.marketing.duplicateCampaign(id(ctx))) }),
+  },
+  {
+    method: 'PUT',
+    path: '/campaigns/:id/title',
+    caps: WRITE,
+    handler: (ctx) => ok({ message: 'Title has been updated', campaign: campaignJson(ctx.ser, ctx.marketing.renameCampaign(id(ctx), ctx.body.title)) }),
+  },
   { method: 'DELETE', path: '/campaigns/:id', caps: DELETE, handler: (ctx) => (ctx.marketing.deleteCampaign(id(ctx)), ok({ message: 'Campaign has been deleted' })) },
   { method: 'GET', path: '/campaigns/:id/status', caps: READ, handler: status },
   { method: 'GET', path: '/campaigns/:id/estimated-recipients-count', caps: READ, handler: (ctx) => ok({ count: ctx.marketing.campaign(id(ctx)).recipientsCount }) },

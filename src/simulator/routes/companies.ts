@@ -15,9 +15,7 @@ function listCompanies(ctx: RouteCtx): SimResponse {
   }
   const search = (q.get('search') ?? '').toLowerCase().slice(0, 200);
   const counts = ctx.state.counts();
-  const rows = [...ctx.state.companies.values()].filter(
-    (c) => !search || [c.name, c.phone, c.description, c.email].some((v) => v && v.toLowerCase().includes(search)),
-  );
+  const rows = [...ctx.state.companies.values()].filter((c) => !search || [c.name, c.phone, c.description, c.email].some((v) => v && v.toLowerCase().includes(search)));
   const dir = order === 'ASC' ? 1 : -1;
   const key = (c: (typeof rows)[number]): string | number =>
     by === 'name' ? c.name.toLowerCase() : by === 'created_at' ? c.createdAt : by === 'updated_at' ? c.updatedAt : by === 'employees_number' ? c.employeesNumber : c.id;
@@ -50,7 +48,12 @@ function deleteCompany(ctx: RouteCtx): SimResponse {
 
 function attach(ctx: RouteCtx): SimResponse {
   const toIds = (v: unknown): number[] | undefined =>
-    Array.isArray(v) ? v.slice(0, 10_000).map(Number).filter((n) => Number.isInteger(n) && n > 0) : undefined;
+    Array.isArray(v)
+      ? v
+          .slice(0, 10_000)
+          .map(Number)
+          .filter((n) => Number.isInteger(n) && n > 0)
+      : undefined;
   const subscriberIds = toIds(ctx.body.subscriber_ids);
   const companyIds = toIds(ctx.body.company_ids);
   if (!subscriberIds || !companyIds || subscriberIds.length === 0 || companyIds.length === 0) {

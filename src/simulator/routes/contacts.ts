@@ -100,7 +100,10 @@ function listContacts(ctx: RouteCtx): SimResponse {
     if (!needRecords) {
       total = ids.length;
       if (sort.desc && sort.key !== null) ids.reverse();
-      page = ids.slice(offset, offset + paging.perPage).map((id) => ctx.state.contact(id)).filter((c): c is ContactRec => !!c);
+      page = ids
+        .slice(offset, offset + paging.perPage)
+        .map((id) => ctx.state.contact(id))
+        .filter((c): c is ContactRec => !!c);
     } else {
       const matches = ids.map((id) => ctx.state.contact(id)).filter((c): c is ContactRec => !!c);
       if (sort.key !== null) {
@@ -160,7 +163,14 @@ function getContact(ctx: RouteCtx): SimResponse {
   const body: Record<string, unknown> = { subscriber: out };
   // with[]=custom_fields adds the field definitions beside the contact (as captured), not values.
   if (queryArray(ctx.query, 'with').includes('custom_fields')) {
-    body.custom_fields = ctx.state.customFields.map((f) => ({ label: f.label, slug: f.slug, type: f.type, field_key: f.fieldKey, ...(f.options ? { options: [...f.options] } : {}), group: 'default' }));
+    body.custom_fields = ctx.state.customFields.map((f) => ({
+      label: f.label,
+      slug: f.slug,
+      type: f.type,
+      field_key: f.fieldKey,
+      ...(f.options ? { options: [...f.options] } : {}),
+      group: 'default',
+    }));
   }
   return ok(body);
 }
@@ -193,9 +203,7 @@ function listNotes(ctx: RouteCtx): SimResponse {
   if (!ctx.real) ctx.state.requireContact(id);
   const paging = readPaging(ctx, 10);
   const search = (ctx.query.get('search') ?? '').toLowerCase().slice(0, 200);
-  const notes = [...ctx.state.notes.values()]
-    .filter((n) => n.subscriberId === id && (!search || n.title.toLowerCase().includes(search)))
-    .sort((a, b) => b.id - a.id);
+  const notes = [...ctx.state.notes.values()].filter((n) => n.subscriberId === id && (!search || n.title.toLowerCase().includes(search))).sort((a, b) => b.id - a.id);
   const offset = (paging.page - 1) * paging.perPage;
   const data = notes.slice(offset, offset + paging.perPage).map((n) => ctx.ser.note(n, true));
   return ok({ notes: paginator(ctx, paging, notes.length, data) });

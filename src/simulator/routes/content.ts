@@ -24,7 +24,14 @@ function listTemplates(ctx: RouteCtx): SimResponse {
   const rows = [...ctx.marketing.templates.values()].filter((t) => statuses.includes(t.status) && (!search || t.title.toLowerCase().includes(search)));
   rows.sort((a, b) => (key(a) < key(b) ? -dir : key(a) > key(b) ? dir : (a.id - b.id) * dir));
   const offset = (paging.page - 1) * paging.perPage;
-  return ok({ templates: paginator(ctx, paging, rows.length, rows.slice(offset, offset + paging.perPage).map((t) => templateJson(ctx.ser, t))) });
+  return ok({
+    templates: paginator(
+      ctx,
+      paging,
+      rows.length,
+      rows.slice(offset, offset + paging.perPage).map((t) => templateJson(ctx.ser, t)),
+    ),
+  });
 }
 
 function listSequences(ctx: RouteCtx): SimResponse {
@@ -38,7 +45,14 @@ function listSequences(ctx: RouteCtx): SimResponse {
   rows.sort((a, b) => (key(a) < key(b) ? -dir : key(a) > key(b) ? dir : (a.id - b.id) * dir));
   const stats = queryArray(q, 'with').includes('stats');
   const offset = (paging.page - 1) * paging.perPage;
-  return ok({ sequences: paginator(ctx, paging, rows.length, rows.slice(offset, offset + paging.perPage).map((s) => sequenceJson(ctx.ser, s, stats))) });
+  return ok({
+    sequences: paginator(
+      ctx,
+      paging,
+      rows.length,
+      rows.slice(offset, offset + paging.perPage).map((s) => sequenceJson(ctx.ser, s, stats)),
+    ),
+  });
 }
 
 function getSequence(ctx: RouteCtx): SimResponse {
@@ -71,7 +85,11 @@ function updateSequence(ctx: RouteCtx): SimResponse {
 
 function bulk(ctx: RouteCtx): SimResponse {
   const ids = ctx.body.sequence_ids;
-  if (!Array.isArray(ids) || ids.length === 0) throw new SimError(400, 'rest_missing_callback_param', 'Missing parameter(s): sequence_ids; send an array of sequence ids.', { status: 422, body: { sequence_ids: { required: 'Sequence ids are required' } } });
+  if (!Array.isArray(ids) || ids.length === 0)
+    throw new SimError(400, 'rest_missing_callback_param', 'Missing parameter(s): sequence_ids; send an array of sequence ids.', {
+      status: 422,
+      body: { sequence_ids: { required: 'Sequence ids are required' } },
+    });
   let deleted = 0;
   for (const x of ids.slice(0, 10_000)) if (ctx.marketing.sequences.delete(Number(x))) deleted++;
   return ok({ message: `${deleted} sequence(s) deleted` });
@@ -80,8 +98,18 @@ function bulk(ctx: RouteCtx): SimResponse {
 export function contentRoutes(real: boolean): RouteDef[] {
   const routes: RouteDef[] = [
     { method: 'GET', path: '/templates', caps: TEMPLATES, handler: listTemplates },
-    { method: 'POST', path: '/templates', caps: TEMPLATES, handler: (ctx) => ok({ template: templateJson(ctx.ser, ctx.marketing.saveTemplate(undefined, ctx.body)), message: 'Template has been created' }) },
-    { method: 'PUT', path: '/templates/:id', caps: TEMPLATES, handler: (ctx) => ok({ template: templateJson(ctx.ser, ctx.marketing.saveTemplate(id(ctx), ctx.body)), message: 'Template has been updated' }) },
+    {
+      method: 'POST',
+      path: '/templates',
+      caps: TEMPLATES,
+      handler: (ctx) => ok({ template: templateJson(ctx.ser, ctx.marketing.saveTemplate(undefined, ctx.body)), message: 'Template has been created' }),
+    },
+    {
+      method: 'PUT',
+      path: '/templates/:id',
+      caps: TEMPLATES,
+      handler: (ctx) => ok({ template: templateJson(ctx.ser, ctx.marketing.saveTemplate(id(ctx), ctx.body)), message: 'Template has been updated' }),
+    },
     {
       method: 'DELETE',
       path: '/templates/:id',
@@ -92,7 +120,12 @@ export function contentRoutes(real: boolean): RouteDef[] {
         return ok({ message: 'Template has been deleted' });
       },
     },
-    { method: 'POST', path: '/templates/duplicate/:id', caps: TEMPLATES, handler: (ctx) => ok({ template: templateJson(ctx.ser, ctx.marketing.duplicateTemplate(id(ctx))), message: 'Template has been duplicated' }) },
+    {
+      method: 'POST',
+      path: '/templates/duplicate/:id',
+      caps: TEMPLATES,
+      handler: (ctx) => ok({ template: templateJson(ctx.ser, ctx.marketing.duplicateTemplate(id(ctx))), message: 'Template has been duplicated' }),
+    },
     { method: 'GET', path: '/sequences', caps: EMAILS_READ, handler: listSequences },
     { method: 'POST', path: '/sequences/do-bulk-action', caps: ['crm_manage_email_delete'], handler: bulk },
     { method: 'GET', path: '/sequences/:id', caps: EMAILS_READ, handler: getSequence },
@@ -103,7 +136,12 @@ export function contentRoutes(real: boolean): RouteDef[] {
       caps: EMAILS_READ,
       handler: (ctx) => ok({ sequences: [...ctx.marketing.sequences.values()].filter((s) => s.subscriberIds.includes(id(ctx))).map((s) => sequenceJson(ctx.ser, s, false)) }),
     },
-    { method: 'POST', path: '/sequences/:id/duplicate', caps: EMAILS_WRITE, handler: (ctx) => ok({ sequence: sequenceJson(ctx.ser, ctx.marketing.duplicateSequence(id(ctx)), false), message: 'Sequence has been duplicated' }) },
+    {
+      method: 'POST',
+      path: '/sequences/:id/duplicate',
+      caps: EMAILS_WRITE,
+      handler: (ctx) => ok({ sequence: sequenceJson(ctx.ser, ctx.marketing.duplicateSequence(id(ctx)), false), message: 'Sequence has been duplicated' }),
+    },
     {
       method: 'DELETE',
       path: '/sequences/:id',

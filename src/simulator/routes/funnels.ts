@@ -31,9 +31,9 @@ function list(ctx: RouteCtx): SimResponse {
   const rows = [...ctx.marketing.funnels.values()].filter((f) => (!search || f.title.toLowerCase().includes(search)) && (!status || status === 'all' || f.status === status));
   rows.sort((a, b) => (key(a) < key(b) ? -dir : key(a) > key(b) ? dir : (a.id - b.id) * dir));
   const offset = (paging.page - 1) * paging.perPage;
-  const data = rows.slice(offset, offset + paging.perPage).map((f) =>
-    funnelJson(ctx.ser, f, { ...(withs.includes('subscribers_count') || ctx.real ? { subscribersCount: subscribersCount(ctx, f) } : {}), sequences: withs.includes('sequences') }),
-  );
+  const data = rows
+    .slice(offset, offset + paging.perPage)
+    .map((f) => funnelJson(ctx.ser, f, { ...(withs.includes('subscribers_count') || ctx.real ? { subscribersCount: subscribersCount(ctx, f) } : {}), sequences: withs.includes('sequences') }));
   // Spec: funnels is an array beside total/per_page/current_page/last_page; real: a paginator.
   const body: Record<string, unknown> = ctx.real
     ? { funnels: paginator(ctx, paging, rows.length, data) }
@@ -102,7 +102,11 @@ function oneSubscriber(ctx: RouteCtx): SimResponse {
   const contactId = Number(ctx.params.contactId);
   const s = ctx.marketing.subscriberOf(f.id, contactId);
   const c = ctx.state.contact(contactId);
-  if (!s || !c) throw new SimError(404, 'rest_post_invalid_id', 'This contact is not in the automation; check the funnel and contact ids.', { status: 404, body: { message: 'No query results for model [FluentCrm\\App\\Models\\FunnelSubscriber].' } });
+  if (!s || !c)
+    throw new SimError(404, 'rest_post_invalid_id', 'This contact is not in the automation; check the funnel and contact ids.', {
+      status: 404,
+      body: { message: 'No query results for model [FluentCrm\\App\\Models\\FunnelSubscriber].' },
+    });
   return ok({ funnel_subscriber: funnelSubscriberJson(ctx.ser, s, f, ctx.ser.contact(c), { metrics: true, funnel: true }), sequences: f.steps.map((st) => stepJson(ctx.ser, st)) });
 }
 
@@ -124,7 +128,12 @@ function report(ctx: RouteCtx): SimResponse {
 export const funnelRoutes: RouteDef[] = [
   { method: 'GET', path: '/funnels', caps: READ, handler: list },
   { method: 'GET', path: '/funnels/:id', caps: READ, handler: (ctx) => ok({ funnel: funnelJson(ctx.ser, ctx.marketing.funnel(id(ctx)), { sequences: true }) }) },
-  { method: 'PUT', path: '/funnels/:id/status', caps: WRITE, handler: (ctx) => ok({ message: 'Status has been updated', funnel: funnelJson(ctx.ser, ctx.marketing.setFunnelStatus(id(ctx), ctx.body.status)) }) },
+  {
+    method: 'PUT',
+    path: '/funnels/:id/status',
+    caps: WRITE,
+    handler: (ctx) => ok({ message: 'Status has been updated', funnel: funnelJson(ctx.ser, ctx.marketing.setFunnelStatus(id(ctx), ctx.body.status)) }),
+  },
   { method: 'POST', path: '/funnels/:id/duplicate', caps: WRITE, handler: (ctx) => ok({ message: 'Funnel has been duplicated', funnel: funnelJson(ctx.ser, ctx.marketing.duplicateFunnel(id(ctx))) }) },
   { method: 'DELETE', path: '/funnels/:id', caps: DELETE, handler: (ctx) => (ctx.marketing.deleteFunnel(id(ctx)), ok({ message: 'Funnel has been deleted' })) },
   { method: 'GET', path: '/funnels/:id/subscribers', caps: READ, handler: subscribers },
@@ -137,7 +146,12 @@ export const funnelRoutes: RouteDef[] = [
       return ok({ message: `${added.length} contact(s) added to the automation`, funnel_subscribers: added.map((s) => s.id) });
     },
   },
-  { method: 'DELETE', path: '/funnels/:id/subscribers/:contactId', caps: WRITE, handler: (ctx) => (ctx.marketing.removeFunnelSubscriber(id(ctx), Number(ctx.params.contactId)), ok({ message: 'Contact has been removed from the automation' })) },
+  {
+    method: 'DELETE',
+    path: '/funnels/:id/subscribers/:contactId',
+    caps: WRITE,
+    handler: (ctx) => (ctx.marketing.removeFunnelSubscriber(id(ctx), Number(ctx.params.contactId)), ok({ message: 'Contact has been removed from the automation' })),
+  },
   { method: 'GET', path: '/funnels/:id/subscribers/:contactId', caps: READ, handler: oneSubscriber },
   { method: 'GET', path: '/funnels/:id/sequences', caps: READ, handler: (ctx) => ok({ sequences: ctx.marketing.funnel(id(ctx)).steps.map((s) => stepJson(ctx.ser, s)) }) },
   {

@@ -84,7 +84,11 @@ function dashboardStats(ctx: RouteCtx): SimResponse {
     stats: {
       total_subscribers: stat('Active Contacts', counts.total.get('s:subscribed') ?? 0, 'subscribers'),
       total_campaigns: stat('Campaigns', camps.length, 'campaigns'),
-      email_sent: stat('Emails Sent', camps.reduce((n, c) => n + c.stats.sent, 0), 'all_emails'),
+      email_sent: stat(
+        'Emails Sent',
+        camps.reduce((n, c) => n + c.stats.sent, 0),
+        'all_emails',
+      ),
       tags: stat('Tags', ctx.state.tags.size, 'tags'),
       total_templates: stat('Email Templates', ctx.marketing.templates.size, 'templates'),
       total_automations: stat('Active Automations', [...ctx.marketing.funnels.values()].filter((f) => f.status === 'published').length, 'funnels'),

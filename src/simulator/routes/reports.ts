@@ -106,8 +106,16 @@ function emailStats(ctx: RouteCtx): SimResponse {
     campaign_id: c.id,
     campaign_title: c.title,
     stats: {
-      sent: s.sent, delivered: s.delivered, opened: s.opened, clicked: s.clicked, unsubscribed: s.unsubscribed, bounced: s.bounced,
-      delivery_rate: pct(s.delivered, s.sent), open_rate: pct(s.opened, s.delivered), click_rate: pct(s.clicked, s.delivered), unsubscribe_rate: pct(s.unsubscribed, s.delivered),
+      sent: s.sent,
+      delivered: s.delivered,
+      opened: s.opened,
+      clicked: s.clicked,
+      unsubscribed: s.unsubscribed,
+      bounced: s.bounced,
+      delivery_rate: pct(s.delivered, s.sent),
+      open_rate: pct(s.opened, s.delivered),
+      click_rate: pct(s.clicked, s.delivered),
+      unsubscribe_rate: pct(s.unsubscribed, s.delivered),
     },
     revenue: { total: s.revenue, orders: s.orders, conversion_rate: pct(s.orders, s.clicked) },
   });
@@ -120,7 +128,12 @@ function conversionStats(ctx: RouteCtx): SimResponse {
   return ok({
     funnel_id: f.id,
     funnel_title: f.title,
-    subscribers: { total_entered: subs.length, currently_active: subs.filter((s) => s.status === 'active').length, completed, completion_rate: subs.length ? round2((completed / subs.length) * 100) : 0 },
+    subscribers: {
+      total_entered: subs.length,
+      currently_active: subs.filter((s) => s.status === 'active').length,
+      completed,
+      completion_rate: subs.length ? round2((completed / subs.length) * 100) : 0,
+    },
     sequence_performance: f.steps
       .filter((st) => st.actionName === 'send_custom_email')
       .map((st) => {
@@ -149,12 +162,19 @@ function revenue(ctx: RouteCtx): SimResponse {
     total_orders: orders,
     average_order_value: orders ? round2(total / orders) : 0,
     attribution: { campaigns: total, funnels: 0 },
-    top_campaigns: camps.filter((c) => c.stats.revenue > 0).sort((a, b) => b.stats.revenue - a.stats.revenue).slice(0, 5).map((c) => ({ campaign_id: c.id, title: c.title, revenue: c.stats.revenue, orders: c.stats.orders })),
+    top_campaigns: camps
+      .filter((c) => c.stats.revenue > 0)
+      .sort((a, b) => b.stats.revenue - a.stats.revenue)
+      .slice(0, 5)
+      .map((c) => ({ campaign_id: c.id, title: c.title, revenue: c.stats.revenue, orders: c.stats.orders })),
   });
 }
 
 export function options(ctx: RouteCtx): SimResponse {
-  const fields = (ctx.query.get('fields') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const fields = (ctx.query.get('fields') ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (ctx.real && fields.length === 0) throw new SimError(400, 'rest_invalid_param', 'Missing requested fields field.', { status: 422, body: { message: 'Missing requested fields field.' } });
   const want = (k: string): boolean => fields.length === 0 || fields.includes(k);
   const out: Record<string, unknown> = {};
@@ -162,7 +182,8 @@ export function options(ctx: RouteCtx): SimResponse {
   if (want('lists')) out.lists = [...ctx.state.lists.values()].map((t) => ({ id: t.id, slug: t.slug, title: t.title }));
   if (want('statuses')) out.statuses = ['subscribed', 'pending', 'unsubscribed', 'bounced', 'complained'].map((s) => ({ id: s, slug: s, title: s[0]?.toUpperCase() + s.slice(1) }));
   if (want('contact_types')) out.contact_types = ['lead', 'customer'].map((s) => ({ id: s, slug: s, title: s[0]?.toUpperCase() + s.slice(1) }));
-  if (want('custom_fields')) out.custom_fields = ctx.state.customFields.map((f) => ({ label: f.label, slug: f.slug, type: f.type, field_key: f.fieldKey, ...(f.options ? { options: f.options } : {}) }));
+  if (want('custom_fields'))
+    out.custom_fields = ctx.state.customFields.map((f) => ({ label: f.label, slug: f.slug, type: f.type, field_key: f.fieldKey, ...(f.options ? { options: f.options } : {}) }));
   if (want('campaigns')) out.campaigns = [...ctx.marketing.campaigns.values()].map((c) => ({ id: c.id, title: c.title }));
   if (want('automation_funnels')) out.automation_funnels = [...ctx.marketing.funnels.values()].map((f) => ({ id: f.id, title: f.title }));
   return ok({ options: out });
@@ -174,18 +195,42 @@ function createScheduled(ctx: RouteCtx): SimResponse {
   const b = ctx.body;
   const missing = ['title', 'type', 'frequency'].filter((k) => typeof b[k] !== 'string' || !(b[k] as string).trim());
   if (!Array.isArray(b.recipients) || b.recipients.length === 0) missing.push('recipients');
-  if (missing.length > 0) throw new SimError(400, 'rest_missing_callback_param', `Missing parameter(s): ${missing.join(', ')}.`, { status: 422, body: Object.fromEntries(missing.map((k) => [k, { required: `${k} is required` }])) });
+  if (missing.length > 0)
+    throw new SimError(400, 'rest_missing_callback_param', `Missing parameter(s): ${missing.join(', ')}.`, {
+      status: 422,
+      body: Object.fromEntries(missing.map((k) => [k, { required: `${k} is required` }])),
+    });
   if (!FREQUENCIES.includes(b.frequency as string)) throw new SimError(400, 'rest_invalid_param', `Invalid parameter(s): frequency; use ${FREQUENCIES.join(', ')}.`);
   const bad = (b.recipients as unknown[]).filter((r) => !isValidEmail(r));
   if (bad.length > 0) throw new SimError(400, 'rest_invalid_param', 'Invalid parameter(s): recipients; use email addresses.');
-  const rec = { id: ctx.state.scheduledReports.length + 1, title: b.title, type: b.type, frequency: b.frequency, recipients: b.recipients, settings: typeof b.settings === 'object' && b.settings !== null ? b.settings : {}, created_at: ctx.ser.ts(ctx.state.now) };
+  const rec = {
+    id: ctx.state.scheduledReports.length + 1,
+    title: b.title,
+    type: b.type,
+    frequency: b.frequency,
+    recipients: b.recipients,
+    settings: typeof b.settings === 'object' && b.settings !== null ? b.settings : {},
+    created_at: ctx.ser.ts(ctx.state.now),
+  };
   ctx.state.scheduledReports.push(rec);
   return ok({ report: rec, message: 'Scheduled report has been created' });
 }
 
 const KNOWN_SIMPLE = [
-  'subscriber-activity', 'subscribers/export', 'revenue/campaigns', 'revenue/contacts', 'bounces', 'spam-complaints', 'unsubscribes', 'lists', 'tags',
-  'segmentation-analysis', 'ab-testing', 'engagement-scores', 'campaigns', 'funnels',
+  'subscriber-activity',
+  'subscribers/export',
+  'revenue/campaigns',
+  'revenue/contacts',
+  'bounces',
+  'spam-complaints',
+  'unsubscribes',
+  'lists',
+  'tags',
+  'segmentation-analysis',
+  'ab-testing',
+  'engagement-scores',
+  'campaigns',
+  'funnels',
 ];
 
 function simple(name: string) {
@@ -204,7 +249,10 @@ function simple(name: string) {
 }
 
 const notFoundReport: RouteDef['handler'] = () => {
-  throw new SimError(404, 'report_not_found', 'Unknown report; see the Reports table of the interface for the names.', { status: 404, body: { code: 'rest_no_route', message: 'No route was found matching the URL and request method.', data: { status: 404 } } });
+  throw new SimError(404, 'report_not_found', 'Unknown report; see the Reports table of the interface for the names.', {
+    status: 404,
+    body: { code: 'rest_no_route', message: 'No route was found matching the URL and request method.', data: { status: 404 } },
+  });
 };
 
 /** The interface's report routes (spec mode), or the real plugin's (real mode: the interface's answer 404 rest_no_route). */
@@ -220,7 +268,9 @@ export function reportRoutes(real: boolean): RouteDef[] {
     r('revenue', revenue),
     r('campaigns/:id', (ctx) => ok({ campaign: { id: ctx.marketing.campaign(Number(ctx.params.id)).id, stats: ctx.marketing.campaign(Number(ctx.params.id)).stats } })),
     r('campaigns/:id/email-stats', emailStats),
-    r('campaigns/:id/live', (ctx) => ok({ campaign_id: Number(ctx.params.id), status: ctx.marketing.campaign(Number(ctx.params.id)).status, sent: ctx.marketing.campaign(Number(ctx.params.id)).stats.sent })),
+    r('campaigns/:id/live', (ctx) =>
+      ok({ campaign_id: Number(ctx.params.id), status: ctx.marketing.campaign(Number(ctx.params.id)).status, sent: ctx.marketing.campaign(Number(ctx.params.id)).stats.sent }),
+    ),
     r('campaigns/:id/export', (ctx) => {
       const c = ctx.marketing.campaign(Number(ctx.params.id));
       const format = ctx.query.get('format') ?? 'csv';
@@ -229,7 +279,12 @@ export function reportRoutes(real: boolean): RouteDef[] {
     }),
     r('funnels/:id', (ctx) => ok({ funnel: funnelJson(ctx.ser, ctx.marketing.funnel(Number(ctx.params.id))) })),
     r('funnels/:id/conversion-stats', conversionStats),
-    r('funnels/:id/live', (ctx) => ok({ funnel_id: ctx.marketing.funnel(Number(ctx.params.id)).id, active: [...ctx.marketing.funnelSubscribers.values()].filter((s) => s.funnelId === Number(ctx.params.id) && s.status === 'active').length })),
+    r('funnels/:id/live', (ctx) =>
+      ok({
+        funnel_id: ctx.marketing.funnel(Number(ctx.params.id)).id,
+        active: [...ctx.marketing.funnelSubscribers.values()].filter((s) => s.funnelId === Number(ctx.params.id) && s.status === 'active').length,
+      }),
+    ),
     r('automations/:id/steps', automationSteps),
     r('lists/:id', (ctx) => {
       const l = ctx.state.lists.get(Number(ctx.params.id));

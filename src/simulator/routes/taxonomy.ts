@@ -21,12 +21,9 @@ function sorted(ctx: RouteCtx, kind: Taxonomy): { rows: TaxonomyRec[]; counts: b
   const counts = !queryBool(q, 'exclude_counts');
   const c = counts || by === 'subscribers' ? ctx.state.counts() : undefined;
   const prefix = kind === 'tag' ? 't' : 'l';
-  const rows = [...ctx.state.taxonomy(kind).values()].filter(
-    (t) => !search || `${t.title} ${t.slug} ${t.description}`.toLowerCase().includes(search),
-  );
+  const rows = [...ctx.state.taxonomy(kind).values()].filter((t) => !search || `${t.title} ${t.slug} ${t.description}`.toLowerCase().includes(search));
   const dir = order === 'ASC' ? 1 : -1;
-  const key = (t: TaxonomyRec): string | number =>
-    by === 'title' ? t.title.toLowerCase() : by === 'subscribers' ? (c?.total.get(`${prefix}:${t.id}`) ?? 0) : t.id;
+  const key = (t: TaxonomyRec): string | number => (by === 'title' ? t.title.toLowerCase() : by === 'subscribers' ? (c?.total.get(`${prefix}:${t.id}`) ?? 0) : t.id);
   rows.sort((a, b) => (key(a) < key(b) ? -dir : key(a) > key(b) ? dir : (a.id - b.id) * dir));
   return { rows, counts };
 }
@@ -50,7 +47,12 @@ function listTags(ctx: RouteCtx): SimResponse {
     // fluentcrm-2.9 pages tags (per_page 15) although the spec describes an array.
     const paging = readPaging(ctx, 15);
     const offset = (paging.page - 1) * paging.perPage;
-    body.tags = paginator(ctx, paging, rows.length, rows.slice(offset, offset + paging.perPage).map((t) => withCounts(ctx, 'tag', t, counts)));
+    body.tags = paginator(
+      ctx,
+      paging,
+      rows.length,
+      rows.slice(offset, offset + paging.perPage).map((t) => withCounts(ctx, 'tag', t, counts)),
+    );
   } else {
     body.tags = rows.map((t) => withCounts(ctx, 'tag', t, counts));
   }
@@ -85,32 +87,38 @@ function getList(ctx: RouteCtx): SimResponse {
   return ok(withCounts(ctx, 'list', t, true));
 }
 
-const create = (kind: Taxonomy) => (ctx: RouteCtx): SimResponse => {
-  const rec = ctx.state.createTaxonomy(kind, ctx.body);
-  const out = { title: rec.title, slug: rec.slug, description: rec.description, updated_at: ctx.ser.ts(rec.updatedAt), created_at: ctx.ser.ts(rec.createdAt), id: rec.id };
-  const body: Record<string, unknown> = kind === 'tag' && !ctx.real ? { tags: out } : { lists: out };
-  if (ctx.real) body.item = out;
-  body.message = `Successfully saved the ${kind}.`;
-  return ok(body);
-};
+const create =
+  (kind: Taxonomy) =>
+  (ctx: RouteCtx): SimResponse => {
+    const rec = ctx.state.createTaxonomy(kind, ctx.body);
+    const out = { title: rec.title, slug: rec.slug, description: rec.description, updated_at: ctx.ser.ts(rec.updatedAt), created_at: ctx.ser.ts(rec.createdAt), id: rec.id };
+    const body: Record<string, unknown> = kind === 'tag' && !ctx.real ? { tags: out } : { lists: out };
+    if (ctx.real) body.item = out;
+    body.message = `Successfully saved the ${kind}.`;
+    return ok(body);
+  };
 
-const update = (kind: Taxonomy) => (ctx: RouteCtx): SimResponse => {
-  const rec = ctx.state.updateTaxonomy(kind, Number(ctx.params.id), ctx.body);
-  // Spec: the id as a string under `tags` / `lists`; fluentcrm-2.9 answers `lists: 1` for both.
-  const body: Record<string, unknown> = ctx.real ? { lists: 1 } : { [kind === 'tag' ? 'tags' : 'lists']: String(rec.id) };
-  body.message = `Successfully saved the ${kind}.`;
-  return ok(body);
-};
+const update =
+  (kind: Taxonomy) =>
+  (ctx: RouteCtx): SimResponse => {
+    const rec = ctx.state.updateTaxonomy(kind, Number(ctx.params.id), ctx.body);
+    // Spec: the id as a string under `tags` / `lists`; fluentcrm-2.9 answers `lists: 1` for both.
+    const body: Record<string, unknown> = ctx.real ? { lists: 1 } : { [kind === 'tag' ? 'tags' : 'lists']: String(rec.id) };
+    body.message = `Successfully saved the ${kind}.`;
+    return ok(body);
+  };
 
-const remove = (kind: Taxonomy) => (ctx: RouteCtx): SimResponse => {
-  const id = Number(ctx.params.id);
-  if (ctx.real && !ctx.state.taxonomy(kind).has(id)) {
-    if (kind === 'list') return ok({ message: 'Successfully removed the list.' });
-    throw new SimError(500, 'internal_server_error', 'Unknown tag.', { status: 500, body: WP_CRITICAL_ERROR_BODY });
-  }
-  ctx.state.deleteTaxonomy(kind, id);
-  return ok({ message: `Successfully removed the ${kind}.` });
-};
+const remove =
+  (kind: Taxonomy) =>
+  (ctx: RouteCtx): SimResponse => {
+    const id = Number(ctx.params.id);
+    if (ctx.real && !ctx.state.taxonomy(kind).has(id)) {
+      if (kind === 'list') return ok({ message: 'Successfully removed the list.' });
+      throw new SimError(500, 'internal_server_error', 'Unknown tag.', { status: 500, body: WP_CRITICAL_ERROR_BODY });
+    }
+    ctx.state.deleteTaxonomy(kind, id);
+    return ok({ message: `Successfully removed the ${kind}.` });
+  };
 
 export const taxonomyRoutes: RouteDef[] = [
   { method: 'GET', path: '/tags', caps: READ_CATS, handler: listTags },

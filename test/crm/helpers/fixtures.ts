@@ -16,9 +16,7 @@ export function loadFixtures(): Fixture[] {
   const dir = sharedFixtureDir();
   const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
   if (files.length === 0) throw new Error(`No captured responses in ${dir}`);
-  return files
-    .sort()
-    .map((file) => ({ file, ...(JSON.parse(readFileSync(join(dir, file), 'utf8')) as Omit<Fixture, 'file'>) }));
+  return files.sort().map((file) => ({ file, ...(JSON.parse(readFileSync(join(dir, file), 'utf8')) as Omit<Fixture, 'file'>) }));
 }
 
 /** The response body exactly as the server sent it (JSON re-encoded; raw text as is). */

@@ -2,11 +2,7 @@ import { createCrmClient, createRateLimiter, type CrmClient, type CrmClientOptio
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../../src/simulator/index.js';
 
 /** A simulator on port 0 and a client for it with its own (fast, fixed) limiter; closed together. */
-export async function withSimClient<T>(
-  simOpts: SimulatorOptions,
-  fn: (sim: RunningSimulator, client: CrmClient) => Promise<T>,
-  clientOpts: Partial<CrmClientOptions> = {},
-): Promise<T> {
+export async function withSimClient<T>(simOpts: SimulatorOptions, fn: (sim: RunningSimulator, client: CrmClient) => Promise<T>, clientOpts: Partial<CrmClientOptions> = {}): Promise<T> {
   const sim = await startSimulator(simOpts);
   const client = clientFor(sim, clientOpts);
   try {

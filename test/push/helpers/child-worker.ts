@@ -42,4 +42,3 @@ export async function waitFor(cond: () => boolean, timeoutMs: number): Promise<v
     await new Promise((r) => setTimeout(r, 20));
   }
 }
-

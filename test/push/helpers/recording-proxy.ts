@@ -33,19 +33,16 @@ export async function startRecordingProxy(targetBaseUrl: string): Promise<Record
         record = { email, startedAt: Date.now(), endedAt: undefined, status: undefined };
         upserts.push(record);
       }
-      const upstream = request(
-        { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
-        (up) => {
-          res.writeHead(up.statusCode ?? 502, up.headers);
-          up.pipe(res);
-          up.on('end', () => {
-            if (record) {
-              record.status = up.statusCode;
-              record.endedAt = Date.now();
-            }
-          });
-        },
-      );
+      const upstream = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+        up.on('end', () => {
+          if (record) {
+            record.status = up.statusCode;
+            record.endedAt = Date.now();
+          }
+        });
+      });
       upstream.on('error', () => res.destroy());
       upstream.end(body);
     });

@@ -25,13 +25,10 @@ export async function startPageProxy(target: string): Promise<PageProxy> {
         fetches.set(page, (fetches.get(page) ?? 0) + 1);
       }
     }
-    const out = request(
-      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
-      (up) => {
-        res.writeHead(up.statusCode ?? 502, up.headers);
-        up.pipe(res);
-      },
-    );
+    const out = request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
+      res.writeHead(up.statusCode ?? 502, up.headers);
+      up.pipe(res);
+    });
     out.on('error', () => res.destroy());
     req.pipe(out);
   });

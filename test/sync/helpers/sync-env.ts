@@ -122,4 +122,3 @@ export async function withSyncEnv<T>(
     await rm(dir, { recursive: true, force: true });
   }
 }
-
