@@ -21,7 +21,8 @@ interface Env {
   serve<T>(fn: (s: WebhookService) => Promise<T>, client?: CrmClient): Promise<T>;
   query(sql: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
   /** Holds the warehouse write lock for `ms`, as a sync worker's load would. */
-  holdWarehouse(ms: number): Promise<void>;
+  /** Holds the file for `ms` once it has it: `held` resolves when it does, `done` when it lets go. */
+  holdWarehouse(ms: number): { held: Promise<void>; done: Promise<void> };
   post(s: WebhookService, d: ReturnType<typeof makeDelivery>): Promise<number>;
 }
 
@@ -47,7 +48,15 @@ async function withEnv<T>(fn: (env: Env) => Promise<T>): Promise<T> {
             f,
           ),
         query: (sql, params = []) => withWarehouse({ ...wh, write: true }, (w) => w.query(sql, params)),
-        holdWarehouse: (ms) => withWarehouse({ ...wh, write: true }, () => new Promise((r) => setTimeout(r, ms))),
+        holdWarehouse: (ms) => {
+          let gotIt!: () => void;
+          const held = new Promise<void>((r) => (gotIt = r));
+          const done = withWarehouse({ ...wh, write: true }, () => {
+            gotIt();
+            return new Promise<void>((r) => setTimeout(r, ms));
+          });
+          return { held, done };
+        },
         async post(s, d) {
           const res = await request(s.url, { method: 'POST', headers: d.headers, body: d.body });
           await res.body.dump();
@@ -230,14 +239,14 @@ describe('webhook applier', () => {
       await env.serve(async (s) => {
         expect(await s.applier!.waitApplied(0, 10_000)).toBe(true);
         const hold = env.holdWarehouse(2_000);
-        await new Promise((r) => setTimeout(r, 100));
+        await hold.held;
         const c = env.sim.mutate.updateContact(id, { first_name: 'WhileLocked' });
         const t0 = Date.now();
         expect(await env.post(s, contactEvent('contact.updated', c, new Date().toISOString(), 'locked-1'))).toBe(202);
         expect(Date.now() - t0).toBeLessThan(1_000);
         await new Promise((r) => setTimeout(r, 300));
         expect(s.applier!.status().appliedSeq).toBe(0);
-        await hold;
+        await hold.done;
         expect(await s.applier!.waitApplied(undefined, 20_000)).toBe(true);
       });
       expect(await env.query(`SELECT first_name FROM contacts WHERE id = $1`, [id])).toEqual([{ first_name: 'WhileLocked' }]);
