@@ -30,7 +30,12 @@ export function createActivities(deps: ActivityDeps) {
     main: {},
     warehouse: {
       ...createSyncActivities({ client: crm, writes: owner, logger, publishEveryMs: config.publishEveryMs }),
-      ...createPushActivities({ crm: pushCrmFromClient(crm), db: ownerSqlRunner(owner), logger: logger.child({ component: 'push' }) }),
+      ...createPushActivities({
+        crm: pushCrmFromClient(crm),
+        db: ownerSqlRunner(owner),
+        publishLedger: () => owner.run((w) => w.publishLake(['_push_ledger'])),
+        logger: logger.child({ component: 'push' }),
+      }),
       ...createWebhookActivities({
         writes: owner,
         publishEveryMs: config.publishEveryMs,

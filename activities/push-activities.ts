@@ -18,6 +18,8 @@ export interface PushActivityDeps {
    * ledger are written between HTTP calls, never holding the file across one.
    */
   db: WarehouseQuery;
+  /** Publishes the ledger to the lake (readers see push_dead_letters through the catalog); a job on the owner. */
+  publishLedger?: () => Promise<void>;
   logger: Logger;
   /** Rows in progress at once (default DEFAULT_PUSH_CONCURRENCY); the client's limiter sets the pace. */
   concurrency?: number;
@@ -93,6 +95,8 @@ export function createPushActivities(deps: PushActivityDeps): PushActivities {
           await plans.finishRun(input.runId, input.status, input.totals, now(), input.error);
           // A failed run keeps its plan for inspection until pruned; a finished one has no use for it.
           if (input.status === 'succeeded') await plans.delete(input.runId);
+          // A failed publish leaves the push as it is: the next publish (a sync's, the next push's) carries the ledger.
+          await deps.publishLedger?.().catch((err: unknown) => deps.logger.warn({ err }, 'publishing the push ledger to the lake failed'));
         },
       );
       deps.logger.info({ runId: input.runId, status: input.status, totals: input.totals }, 'push finished');

@@ -103,10 +103,8 @@ export async function pushCommand(config: Config, opts: PushOptions, logger: Log
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    const result = await runPushWorkflow(config, input, workflowId, logger, progressOut, interrupt.signal);
-    // Readers (push_dead_letters in `crmsync query`) read the ledger through the lake's catalog.
-    await withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, catalogPath: config.catalogPath, write: true }, (w) => w.publishLake(['_push_ledger']));
-    return result;
+    // The push's last activity publishes the ledger to the lake, where readers see push_dead_letters.
+    return await runPushWorkflow(config, input, workflowId, logger, progressOut, interrupt.signal);
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

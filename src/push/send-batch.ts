@@ -97,6 +97,8 @@ export async function sendBatch(deps: SendBatchDeps, opts: SendBatchOptions): Pr
   const progress: BatchProgress = { done: 0, total: opts.rows.length, succeeded: 0, failed: 0, skipped: 0, lastSeq: -1 };
   let fatal: Error | undefined;
   let interrupted: CrmsyncError | undefined;
+  /** A server in trouble (5xx, network) stops the batch taking rows; a 429 does not (see below). */
+  let stopTaking = false;
   const limit = pLimit(Math.max(1, opts.concurrency ?? DEFAULT_PUSH_CONCURRENCY));
 
   const finish = (row: StoredPlanRow, outcome: 'succeeded' | 'failed' | 'skipped') => {
@@ -108,7 +110,7 @@ export async function sendBatch(deps: SendBatchDeps, opts: SendBatchOptions): Pr
   };
 
   const sendOne = async (row: StoredPlanRow): Promise<void> => {
-    if (fatal || interrupted || opts.signal?.aborted) return;
+    if (fatal || stopTaking || opts.signal?.aborted) return;
     // Rows start in sequence order, so the rows left out form a suffix: the next batch's start.
     if (opts.deadline !== undefined && started > 0 && Date.now() >= opts.deadline) {
       result.nextSeq = Math.min(result.nextSeq, row.seq);
@@ -145,9 +147,13 @@ export async function sendBatch(deps: SendBatchDeps, opts: SendBatchOptions): Pr
         fatal ??= err;
         return;
       }
-      // Not a row failure: the next attempt of the activity sends this row again.
+      // Not a row failure: the next attempt of the activity sends this row again. After a 429 the
+      // other rows go on (the rate limiter paused and slowed every request): stopping the batch
+      // at each 429 thinned the traffic the limiter learns the server's limit from, and the push
+      // fell well under it. After a 5xx or a network error no further row is started.
       if (info.retryable) {
         interrupted ??= err;
+        if (err.code !== 'CRM_RATE_LIMITED') stopTaking = true;
         return;
       }
       await writer.failure({

@@ -68,7 +68,8 @@ describe('migrate', () => {
   it('every data table of the warehouse carries _load_id and _synced_at', async () => {
     const p = tempPaths();
     paths.push(p);
-    const mine = Object.keys(LAKE_TABLES).filter((t) => !t.startsWith('_'));
+    // webhook_dead_letters is the applier's record of deliveries set aside, not loaded data.
+    const mine = Object.keys(LAKE_TABLES).filter((t) => !t.startsWith('_') && t !== 'webhook_dead_letters');
     const rows = await withWarehouse({ ...p, write: true }, (w) => w.query(`SELECT table_name, list(column_name) AS cols FROM information_schema.columns GROUP BY table_name`));
     const cols = new Map(rows.map((r) => [String(r.table_name), r.cols as string[]]));
     for (const t of mine) {
