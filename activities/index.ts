@@ -49,6 +49,6 @@ export function createActivities(deps: ActivityDeps) {
 }
 
 /** SQL as the pusher runs it: each statement one job on the owner, so no job waits on an HTTP call. */
-export function ownerSqlRunner(owner: WarehouseOwner) {
+function ownerSqlRunner(owner: WarehouseOwner) {
   return { query: (sql: string, params?: readonly unknown[]) => owner.run((w) => w.query(sql, params)) };
 }
