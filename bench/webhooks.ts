@@ -8,6 +8,8 @@
 //   idle sockets from 127.0.0.2 held open against the durable receiver while the deliveries come
 //   from 127.0.0.1; acknowledged count and p99, against the same deliveries with no flood.
 //   BENCH_SYNCS=N: the durable receiver with at most N fdatasyncs in flight (default: the spool's).
+//   [--compare-pool]: each round also runs the durable receiver with its fdatasyncs on libuv's
+//   thread pool (one call per batch, as before the spool's sync thread), recorded as durablePool.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -27,6 +29,7 @@ const { values } = parseArgs({
     out: { type: 'string', default: 'webhooks' },
     profile: { type: 'string' },
     tsx: { type: 'boolean', default: false },
+    'compare-pool': { type: 'boolean', default: false },
     idle: { type: 'string', default: '2000' },
     deliveries: { type: 'string', default: '1000' },
   },
@@ -81,10 +84,13 @@ async function compileServers(): Promise<string | undefined> {
 }
 const serverEntry = await compileServers();
 
-async function startServer(mode: 'baseline' | 'durable', spoolDir: string): Promise<{ child: ChildProcess; url: string; stop(): Promise<Record<string, unknown>> }> {
+type Mode = 'baseline' | 'durable' | 'durablePool';
+
+async function startServer(mode: Mode, spoolDir: string): Promise<{ child: ChildProcess; url: string; stop(): Promise<Record<string, unknown>> }> {
   const profile = values.profile ? ['--cpu-prof', '--cpu-prof-dir', join(values.profile, mode)] : [];
   const entry = serverEntry ? [serverEntry] : ['--import', 'tsx', join(import.meta.dirname, 'webhooks-server.ts')];
-  const child = spawn(process.execPath, [...profile, ...entry, mode, SECRET, spoolDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const env = mode === 'durablePool' ? { ...process.env, BENCH_SYNC_ON: 'pool' } : process.env;
+  const child = spawn(process.execPath, [...profile, ...entry, mode === 'baseline' ? 'baseline' : 'durable', SECRET, spoolDir], { stdio: ['ignore', 'pipe', 'inherit'], env });
   const lines = createInterface({ input: child.stdout! });
   const queue: string[] = [];
   let wake: (() => void) | undefined;
@@ -217,19 +223,20 @@ async function flood(url: string, idle: number, n: number): Promise<FloodRun> {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 try {
-  const runs: { baseline: Run[]; durable: Run[] } = { baseline: [], durable: [] };
+  const runs: Record<Mode, Run[]> = { baseline: [], durable: [], durablePool: [] };
   let spoolStats: Record<string, unknown> = {};
-  // Alternate the two servers so that drift in machine load hits both alike.
+  const modes: Mode[] = values['compare-pool'] ? ['baseline', 'durable', 'durablePool'] : ['baseline', 'durable'];
+  // Alternate the servers so that drift in machine load hits them alike.
   for (let round = 0; round < ROUNDS; round++) {
-    for (const mode of ['baseline', 'durable'] as const) {
-      const server = await startServer(mode, join(work, `spool-${round}`));
+    for (const mode of modes) {
+      const server = await startServer(mode, join(work, `spool-${round}-${mode}`));
       const { answered, ...run } = await load(server.url, SECONDS);
       const stats = await server.stop();
       if (mode === 'durable') spoolStats = stats;
       run.serverCpuUs = Math.round((1000 * Number(stats.cpuMs)) / Math.max(1, answered));
       runs[mode].push(run);
       process.stdout.write(
-        `round ${round + 1} ${mode.padEnd(8)} ${String(run.rps).padStart(6)} req/s  p50 ${run.p50} ms  p99 ${run.p99} ms  errors ${run.errors}  server CPU ${run.serverCpuUs} us/req\n`,
+        `round ${round + 1} ${mode.padEnd(11)} ${String(run.rps).padStart(6)} req/s  p50 ${run.p50} ms  p99 ${run.p99} ms  errors ${run.errors}  server CPU ${run.serverCpuUs} us/req\n`,
       );
     }
   }
@@ -260,6 +267,7 @@ try {
   const durable = summary(runs.durable);
   // Each round's two runs are adjacent in time: their ratio is the least noisy figure.
   const ratio = Number(median(runs.durable.map((d, i) => d.rps / runs.baseline[i]!.rps)).toFixed(3));
+  const pool = values['compare-pool'] ? { ...summary(runs.durablePool), ratio: Number(median(runs.durablePool.map((d, i) => d.rps / runs.baseline[i]!.rps)).toFixed(3)) } : undefined;
   const result = {
     benchmark: 'webhooks',
     at: new Date().toISOString(),
@@ -272,6 +280,7 @@ try {
     baseline,
     durable,
     ratio,
+    ...(pool ? { durablePool: pool } : {}),
     lastDurableSpool: spoolStats,
     flood: floodResult,
     targets: { rps: 2000, p99Ms: 50, ratio: 0.5, floodAcknowledged: DELIVERIES, floodP99Ms: 100 },
@@ -288,7 +297,8 @@ try {
   process.stdout.write(
     `\ndurable receiver: ${durable.rps} accepted/s, p50 ${durable.p50} ms, p99 ${durable.p99} ms, server CPU ${durable.serverCpuUs} us/req\n` +
       `HMAC-only node:http: ${baseline.rps} req/s, p50 ${baseline.p50} ms, p99 ${baseline.p99} ms, server CPU ${baseline.serverCpuUs} us/req\n` +
-      `ratio ${ratio} (median of per-round ratios, target >= 0.5); fsync batches in the last durable run: ${JSON.stringify(spoolStats)}\n`,
+      `ratio ${ratio} (median of per-round ratios, target >= 0.5); fsync batches in the last durable run: ${JSON.stringify(spoolStats)}\n` +
+      (pool ? `fdatasync on the thread pool instead: ${pool.rps} accepted/s, server CPU ${pool.serverCpuUs} us/req, ratio ${pool.ratio}\n` : ''),
   );
 } finally {
   rmSync(work, { recursive: true, force: true });

@@ -4,6 +4,7 @@ import type { Logger } from '../logger.js';
 import { SpoolUnavailableError } from './errors.js';
 import type { SpoolRecord } from './spool-frame.js';
 import { fsyncDir, segmentPath, type SegmentInfo } from './spool-recovery.js';
+import { startSyncThread } from './sync-thread.js';
 
 export interface PendingAppend {
   record: SpoolRecord;
@@ -46,7 +47,12 @@ export interface SpoolWriterOptions {
   onSegment(segment: SegmentInfo): void;
   logger?: Logger;
   io?: SpoolIo;
-  /** Batches being synced at once at most (default MAX_IN_FLIGHT). */
+  /**
+   * Where fdatasync runs when no `io` is given: on a sync thread of the writer's own (the default,
+   * see sync-thread.ts), or on libuv's thread pool, one call per batch ('pool').
+   */
+  syncOn?: SyncOn;
+  /** Batches written and not yet durable, at most (default: 64 on the sync thread, else MAX_IN_FLIGHT). */
   syncsInFlight?: number;
   /**
    * A further batch starts its sync while another is still syncing only once the newest sync has
@@ -56,6 +62,8 @@ export interface SpoolWriterOptions {
   /** Monotonic milliseconds for the timing of syncs (default performance.now; tests drive it). */
   clock?: () => number;
 }
+
+export type SyncOn = 'thread' | 'pool';
 
 export interface SpoolWriterStats {
   batches: number;
@@ -102,9 +110,10 @@ interface InFlight {
  */
 export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
   const { dir, maxSegmentBytes, logger } = o;
-  const io = o.io ?? fileSpoolIo;
-  const maxInFlight = o.syncsInFlight ?? MAX_IN_FLIGHT;
-  const pipelineAfterMs = o.pipelineAfterMs ?? PIPELINE_AFTER_MS;
+  const thread = o.io || o.syncOn === 'pool' ? undefined : startSyncThread();
+  const io: SpoolIo = o.io ?? (thread ? { write: fileSpoolIo.write, datasync: (fd, done) => thread.datasync(fd, done) } : fileSpoolIo);
+  const maxInFlight = o.syncsInFlight ?? (thread ? 64 : MAX_IN_FLIGHT);
+  const pipelineAfterMs = o.pipelineAfterMs ?? (thread ? 0 : PIPELINE_AFTER_MS);
   const clock = o.clock ?? (() => performance.now());
   let pipelineTimer: NodeJS.Timeout | undefined;
   const preallocStep = Math.min(4 * 1024 * 1024, Math.max(64 * 1024, maxSegmentBytes));
@@ -360,6 +369,7 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
         if (!broken) await trim().catch(() => undefined);
       } finally {
         await fh.close();
+        await thread?.close();
       }
     },
   };

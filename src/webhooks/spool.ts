@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Logger } from '../logger.js';
 import { SpoolUnavailableError } from './errors.js';
 import { decodeFrames, encodeFrame, type SpoolEntry, type SpoolRecord } from './spool-frame.js';
-import { createSpoolWriter, type SpoolIo, type SpoolWriter } from './spool-writer.js';
+import { createSpoolWriter, type SpoolIo, type SpoolWriter, type SyncOn } from './spool-writer.js';
 import { acquireSpoolLock } from './spool-lock.js';
 import { bodyKey, fsyncDir, recoverSpool, segmentPath, type SegmentInfo } from './spool-recovery.js';
 
@@ -16,7 +16,9 @@ export interface SpoolOptions {
   retentionMs?: number;
   /** More unsynced deliveries than this are refused with 503 rather than queued without bound. */
   maxQueued?: number;
-  /** Batches being fdatasynced at once, at most. */
+  /** Where fdatasync runs (default: a sync thread of the spool's own). */
+  syncOn?: SyncOn;
+  /** Batches written and not yet durable, at most. */
   syncsInFlight?: number;
   /** A further batch's sync may start while one runs once that one has run this long (ms). */
   pipelineAfterMs?: number;
@@ -124,6 +126,7 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
       maxSegmentBytes,
       ...(logger ? { logger } : {}),
       ...(options.syncsInFlight ? { syncsInFlight: options.syncsInFlight } : {}),
+      ...(options.syncOn ? { syncOn: options.syncOn } : {}),
       ...(options.pipelineAfterMs !== undefined ? { pipelineAfterMs: options.pipelineAfterMs } : {}),
       ...(options.syncClock ? { clock: options.syncClock } : {}),
       ...(options.io ? { io: options.io } : {}),

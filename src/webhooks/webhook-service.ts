@@ -5,6 +5,7 @@ import { DEFAULT_MAX_BODY_BYTES } from './handle-webhook-request.js';
 import type { WebhookRefetcher } from './refetcher.js';
 import type { SecretResolver } from './secret-resolver.js';
 import { openSpool, type Spool } from './spool.js';
+import type { SyncOn } from './spool-writer.js';
 import { createWebhookApplier, type ApplierStatus, type WebhookApplier, type WebhookWarehouse } from './webhook-applier.js';
 import { createWebhookMetrics, type WebhookMetrics } from './webhook-metrics.js';
 import { startWebhookServer, type WebhookServer } from './webhook-server.js';
@@ -22,8 +23,9 @@ export interface WebhookServiceOptions {
   /** Timeouts and connection caps of the HTTP server. */
   limits?: Partial<ConnectionLimits>;
   maxSegmentBytes?: number;
-  /** fdatasyncs in flight at once (see the spool writer). */
+  /** fdatasyncs in flight at once, and where they run (see the spool writer). */
   syncsInFlight?: number;
+  syncOn?: SyncOn;
   /**
    * Where applying stands when another part applies (the apply workflow on the warehouse worker):
    * readiness and metrics report it, and the spool prunes what it applied.
@@ -67,6 +69,7 @@ export async function startWebhookService(options: WebhookServiceOptions): Promi
     dir: options.spoolDir,
     ...(options.maxSegmentBytes ? { maxSegmentBytes: options.maxSegmentBytes } : {}),
     ...(options.syncsInFlight ? { syncsInFlight: options.syncsInFlight } : {}),
+    ...(options.syncOn ? { syncOn: options.syncOn } : {}),
     ...(logger ? { logger } : {}),
   });
   let applier: WebhookApplier | undefined;
