@@ -65,7 +65,7 @@ describe('concurrent access across processes', () => {
     expect((sources[0] as { publishedAt: string | null }).publishedAt).toMatch(/^\d{4}-/);
     expect(during).toEqual([{ n: 100, lo: 1, hi: 100 }]);
 
-    const cli = await runCli(['query', '--format', 'json', '--wait-ms', '300', 'SELECT count(*) AS n FROM contacts'], { CRMSYNC_DB: p.dbPath, CRMSYNC_LAKE: p.lakePath });
+    const cli = await runCli(['query', '--format', 'json', 'SELECT count(*) AS n FROM contacts'], { CRMSYNC_DB: p.dbPath, CRMSYNC_LAKE: p.lakePath });
     expect(cli.code).toBe(0);
     expect(JSON.parse(cli.stdout)).toEqual([{ n: 100 }]);
     // crmsync query reads the catalog of the lake, never the file.
