@@ -33,7 +33,6 @@ function needsServer(file: string, seen = new Set<string>()): boolean {
 const LOAD_TESTS = new Set([
   'test/crm/rate-limiter-sparse.test.ts',
   'test/warehouse/concurrency.test.ts',
-  'test/webhooks/applier.test.ts',
   'test/webhooks/poison-fuzz.test.ts',
   'test/webhooks/e2e.test.ts',
 ]);
