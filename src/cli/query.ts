@@ -51,7 +51,5 @@ export function registerQueryCommand(program: Command): void {
 
 export function describeSource(source: WarehouseSource): string {
   if (source.kind === 'duckdb') return `crmsync: reading ${source.path} (current)`;
-  if (source.kind === 'catalog') return `crmsync: reading the lake through ${source.path} (${source.publishedAt ? `published ${source.publishedAt}` : 'publish time unknown'})`;
-  const when = source.publishedAt ? `published ${source.publishedAt}` : 'publish time unknown';
-  return `crmsync: the warehouse file is busy (a sync is writing); reading the Parquet lake ${source.path} (${when})`;
+  return `crmsync: reading the lake through ${source.path} (${source.publishedAt ? `published ${source.publishedAt}` : 'publish time unknown'})`;
 }

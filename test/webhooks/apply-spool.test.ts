@@ -236,23 +236,30 @@ describe('applying the webhook spool through the warehouse owner (applyWebhookSp
           started();
           return new Promise<void>((r) => (release = r));
         });
-        await running;
-        const c = env.sim.mutate.updateContact(id, { first_name: 'WhileLoading' });
-        // The receiver never touches the warehouse: it acknowledges at once.
-        expect(await env.post(s, contactEvent('contact.updated', c, new Date().toISOString(), 'held-1'))).toBe(202);
-        let applied = false;
-        const apply = env.applyUntil(env.activities(), committed(s)).then((r) => {
-          applied = true;
-          return r;
-        });
-        // The apply's writes queue behind the load; the receiver keeps answering meanwhile.
-        expect(await env.post(s, makeDelivery({ secret: SECRET, event: 'email.sent', deliveryId: 'held-2', data: { email: { id: 2, contact_id: id } } }))).toBe(202);
-        expect(applied).toBe(false);
-        expect(env.owner.pending).toBeGreaterThanOrEqual(2);
-        release();
-        await load;
-        expect((await apply).at(-1)!.appliedSeq).toBeGreaterThanOrEqual(1);
-        await env.applyUntil(env.activities(), committed(s));
+        try {
+          await running;
+          const c = env.sim.mutate.updateContact(id, { first_name: 'WhileLoading' });
+          // The receiver never touches the warehouse: it acknowledges at once.
+          expect(await env.post(s, contactEvent('contact.updated', c, new Date().toISOString(), 'held-1'))).toBe(202);
+          let applied = false;
+          const apply = env.applyUntil(env.activities(), committed(s)).then((r) => {
+            applied = true;
+            return r;
+          });
+          // Its first job (reading the applied offset) queues behind the load (bounded wait for the queue, not a timing claim).
+          for (let i = 0; i < 500 && env.owner.pending < 2; i++) await new Promise((r) => setTimeout(r, 10));
+          expect(env.owner.pending).toBe(2);
+          // The receiver keeps answering meanwhile, and nothing is applied.
+          expect(await env.post(s, makeDelivery({ secret: SECRET, event: 'email.sent', deliveryId: 'held-2', data: { email: { id: 2, contact_id: id } } }))).toBe(202);
+          expect(applied).toBe(false);
+          release();
+          await load;
+          expect((await apply).at(-1)!.appliedSeq).toBeGreaterThanOrEqual(1);
+          await env.applyUntil(env.activities(), committed(s));
+        } finally {
+          release();
+          await load;
+        }
       });
       expect(await env.query(`SELECT first_name FROM contacts WHERE id = $1`, [id])).toEqual([{ first_name: 'WhileLoading' }]);
       expect(await env.query(`SELECT delivery_id FROM webhook_events ORDER BY 1`)).toEqual([{ delivery_id: 'held-1' }, { delivery_id: 'held-2' }]);
