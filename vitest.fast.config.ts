@@ -30,19 +30,23 @@ function needsServer(file: string, seen = new Set<string>()): boolean {
 }
 
 // Bounded load, fault and storm tests: no server of Temporal's, but many seconds of traffic each.
-const LOAD_TESTS = new Set([
-  'test/crm/rate-limiter-sparse.test.ts',
-  'test/warehouse/concurrency.test.ts',
-  'test/webhooks/applier.test.ts',
-  'test/webhooks/poison-fuzz.test.ts',
-  'test/webhooks/e2e.test.ts',
+const LOAD_TESTS = new Set(['test/crm/rate-limiter-sparse.test.ts', 'test/warehouse/concurrency.test.ts', 'test/webhooks/poison-fuzz.test.ts', 'test/webhooks/e2e.test.ts']);
+
+// Child processes that build, install or run the CLI, or crash a receiver: seconds of process
+// start-up each, so they run with the full suite only (`npm test`), as the Temporal tests do.
+const SPAWNING_TESTS = new Set([
+  'test/cli/build-stamp.test.ts',
+  'test/cli/install-cli.test.ts',
+  'test/simulator/cli.test.ts',
+  'test/webhooks/register.test.ts',
+  'test/webhooks/crash-recovery.test.ts',
 ]);
 
 const root = dirname(new URL(import.meta.url).pathname);
 const fast = listTs(join(root, 'test'))
   .filter((f) => f.endsWith('.test.ts') && !needsServer(f))
   .map((f) => relative(root, f))
-  .filter((f) => !LOAD_TESTS.has(f));
+  .filter((f) => !LOAD_TESTS.has(f) && !SPAWNING_TESTS.has(f));
 
 export default defineConfig({
   test: {
@@ -51,5 +55,9 @@ export default defineConfig({
     testTimeout: 30_000,
     fileParallelism: true,
     maxWorkers: 2,
+    // Each worker imports DuckDB, undici and the sources once, not once per file: most of this
+    // set's time was imports. The fast tests keep no module state between files (no module mocks;
+    // timers faked in a file are restored there); `npm test` still isolates every file.
+    isolate: false,
   },
 });

@@ -5,7 +5,6 @@ import { applyInHalves } from '../src/webhooks/apply-in-halves.js';
 import type { WebhookRefetcher } from '../src/webhooks/refetcher.js';
 import { retryDeadLetters } from '../src/webhooks/retry-dead-letters.js';
 import type { SpoolRangeReader } from '../src/webhooks/spool-range-reader.js';
-import { APPLIER_LAKE_TABLES } from '../src/webhooks/webhook-applier.js';
 import { LAKE_TABLES } from '../src/warehouse/lake-layout.js';
 import type { Warehouse } from '../src/warehouse/types.js';
 import type { ApplySpoolInput, ApplySpoolResult, RetryDeadLettersInput, RetryDeadLettersResult, WebhookActivities } from '../workflows/webhook-apply-types.js';
@@ -27,6 +26,21 @@ export interface WebhookActivityDeps {
   now?: () => number;
 }
 
+/** Tables an apply or a dead-letter retry changes; those the lake layout knows are published. */
+const APPLIED_TABLES = [
+  'contacts',
+  'contacts_history',
+  'contact_tags',
+  'contact_lists',
+  'campaigns',
+  'funnels',
+  'funnel_subscribers',
+  'webhook_events',
+  'webhook_dead_letters',
+  'email_events',
+  'commerce_events',
+] as const;
+
 /** Bodies may be up to the receiver's limit each: a range is bounded by bytes too. */
 const MAX_RANGE_BYTES = 32 * 1024 * 1024;
 
@@ -37,6 +51,13 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
   const lastApplied = new Map<number, number>();
   const publishEveryMs = deps.publishEveryMs ?? 300_000;
   let lastPublish = now();
+  // A failed publish is logged and retried at the next interval; it never holds back applying.
+  const publish = (): Promise<void> =>
+    deps.writes
+      .run((w) => w.publishLake(APPLIED_TABLES.filter((t) => t in LAKE_TABLES)))
+      .catch((err: unknown) => {
+        deps.logger.warn({ code: (err as { code?: string }).code, message: (err as Error).message }, 'publishing the lake after webhook batches failed');
+      });
   return withFailureClassification({
     async applyWebhookSpool(input: ApplySpoolInput): Promise<ApplySpoolResult> {
       const ctx = currentActivity();
@@ -69,12 +90,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
       }
       if (publishEveryMs > 0 && now() - lastPublish >= publishEveryMs) {
         lastPublish = now();
-        // A failed publish is logged and retried at the next interval; it never holds back applying.
-        await deps.writes
-          .run((w) => w.publishLake(APPLIER_LAKE_TABLES.filter((t) => t in LAKE_TABLES)))
-          .catch((err: unknown) => {
-            deps.logger.warn({ code: (err as { code?: string }).code, message: (err as Error).message }, 'publishing the lake after webhook batches failed');
-          });
+        await publish();
       }
       const sum = (f: (r: ApplyBatchResult) => number) => results.reduce((n, r) => n + f(r), 0);
       return {
@@ -98,6 +114,8 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
         logger: deps.logger,
         now,
       });
+      // The user runs the listing next: it reads the lake, so publish what the retry changed.
+      if (outcomes.length > 0) await publish();
       return { outcomes };
     },
   });

@@ -1,15 +1,18 @@
-// Applier throughput: deliveries per second from the spool into DuckDB, for events that need no
+// Apply throughput: deliveries per second from the spool into DuckDB through the warehouse
+// worker's apply activity (applyWebhookSpool over a WarehouseOwner), for events that need no
 // refetch (email.*) and for contact events refetched from the simulator, in one run.
 //   node --import tsx bench/webhooks-apply.ts [--events 20000]
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { createWebhookActivities } from '../activities/webhook-activities.js';
 import { createCrmClient } from '../src/crm/index.js';
+import { silentLogger } from '../src/logger.js';
 import { startSimulator } from '../src/simulator/index.js';
-import { withWarehouse } from '../src/warehouse/index.js';
+import { openWarehouseOwner } from '../src/warehouse/index.js';
 import { createClientRefetcher } from '../src/webhooks/client-refetcher.js';
 import { withSpool } from '../src/webhooks/spool.js';
-import { createWebhookApplier } from '../src/webhooks/webhook-applier.js';
+import { createSpoolRangeReader } from '../src/webhooks/spool-range-reader.js';
 
 const { values } = parseArgs({ options: { events: { type: 'string', default: '20000' } } });
 const EVENTS = Number(values.events);
@@ -34,26 +37,32 @@ async function phase(
           return spool.append({ deliveryId: `${name}-${i}`, webhookId: 1, event: e.event, known: true, receivedAt: Date.now(), body });
         }),
       );
-      const applier = createWebhookApplier({
-        spool,
-        spoolId: spool.id,
-        refetcher: createClientRefetcher(client),
-        withWarehouse: (fn) => withWarehouse({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake'), write: true }, fn),
-        lingerMs: 0,
-      });
-      // Migrations happen in the first scope: start the clock after it.
-      applier.start();
-      while (applier.status().appliedSeq === 0 && applier.status().batches === 0 && !(await applier.waitApplied(1, 50))) {
-        /* waiting for the first batch */
+      // The owner opens and migrates the file once: the clock starts after that, as a worker's would.
+      const owner = await openWarehouseOwner({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake') });
+      try {
+        const acts = createWebhookActivities({
+          writes: owner,
+          spool: createSpoolRangeReader(join(dir, 'spool')),
+          refetcher: createClientRefetcher(client),
+          logger: silentLogger,
+          publishEveryMs: 0,
+        });
+        const target = spool.stats().committedSeq;
+        const t0 = performance.now();
+        let appliedSeq = 0;
+        let batches = 0;
+        // As webhookApplyWorkflow calls it, one range after another (default batch size).
+        while (appliedSeq < target) {
+          const r = await acts.applyWebhookSpool({ batchSize: 2_000, waitMs: 0 });
+          if (r.appliedSeq <= appliedSeq) throw new Error(`the apply activity made no progress at seq ${appliedSeq}`);
+          appliedSeq = r.appliedSeq;
+          batches++;
+        }
+        const seconds = (performance.now() - t0) / 1000;
+        return { events: appliedSeq, seconds: Number(seconds.toFixed(2)), perSecond: Math.round(appliedSeq / seconds), batches };
+      } finally {
+        await owner.close();
       }
-      const t0 = performance.now();
-      const startSeq = applier.status().appliedSeq;
-      if (!(await applier.waitApplied(undefined, 600_000))) throw new Error('applier did not catch up');
-      const seconds = (performance.now() - t0) / 1000;
-      const s = applier.status();
-      await applier.stop();
-      const events = s.appliedSeq - startSeq;
-      return { events, seconds: Number(seconds.toFixed(2)), perSecond: Math.round(events / seconds), batches: s.batches };
     });
   } finally {
     await client.close();

@@ -22,8 +22,6 @@ export function registerQueryCommand(program: Command): void {
     .argument('<sql>', 'the SQL to run, e.g. "SELECT status, count(*) FROM contacts_current GROUP BY ALL"')
     .option('-f, --format <format>', 'table, csv, json or ndjson', 'table')
     .option('-n, --max-rows <n>', 'stop after this many rows', '10000')
-    // Accepted and ignored: the catalog never waits for a writer (scripts may still pass it).
-    .option('--wait-ms <ms>', 'ignored (kept for old scripts): the catalog never waits for a writer')
     .option('-q, --quiet', 'do not say on stderr what was read', false)
     .action(async (sql: string, raw: Record<string, unknown>) => {
       const parsed = OptionsSchema.safeParse(raw);
@@ -53,7 +51,5 @@ export function registerQueryCommand(program: Command): void {
 
 export function describeSource(source: WarehouseSource): string {
   if (source.kind === 'duckdb') return `crmsync: reading ${source.path} (current)`;
-  if (source.kind === 'catalog') return `crmsync: reading the lake through ${source.path} (${source.publishedAt ? `published ${source.publishedAt}` : 'publish time unknown'})`;
-  const when = source.publishedAt ? `published ${source.publishedAt}` : 'publish time unknown';
-  return `crmsync: the warehouse file is busy (a sync is writing); reading the Parquet lake ${source.path} (${when})`;
+  return `crmsync: reading the lake through ${source.path} (${source.publishedAt ? `published ${source.publishedAt}` : 'publish time unknown'})`;
 }

@@ -18,8 +18,6 @@ export function registerReportCommand(program: Command): void {
     .description("Write an HTML report (charts and their figures) of the warehouse and the sync's health; viewing it needs no network")
     .option('-o, --out <file>', 'where to write the report', 'report.html')
     .option('--open', 'open the report in the default browser when written', false)
-    // Accepted and ignored: the catalog never waits for a writer (scripts may still pass it).
-    .option('--wait-ms <ms>', 'ignored (kept for old scripts): the catalog never waits for a writer')
     .action(async (raw: Record<string, unknown>) => {
       const parsed = OptionsSchema.safeParse(raw);
       if (!parsed.success) throw new ConfigError(`report: ${parsed.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('; ')}`);

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Config } from '../config.js';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { withWarehouse } from '../warehouse/index.js';
+import { readLakeFreshness, withCatalog } from '../warehouse/index.js';
 import { retryDeadLettersThroughOwner } from './retry-dead-letters-through-owner.js';
 
 export const DeadLettersOptions = z.object({
@@ -18,14 +18,19 @@ const oneLine = (s: string, max: number): string => {
 
 /**
  * `crmsync webhooks dead-letters`: lists the deliveries the applier set aside (oldest first), or
- * with `--retry` applies them again. Retrying refetches through the CRM, so it needs CRM_BASE_URL,
- * CRM_USERNAME and CRM_PASSWORD, and runs on the warehouse worker (the file's owner): a running
- * `crmsync worker`, or workers this command starts on the embedded default.
+ * with `--retry` applies them again. Listing reads the lake's catalog, as `query` does, so it works
+ * while a worker owns the DuckDB file (it shows the last publish). Retrying refetches through the
+ * CRM, so it needs CRM_BASE_URL, CRM_USERNAME and CRM_PASSWORD, and runs on the warehouse worker
+ * (the file's owner): a running `crmsync worker`, or workers this command starts on the embedded
+ * default.
  */
 export async function runDeadLetters(config: Config, opts: z.infer<typeof DeadLettersOptions>, logger: Logger, out: (s: string) => void): Promise<number> {
-  const scope = <T>(fn: Parameters<typeof withWarehouse<T>>[1]) => withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write: true, logger, siteTimeZone: config.crm.timezone }, fn);
   if (!opts.retry) {
-    const rows = await scope((w) => w.webhooks.deadLetters({ limit: opts.limit }));
+    const rows = await withCatalog({ catalogPath: config.catalogPath, logger }, async (r) => {
+      // No copy in the lake yet: nothing was ever set aside, or the applier has not published since.
+      if (!(await readLakeFreshness(r)).some((t) => t.table === 'webhook_dead_letters')) return [];
+      return await r.webhooks.deadLetters({ limit: opts.limit });
+    });
     if (opts.json) {
       for (const r of rows)
         out(

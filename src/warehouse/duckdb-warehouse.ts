@@ -14,9 +14,8 @@ import { tombstoneContacts, tombstoneContactsNotIn } from './tombstone-contacts.
 import type { EntityRow, EntityTable, LoadContext, LoadStats, SyncRunRecord, Warehouse } from './types.js';
 import { webhookStoreOver, type WebhookStore } from './webhook-store.js';
 
-/** What a handle reads: the DuckDB file, the catalog of the Parquet lake, or (while a long write holds the file) the lake itself. */
-export type WarehouseSource =
-  { kind: 'duckdb'; path: string; readOnly: boolean } | { kind: 'catalog'; path: string; publishedAt: string | null } | { kind: 'lake'; path: string; publishedAt: string | null };
+/** What a handle reads: the DuckDB file (its writer), or the catalog of the Parquet lake (readers). */
+export type WarehouseSource = { kind: 'duckdb'; path: string; readOnly: boolean } | { kind: 'catalog'; path: string; publishedAt: string | null };
 
 export interface WarehouseHandle extends Warehouse {
   /** The underlying connection, for other modules' own tables (e.g. appender bulk writes). */

@@ -34,14 +34,7 @@ export class WarehouseOwnerClosedError extends CrmsyncError {
   }
 }
 
-export class WarehouseNotFoundError extends CrmsyncError {
-  override readonly code = 'WAREHOUSE_NOT_FOUND' as const;
-  constructor(dbPath: string) {
-    super('WAREHOUSE_NOT_FOUND', `No warehouse at ${dbPath} and no published lake; run \`crmsync sync\` first, or set CRMSYNC_DB / CRMSYNC_LAKE to an existing warehouse.`);
-  }
-}
-
-/** A write was attempted on a handle opened for reading (read-only file or lake fallback). */
+/** A write was attempted on a handle opened for reading (a read-only file or the catalog). */
 export class WarehouseReadOnlyError extends CrmsyncError {
   override readonly code = 'WAREHOUSE_READ_ONLY' as const;
   constructor(operation: string) {

@@ -1,4 +1,4 @@
-export { openWarehouse, openLakeReader, type OpenWarehouseOptions } from './open-warehouse.js';
+export { openWarehouse, type OpenWarehouseOptions } from './open-warehouse.js';
 export { withWarehouse, type WithWarehouseOptions } from './with-warehouse.js';
 export { openWarehouseOwner, isHeldHere, type WarehouseOwner, type WarehouseOwnerOptions } from './warehouse-owner.js';
 export { withCatalog, type WithCatalogOptions } from './with-catalog.js';
@@ -10,7 +10,6 @@ export {
   WarehouseLockedError,
   WarehouseOwnedError,
   WarehouseOwnerClosedError,
-  WarehouseNotFoundError,
   WarehouseReadOnlyError,
   WarehouseInputError,
   WarehouseQueryError,

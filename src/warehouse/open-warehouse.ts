@@ -4,7 +4,6 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import type { Logger } from '../logger.js';
 import { DuckDbWarehouse, type WarehouseHandle } from './duckdb-warehouse.js';
 import { isDuckDbLockError, WarehouseLockedError } from './errors.js';
-import { attachLakeViews } from './lake-reader.js';
 import { quoteIdent, quoteLiteral } from './quote.js';
 import { findSqlDir } from './sql-dir.js';
 
@@ -102,30 +101,6 @@ function rowGroupSize(n = WRITER_ROW_GROUP_SIZE): number {
 export function catalogName(dbPath: string): string {
   const stem = basename(dbPath).replace(/\.[^.]*$/, '');
   return stem === '' || ['memory', 'temp', 'system'].includes(stem.toLowerCase()) ? 'warehouse' : stem;
-}
-
-/** An in-memory DuckDB whose tables are views over the published Parquet lake (read-only). */
-export async function openLakeReader(opts: { lakePath: string; sqlDir?: string; logger?: Logger }): Promise<WarehouseHandle> {
-  const instance = await DuckDBInstance.create(':memory:');
-  const connection = await connectUtc(instance);
-  const sqlDir = opts.sqlDir ?? findSqlDir();
-  let publishedAt: string | null;
-  try {
-    ({ publishedAt } = await attachLakeViews(connection, opts.lakePath, sqlDir));
-  } catch (err) {
-    connection.closeSync();
-    instance.closeSync();
-    throw err;
-  }
-  return new DuckDbWarehouse({
-    instance,
-    connection,
-    source: { kind: 'lake', path: opts.lakePath, publishedAt },
-    lakePath: opts.lakePath,
-    sqlDir,
-    siteTimeZone: 'UTC',
-    ...(opts.logger ? { logger: opts.logger } : {}),
-  });
 }
 
 // Timestamps print and compare in UTC whatever the machine's zone.

@@ -1,10 +1,9 @@
 /** Webhook ingest: verify, spool durably, apply to the warehouse. See docs/webhooks.md. */
 export { handleWebhookRequest, DEFAULT_MAX_BODY_BYTES, type WebhookRequest, type WebhookResponse, type WebhookHandlerDeps } from './handle-webhook-request.js';
 export { startWebhookServer, withWebhookServer, DEFAULT_WEBHOOK_PATH, type WebhookServer, type WebhookServerOptions } from './webhook-server.js';
-export { startWebhookService, withWebhookService, type WebhookService, type WebhookServiceOptions } from './webhook-service.js';
+export { startWebhookService, withWebhookService, type AppliedStatus, type WebhookService, type WebhookServiceOptions } from './webhook-service.js';
 export { openSpool, withSpool, DEFAULT_RETENTION_MS, type Spool, type SpoolOptions, type SpoolStats, type AppendOutcome } from './spool.js';
 export type { SpoolEntry, SpoolRecord } from './spool-frame.js';
-export { createWebhookApplier, APPLIER_LAKE_TABLES, type WebhookApplier, type WebhookApplierOptions, type ApplierStatus, type WebhookWarehouse } from './webhook-applier.js';
 export { applyBatch, type ApplierWarehouse, type ApplyBatchResult } from './apply-batch.js';
 export { createSecretResolver, parseWebhookSecretsFile, WebhookSecretsFile, type SecretResolver, type SecretResolverOptions } from './secret-resolver.js';
 export { defaultSecretsFile, generateWebhookSecret, readSecretsFile, writeSecretsFile } from './secrets-file.js';

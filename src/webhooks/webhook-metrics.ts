@@ -19,33 +19,26 @@ export type ReceiveOutcome =
 export interface WebhookMetrics {
   /** Counts one outcome and returns its total so far. */
   count(outcome: ReceiveOutcome): number;
-  countApplied(kind: string, n: number): void;
-  snapshot(): { received: Record<string, number>; applied: Record<string, number> };
-  /** Prometheus text exposition; `gauges` are sampled by the caller (spool and applier state). */
+  snapshot(): { received: Record<string, number> };
+  /** Prometheus text exposition; `gauges` are sampled by the caller (spool and apply state). */
   render(gauges?: Record<string, number>): string;
 }
 
 export function createWebhookMetrics(): WebhookMetrics {
   const received = new Map<string, number>();
-  const applied = new Map<string, number>();
   return {
     count(outcome) {
       const n = (received.get(outcome) ?? 0) + 1;
       received.set(outcome, n);
       return n;
     },
-    countApplied(kind, n) {
-      applied.set(kind, (applied.get(kind) ?? 0) + n);
-    },
-    snapshot: () => ({ received: Object.fromEntries(received), applied: Object.fromEntries(applied) }),
+    snapshot: () => ({ received: Object.fromEntries(received) }),
     render(gauges = {}) {
       const lines = ['# TYPE crmsync_webhook_deliveries_total counter'];
       for (const [outcome, n] of received) {
         const kind = outcome === 'accepted' || outcome === 'duplicate' ? outcome : outcome === 'replayed' ? 'duplicate' : outcome === 'spool_unavailable' ? 'unavailable' : 'rejected';
         lines.push(`crmsync_webhook_deliveries_total{outcome="${kind}",reason="${outcome}"} ${n}`);
       }
-      lines.push('# TYPE crmsync_webhook_applied_total counter');
-      for (const [kind, n] of applied) lines.push(`crmsync_webhook_applied_total{kind="${kind}"} ${n}`);
       for (const [name, v] of Object.entries(gauges)) {
         lines.push(`# TYPE crmsync_webhook_${name} gauge`, `crmsync_webhook_${name} ${v}`);
       }

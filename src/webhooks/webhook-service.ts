@@ -2,11 +2,9 @@ import type { Logger } from '../logger.js';
 import type { EventTimeWindow } from './check-event-time.js';
 import type { ConnectionLimits } from './guard-connections.js';
 import { DEFAULT_MAX_BODY_BYTES } from './handle-webhook-request.js';
-import type { WebhookRefetcher } from './refetcher.js';
 import type { SecretResolver } from './secret-resolver.js';
 import { openSpool, type Spool } from './spool.js';
 import type { SyncOn } from './spool-writer.js';
-import { createWebhookApplier, type ApplierStatus, type WebhookApplier, type WebhookWarehouse } from './webhook-applier.js';
 import { createWebhookMetrics, type WebhookMetrics } from './webhook-metrics.js';
 import { startWebhookServer, type WebhookServer } from './webhook-server.js';
 
@@ -27,19 +25,18 @@ export interface WebhookServiceOptions {
   syncsInFlight?: number;
   syncOn?: SyncOn;
   /**
-   * Where applying stands when another part applies (the apply workflow on the warehouse worker):
-   * readiness and metrics report it, and the spool prunes what it applied.
+   * Where applying stands (the apply workflow on the warehouse worker applies; the receiver only
+   * verifies and spools): readiness and metrics report it.
    */
-  appliedStatus?: () => Pick<ApplierStatus, 'appliedSeq' | 'deadLettered' | 'lastError' | 'consecutiveFailures'> | undefined;
-  /** Without it the service only receives and spools (another process may apply later). */
-  apply?: {
-    refetcher: WebhookRefetcher;
-    withWarehouse: <T>(fn: (w: WebhookWarehouse) => Promise<T>) => Promise<T>;
-    publishEveryMs?: number;
-    batchSize?: number;
-    lingerMs?: number;
-    concurrency?: number;
-  };
+  appliedStatus?: () => AppliedStatus | undefined;
+}
+
+/** How far the warehouse worker has applied the spool, as the receiver shows it. */
+export interface AppliedStatus {
+  appliedSeq: number;
+  deadLettered: number;
+  lastError: string | null;
+  consecutiveFailures: number;
 }
 
 export interface WebhookService {
@@ -47,7 +44,6 @@ export interface WebhookService {
   port: number;
   spool: Spool;
   metrics: WebhookMetrics;
-  applier: WebhookApplier | undefined;
   connections: WebhookServer['connections'];
   close(): Promise<void>;
 }
@@ -61,7 +57,7 @@ export async function withWebhookService<T>(options: WebhookServiceOptions, fn: 
   }
 }
 
-/** The receiver, its spool and (optionally) the applier, wired together and closed in reverse order. */
+/** The receiver and its spool, wired together and closed in reverse order. */
 export async function startWebhookService(options: WebhookServiceOptions): Promise<WebhookService> {
   const { logger } = options;
   const metrics = createWebhookMetrics();
@@ -72,24 +68,8 @@ export async function startWebhookService(options: WebhookServiceOptions): Promi
     ...(options.syncOn ? { syncOn: options.syncOn } : {}),
     ...(logger ? { logger } : {}),
   });
-  let applier: WebhookApplier | undefined;
   let server: WebhookServer;
   try {
-    if (options.apply) {
-      const { apply } = options;
-      applier = createWebhookApplier({
-        spool,
-        spoolId: spool.id,
-        refetcher: apply.refetcher,
-        withWarehouse: apply.withWarehouse,
-        metrics,
-        ...(logger ? { logger } : {}),
-        ...(apply.batchSize ? { batchSize: apply.batchSize } : {}),
-        ...(apply.lingerMs !== undefined ? { lingerMs: apply.lingerMs } : {}),
-        ...(apply.concurrency ? { concurrency: apply.concurrency } : {}),
-        ...(apply.publishEveryMs !== undefined ? { publishEveryMs: apply.publishEveryMs } : {}),
-      });
-    }
     server = await startWebhookServer({
       host: options.host,
       port: options.port,
@@ -105,7 +85,7 @@ export async function startWebhookService(options: WebhookServiceOptions): Promi
       ...(options.limits ? { limits: options.limits } : {}),
       isReady: () => {
         const s = spool.stats();
-        const a = applier?.status() ?? options.appliedStatus?.();
+        const a = options.appliedStatus?.();
         return {
           ready: s.healthy,
           detail: {
@@ -116,7 +96,7 @@ export async function startWebhookService(options: WebhookServiceOptions): Promi
       },
       gauges: () => {
         const s = spool.stats();
-        const a = applier?.status() ?? options.appliedStatus?.();
+        const a = options.appliedStatus?.();
         return {
           spool_committed_seq: s.committedSeq,
           spool_segments: s.segments,
@@ -131,23 +111,17 @@ export async function startWebhookService(options: WebhookServiceOptions): Promi
     await spool.close();
     throw err;
   }
-  applier?.start();
   return {
     url: server.url,
     port: server.port,
     spool,
     metrics,
-    applier,
     connections: () => server.connections(),
     async close() {
       try {
         await server.close();
       } finally {
-        try {
-          await applier?.stop();
-        } finally {
-          await spool.close();
-        }
+        await spool.close();
       }
     },
   };

@@ -74,7 +74,7 @@ describe('commands join a running worker (embedded Temporal)', () => {
     }
     try {
       // The worker closed with a checkpoint: every contact is in the file.
-      const rows = await withWarehouse({ dbPath: env.CRMSYNC_DB, lakePath: env.CRMSYNC_LAKE, write: false }, (w) => w.query('SELECT count(*) AS n FROM contacts'));
+      const rows = await withWarehouse({ dbPath: env.CRMSYNC_DB, lakePath: env.CRMSYNC_LAKE, write: true }, (w) => w.query('SELECT count(*) AS n FROM contacts'));
       expect(Number(rows[0]?.n)).toBe(40);
     } finally {
       await rm(dir, { recursive: true, force: true });

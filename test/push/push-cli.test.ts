@@ -75,7 +75,7 @@ describe('crmsync push against the simulator and a real warehouse file', () => {
       const ledger = await withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write: true }, (w) =>
         w.query(`SELECT push_key, outcome, error_field FROM _push_ledger ORDER BY push_key`),
       );
-      const dead = await withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write: false }, (w) => w.query(`SELECT push_key, error_field, error_message FROM push_dead_letters`));
+      const dead = await withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write: true }, (w) => w.query(`SELECT push_key, error_field, error_message FROM push_dead_letters`));
       expect(dead).toEqual([{ push_key: 'cli3@example.test', error_field: 'status', error_message: expect.stringMatching(/^status: "subscirbed"/) }]);
       expect(ledger).toEqual([
         { push_key: 'cli1@example.test', outcome: 'succeeded', error_field: null },

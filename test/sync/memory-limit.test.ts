@@ -41,7 +41,7 @@ describe('the warehouse owner under CRMSYNC_SYNC_MEMORY_LIMIT', () => {
       const inWrite = await settings(config);
       expect(Number(inWrite[0]?.t)).toBe(1);
       expect(String(inWrite[0]?.m)).toMatch(/^2[34]\d\.\d+ MiB$/);
-      const defaults = await withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write: false }, (w) => w.query(`SELECT current_setting('threads') AS t`));
+      const defaults = await withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write: true }, (w) => w.query(`SELECT current_setting('threads') AS t`));
       const unset = await settings({ ...config, syncThreads: undefined });
       expect(Number(unset[0]?.t)).toBe(Number(defaults[0]?.t));
     } finally {

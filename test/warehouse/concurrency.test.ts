@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openWarehouseOwner, withWarehouse, WarehouseOwnedError, type WarehouseSource } from '../../src/warehouse/index.js';
+import { join } from 'node:path';
+import { openWarehouseOwner, withCatalog, withWarehouse, WarehouseOwnedError } from '../../src/warehouse/index.js';
 import { makeContact } from './contact-factory.js';
 import { ctx, tempPaths } from './temp-warehouse.js';
 
@@ -52,20 +53,19 @@ function runCli(args: string[], env: Record<string, string>): Promise<{ code: nu
 }
 
 describe('concurrent access across processes', () => {
-  it('a query in another process works during a long load (from the lake), and from the file after', async () => {
+  it('a query in another process works during a long load (from the catalog), and the file holds every load after', async () => {
     const p = paths();
     const writer = startWriter(p.dbPath, p.lakePath, 50_000);
     await writer.ready;
 
-    const sources: WarehouseSource[] = [];
-    const during = await withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: false, onSource: (s) => sources.push(s) }, (w) =>
-      w.query('SELECT count(*) AS n, min(id) AS lo, max(id) AS hi FROM contacts_current'),
-    );
-    expect(sources[0]).toMatchObject({ kind: 'lake' });
-    expect((sources[0] as { publishedAt: string | null }).publishedAt).toMatch(/^\d{4}-/);
-    expect(during).toEqual([{ n: 100, lo: 1, hi: 100 }]);
+    const during = await withCatalog({ catalogPath: join(p.lakePath, 'catalog.duckdb') }, async (r) => ({
+      source: r.source,
+      rows: await r.query('SELECT count(*) AS n, min(id) AS lo, max(id) AS hi FROM contacts_current'),
+    }));
+    expect(during.source).toMatchObject({ kind: 'catalog', publishedAt: expect.stringMatching(/^\d{4}-/) });
+    expect(during.rows).toEqual([{ n: 100, lo: 1, hi: 100 }]);
 
-    const cli = await runCli(['query', '--format', 'json', '--wait-ms', '300', 'SELECT count(*) AS n FROM contacts'], { CRMSYNC_DB: p.dbPath, CRMSYNC_LAKE: p.lakePath });
+    const cli = await runCli(['query', '--format', 'json', 'SELECT count(*) AS n FROM contacts'], { CRMSYNC_DB: p.dbPath, CRMSYNC_LAKE: p.lakePath });
     expect(cli.code).toBe(0);
     expect(JSON.parse(cli.stdout)).toEqual([{ n: 100 }]);
     // crmsync query reads the catalog of the lake, never the file.
@@ -73,9 +73,7 @@ describe('concurrent access across processes', () => {
 
     writer.release();
     expect(await writer.exited).toBe(0);
-    const after: WarehouseSource[] = [];
-    const rows = await withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: false, onSource: (s) => after.push(s) }, (w) => w.query('SELECT count(*) AS n FROM contacts'));
-    expect(after[0]).toMatchObject({ kind: 'duckdb', readOnly: true });
+    const rows = await withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: true }, (w) => w.query('SELECT count(*) AS n FROM contacts'));
     expect(Number(rows[0]!.n)).toBeGreaterThan(100);
   });
 
@@ -102,7 +100,7 @@ describe('concurrent access across processes', () => {
 });
 
 describe('one owner in a process', () => {
-  it('runs write jobs one after another in the order they came, and a reader meanwhile reads the lake', async () => {
+  it('runs write jobs one after another in the order they came, and a reader meanwhile reads the catalog', async () => {
     const p = paths();
     const owner = await openWarehouseOwner({ dbPath: p.dbPath, lakePath: p.lakePath });
     try {
@@ -122,15 +120,15 @@ describe('one owner in a process', () => {
       const a = job('a', 2);
       const b = job('b', 3);
       const c = job('c', 4);
-      const readerSource = await withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: false }, async (r) => r.source);
+      const readerSource = await withCatalog({ catalogPath: join(p.lakePath, 'catalog.duckdb') }, async (r) => r.source);
       await Promise.all([a, b, c]);
       expect(order).toEqual(['a-start', 'a-end', 'b-start', 'b-end', 'c-start', 'c-end']);
-      expect(readerSource).toMatchObject({ kind: 'lake' });
+      expect(readerSource).toMatchObject({ kind: 'catalog' });
       expect(owner.pending).toBe(0);
     } finally {
       await owner.close();
     }
-    const rows = await withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: false }, (w) => w.query('SELECT id FROM contacts ORDER BY id'));
+    const rows = await withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: true }, (w) => w.query('SELECT id FROM contacts ORDER BY id'));
     expect(rows).toEqual([{ id: 1 }, { id: 2 }, { id: 3 }, { id: 4 }]);
   });
 
@@ -152,8 +150,11 @@ describe('one owner in a process', () => {
     expect(await withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: true }, (w) => w.maxContactId())).toBe(1);
   });
 
-  it('says what to do when there is no warehouse yet', async () => {
+  it('says what to do when nothing is published yet', async () => {
     const p = paths();
-    await expect(withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: false }, async () => 1)).rejects.toMatchObject({ code: 'WAREHOUSE_NOT_FOUND' });
+    await expect(withCatalog({ catalogPath: join(p.lakePath, 'catalog.duckdb') }, async () => 1)).rejects.toMatchObject({
+      code: 'CATALOG_NOT_FOUND',
+      message: expect.stringMatching(/run `crmsync sync` first/),
+    });
   });
 });

@@ -1,7 +1,7 @@
 import { readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LAKE_TABLES, openLakeReader, type WarehouseHandle } from '../../src/warehouse/index.js';
+import { LAKE_TABLES, withCatalog, type WarehouseHandle } from '../../src/warehouse/index.js';
 import { MAX_APPEND_FILES } from '../../src/warehouse/lake-layout.js';
 import { makeContact } from './contact-factory.js';
 import { closeTempWarehouse, ctx, openTempWarehouse, type tempPaths } from './temp-warehouse.js';
@@ -114,8 +114,8 @@ describe('publishLake', () => {
   });
 
   it('a reader during publishes sees whole publishes (resolved generation) and never a missing or half file', async () => {
-    const reader = await openLakeReader({ lakePath: p.lakePath });
-    try {
+    // A reader's DuckDB, as `crmsync query` opens it (the catalog, or an empty one before the first publish).
+    await withCatalog({ catalogPath: join(p.lakePath, 'catalog.duckdb'), whenMissing: 'empty' }, async (reader) => {
       const published = new Set<number>();
       const count = async () => Number((await w.query(`SELECT count(*) AS n FROM (${lakeSelect('contacts')})`))[0]!.n);
       published.add(await count());
@@ -124,7 +124,7 @@ describe('publishLake', () => {
       let direct = 0;
       const readLoop = (async () => {
         while (!stop) {
-          // as openLakeReader does: resolve the current generation once, then read it
+          // resolve the current generation once, then read it
           const resolved = `'${realpathSync(join(p.lakePath, 'contacts'))}/**/*.parquet'`;
           seen.push(Number((await reader.query(`SELECT count(*) AS n FROM read_parquet(${resolved}, hive_partitioning = true)`))[0]!.n));
           // through the symlink, as an analyst might: must never fail on a missing or partial file
@@ -147,9 +147,7 @@ describe('publishLake', () => {
       expect(seen.length).toBeGreaterThan(0);
       expect(direct).toBeGreaterThan(0);
       for (const n of seen) expect(published).toContain(n);
-    } finally {
-      await reader.close();
-    }
+    });
   });
 
   it('rebuilds a table whose generation was removed by hand', async () => {
@@ -158,17 +156,14 @@ describe('publishLake', () => {
     expect(await differences('contacts')).toBe(0);
   });
 
-  it('the lake reader serves the tables and analyst views', async () => {
+  it('the catalog serves the tables and analyst views, read-only', async () => {
     await w.publishLake();
-    const reader = await openLakeReader({ lakePath: p.lakePath });
-    try {
-      expect(reader.source).toMatchObject({ kind: 'lake' });
+    await withCatalog({ catalogPath: join(p.lakePath, 'catalog.duckdb') }, async (reader) => {
+      expect(reader.source).toMatchObject({ kind: 'catalog' });
       const [a] = await reader.query('SELECT count(*) AS n FROM contacts_current');
       const [b] = await w.query('SELECT count(*) AS n FROM contacts_current');
       expect(a).toEqual(b);
       await expect(reader.loadContacts([makeContact(1)], ctx())).rejects.toMatchObject({ code: 'WAREHOUSE_READ_ONLY' });
-    } finally {
-      await reader.close();
-    }
+    });
   });
 });

@@ -1,5 +1,6 @@
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WarehouseReadOnlyError, withWarehouse, type WarehouseHandle } from '../../src/warehouse/index.js';
+import { WarehouseReadOnlyError, withCatalog, withWarehouse, type WarehouseHandle } from '../../src/warehouse/index.js';
 import type { WebhookBatchWrite } from '../../src/warehouse/commit-webhook-batch.js';
 import { closeTempWarehouse, openTempWarehouse, tempPaths } from './temp-warehouse.js';
 
@@ -78,11 +79,11 @@ describe('the webhook applier tables as named warehouse operations', () => {
     expect(await ids({ after: { spoolSeq: 9, deliveryId: 'd' } })).toEqual([]);
   });
 
-  it('refuses writes on a read-only handle, naming the operation', async () => {
+  it('refuses writes on a read-only handle (the catalog readers open), naming the operation', async () => {
     const p = tempPaths();
     try {
-      await withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: true }, async () => undefined);
-      await withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: false }, async (r) => {
+      await withWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath, write: true }, (w) => w.publishLake(['webhook_dead_letters']));
+      await withCatalog({ catalogPath: join(p.lakePath, 'catalog.duckdb') }, async (r) => {
         await expect(r.webhooks.commitBatch(batch('s', 1, 'd1'))).rejects.toBeInstanceOf(WarehouseReadOnlyError);
         expect(await r.webhooks.deadLetters()).toEqual([]);
       });

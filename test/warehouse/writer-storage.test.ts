@@ -11,7 +11,7 @@ afterEach(() => p?.cleanup());
 
 describe('the writer', () => {
   const rowGroups = async (path: ReturnType<typeof tempPaths>) =>
-    withWarehouse({ dbPath: path.dbPath, lakePath: path.lakePath, write: false }, async (r) => {
+    withWarehouse({ dbPath: path.dbPath, lakePath: path.lakePath, write: true }, async (r) => {
       const rows = await r.connection.runAndReadAll(
         `SELECT row_group_id, sum(count) AS n FROM pragma_storage_info('contacts') WHERE column_name = 'id' AND segment_type <> 'VALIDITY' GROUP BY ALL ORDER BY 1`,
       );
@@ -36,7 +36,7 @@ describe('the writer', () => {
     );
     // A later scope appends row groups of its own size after the checkpointed ones.
     expect(await rowGroups(path)).toEqual([WRITER_ROW_GROUP_SIZE, 100, 4096, 4096]);
-    await withWarehouse({ dbPath: path.dbPath, lakePath: path.lakePath, write: false }, async (r) => {
+    await withWarehouse({ dbPath: path.dbPath, lakePath: path.lakePath, write: true }, async (r) => {
       expect(Number((await r.connection.runAndReadAll('SELECT count(DISTINCT id) FROM contacts')).getColumns()[0]![0])).toBe(WRITER_ROW_GROUP_SIZE + 100 + 2 * 4096);
     });
   });

@@ -71,7 +71,7 @@ describe('webhook applies and every other write through the warehouse owner', ()
       await sim.close();
     }
     try {
-      const rows = await withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write: false }, (w) => w.query(`SELECT count(*) AS n FROM webhook_events`));
+      const rows = await withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write: true }, (w) => w.query(`SELECT count(*) AS n FROM webhook_events`));
       expect(Number(rows[0]?.n)).toBe(1);
     } finally {
       await rm(dir, { recursive: true, force: true });

@@ -1,12 +1,12 @@
 import { join } from 'node:path';
 import { createCrmClient, type Contact, type CrmClient } from '../../src/crm/index.js';
 import { startSimulator, type RunningSimulator, type SimulatorTruth } from '../../src/simulator/index.js';
-import { withWarehouse } from '../../src/warehouse/index.js';
 import { createClientRefetcher } from '../../src/webhooks/client-refetcher.js';
 import { createSecretResolver } from '../../src/webhooks/secret-resolver.js';
 import { withWebhookService, type WebhookService } from '../../src/webhooks/webhook-service.js';
-import type { ApplierWarehouse } from '../../src/webhooks/apply-batch.js';
+import type { WarehouseHandle } from '../../src/warehouse/index.js';
 import { withTempDir } from './helpers.js';
+import { withOwnerApply } from './owner-apply.js';
 
 export interface E2eEnv {
   sim: RunningSimulator;
@@ -14,36 +14,43 @@ export interface E2eEnv {
   service: WebhookService;
   secretsFile: string;
   dir: string;
-  /** A write scope on the test warehouse (after the service is closed, or between batches). */
-  warehouse: <T>(fn: (w: ApplierWarehouse & { query(sql: string, params?: readonly unknown[]): Promise<Record<string, unknown>[]> }) => Promise<T>) => Promise<T>;
+  /** A job on the warehouse owner (the one writer of the test's DuckDB file). */
+  warehouse: <T>(fn: (w: WarehouseHandle) => Promise<T>) => Promise<T>;
+  /** Applies everything the receiver has spooled, as the warehouse worker's apply activity does. */
+  applySpooled(): Promise<void>;
 }
 
-/** Simulator (signing deliveries over real HTTP) + receiver + applier into a temp DuckDB. */
+/** Simulator (signing deliveries over real HTTP) + receiver + the apply activity over a warehouse owner in a temp dir. */
 export async function withE2eEnv<T>(fn: (env: E2eEnv) => Promise<T>, opts: { contacts?: number; batchSize?: number; mode?: 'spec' | 'real' } = {}): Promise<T> {
   return withTempDir(async (dir) => {
     const sim = await startSimulator({ seed: 11, contacts: opts.contacts ?? 30, allowHttpWebhookUrls: true, webhookTimeScale: 0.001, mode: opts.mode ?? 'spec', outboundWebhooks: true });
     const client = createCrmClient({ baseUrl: sim.baseUrl, username: sim.credentials.username, password: sim.credentials.password, retry: { maxRetries: 0 } });
-    const dbPath = join(dir, 'crm.duckdb');
-    const lakePath = join(dir, 'lake');
-    const warehouse: E2eEnv['warehouse'] = (f) => withWarehouse({ dbPath, lakePath, write: true }, f);
     const secretsFile = join(dir, 'webhook-secrets.json');
     try {
-      return await withWebhookService(
-        {
-          spoolDir: join(dir, 'spool'),
-          host: '127.0.0.1',
-          port: 0,
-          // A long reload interval: new and rotated secrets must be picked up by the re-read on a miss.
-          secrets: createSecretResolver({ secretsFile, reloadIntervalMs: 600_000 }),
-          apply: {
-            refetcher: createClientRefetcher(client),
-            withWarehouse: (f) => withWarehouse({ dbPath, lakePath, write: true }, f),
-            lingerMs: 20,
-            ...(opts.batchSize ? { batchSize: opts.batchSize } : {}),
+      return await withOwnerApply({ dir, refetcher: createClientRefetcher(client) }, async (a) => {
+        const acts = a.activities();
+        return await withWebhookService(
+          {
+            spoolDir: a.spoolDir,
+            host: '127.0.0.1',
+            port: 0,
+            // A long reload interval: new and rotated secrets must be picked up by the re-read on a miss.
+            secrets: createSecretResolver({ secretsFile, reloadIntervalMs: 600_000 }),
           },
-        },
-        (service) => fn({ sim, client, service, secretsFile, dir, warehouse }),
-      );
+          (service) =>
+            fn({
+              sim,
+              client,
+              service,
+              secretsFile,
+              dir,
+              warehouse: (f) => a.owner.run(f),
+              applySpooled: async () => {
+                await a.applyUntil(acts, service.spool.stats().committedSeq, opts.batchSize ? { batchSize: opts.batchSize } : {});
+              },
+            }),
+        );
+      });
     } finally {
       await client.close();
       await sim.close();

@@ -6,12 +6,12 @@ import { createCrmClient } from '../../src/crm/index.js';
 import { Secret } from '../../src/secret.js';
 import { createRng } from '../../src/simulator/rng.js';
 import { startSimulator } from '../../src/simulator/index.js';
-import { withWarehouse } from '../../src/warehouse/index.js';
 import { createClientRefetcher } from '../../src/webhooks/client-refetcher.js';
 import { createSecretResolver } from '../../src/webhooks/secret-resolver.js';
 import { signBody } from '../../src/webhooks/verify-signature.js';
 import { withWebhookService, type WebhookService } from '../../src/webhooks/webhook-service.js';
 import { makeDelivery, withTempDir, type Delivery } from './helpers.js';
+import { withOwnerApply } from './owner-apply.js';
 
 const SECRET = 'poison-fuzz-secret-0123456789';
 const SEED = 20261125;
@@ -43,25 +43,19 @@ describe('poisonous, replayed and flooding deliveries (bounded fuzz)', () => {
     await withTempDir(async (dir) => {
       const sim = await startSimulator({ seed: 17, contacts: 10, mode: 'real' });
       const client = createCrmClient({ baseUrl: sim.baseUrl, username: sim.credentials.username, password: sim.credentials.password, retry: { maxRetries: 0 } });
-      const wh = { dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake') };
       const contactId = sim.truth().contacts[0]!.id;
       let n = 0;
       const valid = (): Delivery =>
         makeDelivery({ secret: SECRET, event: 'email.opened', deliveryId: `valid-${++n}`, data: { email: { id: 10_000 + n, subject: 'S', contact_id: contactId, campaign_id: null } } });
       const validIds: string[] = [];
       try {
-        await withWebhookService(
-          {
-            spoolDir: join(dir, 'spool'),
-            host: '127.0.0.1',
-            port: 0,
-            secrets: createSecretResolver({ secret: new Secret(SECRET) }),
-            apply: { refetcher: createClientRefetcher(client), withWarehouse: (f) => withWarehouse({ ...wh, write: true }, f), lingerMs: 5, publishEveryMs: 0 },
-          },
-          async (s) => {
+        // The receiver verifies and spools; the warehouse worker's activity applies, over its owner.
+        await withOwnerApply({ dir, refetcher: createClientRefetcher(client) }, async (a) => {
+          const acts = a.activities();
+          await withWebhookService({ spoolDir: a.spoolDir, host: '127.0.0.1', port: 0, secrets: createSecretResolver({ secret: new Secret(SECRET) }) }, async (s) => {
             // Each case: what is sent, and what the receiver must answer.
             type Case = { name: string; make: (i: number) => Delivery[]; expect: { status: number; reason?: string }[]; after?: (i: number) => Promise<void> };
-            const q = (sql: string) => withWarehouse({ ...wh, write: true }, (w) => w.query(sql));
+            const q = (sql: string) => a.query(sql);
             const cases: Case[] = [
               {
                 name: 'deep nesting',
@@ -156,20 +150,20 @@ describe('poisonous, replayed and flooding deliveries (bounded fuzz)', () => {
                 const next = valid();
                 expect(await post(s, next)).toEqual({ status: 202 });
                 validIds.push(next.deliveryId);
-                // Bounded wait for the applier's progress past the valid delivery, not a timing claim.
-                const target = s.spool.stats().committedSeq;
-                expect(await s.applier!.waitApplied(target, 5_000), `after ${c.name} (round ${round}): ${s.applier!.status().lastError}`).toBe(true);
+                // One activity call applies past the valid delivery: nothing before it holds it back.
+                const [r] = await a.applyUntil(acts, s.spool.stats().committedSeq, { rounds: 1 });
+                expect(r, `after ${c.name} (round ${round})`).toMatchObject({ appliedSeq: s.spool.stats().committedSeq });
                 await c.after?.(i);
               }
             }
-          },
-        );
-        const rows = await withWarehouse({ ...wh, write: true }, async (w) => ({
-          valid: await w.query(`SELECT count(*)::INT AS n FROM webhook_events WHERE delivery_id LIKE 'valid-%' AND status = 'applied'`),
-          refused: await w.query(`SELECT count(*)::INT AS n FROM webhook_events WHERE regexp_matches(delivery_id, '^(deep|surrogate|old|future)-')`),
-        }));
-        expect(rows.valid).toEqual([{ n: validIds.length }]);
-        expect(rows.refused).toEqual([{ n: 0 }]);
+          });
+          const rows = await a.owner.run(async (w) => ({
+            valid: await w.query(`SELECT count(*)::INT AS n FROM webhook_events WHERE delivery_id LIKE 'valid-%' AND status = 'applied'`),
+            refused: await w.query(`SELECT count(*)::INT AS n FROM webhook_events WHERE regexp_matches(delivery_id, '^(deep|surrogate|old|future)-')`),
+          }));
+          expect(rows.valid).toEqual([{ n: validIds.length }]);
+          expect(rows.refused).toEqual([{ n: 0 }]);
+        });
       } finally {
         await client.close();
         await sim.close();
