@@ -54,8 +54,6 @@ export interface Spool {
   append(entry: SpoolEntry): Promise<AppendOutcome>;
   /** Up to `max` durable records (and about `maxBytes` of bodies, at least one record) after `afterSeq`, in order. */
   read(afterSeq: number, max: number, maxBytes?: number): Promise<SpoolRecord[]>;
-  /** Resolves true once a record with seq greater than `afterSeq` is durable, false after the timeout. */
-  waitFor(afterSeq: number, timeoutMs: number): Promise<boolean>;
   /** Everything up to `seq` is applied: segments fully applied and past retention are deleted. */
   markApplied(seq: number): Promise<void>;
   stats(): SpoolStats;
@@ -147,9 +145,6 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
           }
         }
         committedSeq = batch.at(-1)!.record.seq;
-        const w = waiters;
-        waiters = [];
-        for (const wake of w) wake();
       },
     });
   } catch (cause) {
@@ -162,7 +157,6 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
   // seq -> body key of records not yet durable.
   const keys = new Map<number, string>();
   let closed = false;
-  let waiters: (() => void)[] = [];
   // The reader remembers where the last read stopped so the applier does not rescan a segment.
   let cursor: { segNo: number; offset: number; seq: number } | undefined;
 
@@ -262,21 +256,6 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
       return out;
     },
 
-    waitFor(afterSeq, timeoutMs) {
-      if (committedSeq > afterSeq) return Promise.resolve(true);
-      return new Promise<boolean>((resolve) => {
-        const timer = setTimeout(() => {
-          waiters = waiters.filter((w) => w !== wake);
-          resolve(committedSeq > afterSeq);
-        }, timeoutMs);
-        const wake = (): void => {
-          clearTimeout(timer);
-          resolve(committedSeq > afterSeq);
-        };
-        waiters.push(wake);
-      });
-    },
-
     async markApplied(seq) {
       appliedSeq = Math.max(appliedSeq, seq);
       const cutoff = now() - retentionMs;
@@ -310,8 +289,6 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
     async close() {
       if (closed) return;
       closed = true;
-      for (const wake of waiters) wake();
-      waiters = [];
       try {
         await writer.close();
       } finally {
