@@ -44,7 +44,17 @@ export async function syncStreamWorkflow(input: StreamWorkflowInput): Promise<St
       ...totals,
     });
 
-  if (!input.carry) await record('running', null);
+  // The start record and the stream's first step are independent, so they run together: one
+  // activity round trip less before each stream's work (most of a sync with nothing to do is
+  // such round trips). Not cancellable: it must land before the final record, which waits for
+  // it. Runs started before this change wrote it first.
+  let started: Promise<void> | undefined;
+  if (!input.carry) {
+    if (patched('run-record-alongside')) {
+      started = CancellationScope.nonCancellable(() => record('running', null));
+      started.catch(() => undefined); // awaited below; a failure is not unhandled meanwhile
+    } else await record('running', null);
+  }
   let fresh: FreshSummary | undefined;
   try {
     const ran = await runStream(
@@ -58,6 +68,7 @@ export async function syncStreamWorkflow(input: StreamWorkflowInput): Promise<St
         fresh = f;
       },
     );
+    await started;
     mode = ran.mode;
     progress.phase = 'done';
     // A stream the CRM lacks is recorded as skipped, its reason where a failure's error goes.
@@ -68,7 +79,10 @@ export async function syncStreamWorkflow(input: StreamWorkflowInput): Promise<St
     progress.phase = cancelled ? 'cancelled' : 'failed';
     progress.error = err instanceof Error ? err.message : String(err);
     // Record the outcome even when cancelled: the scope that was cancelled cannot run activities.
-    await CancellationScope.nonCancellable(() => record(cancelled ? 'cancelled' : 'failed', progress.error ?? null));
+    await CancellationScope.nonCancellable(async () => {
+      await started?.catch(() => undefined);
+      await record(cancelled ? 'cancelled' : 'failed', progress.error ?? null);
+    });
     throw err;
   }
 }

@@ -7,6 +7,7 @@ import { streamWorkflowId, syncWorkflowId } from '../../workflows/sync-ids.js';
 import type { StreamProgress, SyncResult, SyncWorkflowInput } from '../../workflows/sync-types.js';
 import { awaitStream, findRunningStreams, findRunningSync, innermostMessage, mergeJoined, type JoinedOutcome, type RunningStream } from './running-runs.js';
 import { SyncAlreadyRunningError, SyncCancelledError, SyncFailedError } from './sync-errors.js';
+import { createStreamProgressReader } from './stream-progress-reader.js';
 
 export interface RunSyncOptions {
   client: Client;
@@ -94,11 +95,12 @@ async function followRun(options: RunSyncOptions, workflowId: string, runId: str
   // Our run's streams report our run id; a joined stream reports its own run's, whatever it is.
   const accept = (p: StreamProgress): boolean => parts.joined.some((j) => j.stream === p.stream) || (runId !== undefined && p.runId === runId);
   const streams = [...parts.ownStreams, ...parts.joined.map((j) => j.stream)];
+  const readProgress = createStreamProgressReader(streams, (asked) => readStreamProgress(client, asked, scope, accept));
   let stop = false;
   const poller = (async () => {
     if (!options.onProgress) return;
     while (!stop) {
-      const progress = await readStreamProgress(client, streams, scope, accept).catch(() => undefined);
+      const progress = await readProgress().catch(() => undefined);
       if (progress && !stop) options.onProgress(progress);
       await Promise.race([done, sleep(options.pollMs ?? 500)]);
     }
@@ -117,7 +119,7 @@ async function followRun(options: RunSyncOptions, workflowId: string, runId: str
     stop = true;
     await poller;
     if (options.onProgress) {
-      const progress = await readStreamProgress(client, streams, scope, accept).catch(() => undefined);
+      const progress = await readProgress().catch(() => undefined);
       if (progress) options.onProgress(progress);
     }
   }

@@ -1,8 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { z } from 'zod';
 import type { Logger } from '../logger.js';
 import { BUCKET_COLUMN, LAKE_TABLES, MANIFEST_FILE } from './lake-layout.js';
 import { listViewFiles } from './migrate.js';
@@ -25,27 +26,59 @@ export interface WrittenCatalog {
 /** A view over each table's manifest entry: when its lake copy was published (`crmsync status` reads it). */
 export const FRESHNESS_VIEW = 'lake_freshness';
 
-/** What this process last wrote at each catalog path, and the file it left there. */
-const lastWritten = new Map<string, { signature: string; ino: number; mtimeMs: number }>();
+/**
+ * Bump when `writeLakeCatalog` changes what it writes (a view's shape, a new built-in view): a
+ * catalog written by an older crmsync is then rewritten at the next publish.
+ */
+const CATALOG_FORMAT = 1;
+
+/** Beside the catalog: the signature it was written with and the file (inode, mtime) it went into. */
+const WrittenCatalogStamp = z.object({ signature: z.string().max(200), ino: z.number(), mtimeMs: z.number() });
+type WrittenCatalogStamp = z.infer<typeof WrittenCatalogStamp>;
+
+export function catalogStampFile(catalogPath: string): string {
+  return `${catalogPath}.written.json`;
+}
+
+async function readStamp(catalogPath: string): Promise<WrittenCatalogStamp | undefined> {
+  try {
+    const text = await readFile(catalogStampFile(catalogPath), 'utf8');
+    if (text.length > 4096) return undefined;
+    const parsed = WrittenCatalogStamp.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function writeStamp(catalogPath: string, stamp: WrittenCatalogStamp): Promise<void> {
+  const file = catalogStampFile(catalogPath);
+  const tmp = `${file}.${randomUUID()}.tmp`;
+  await writeFile(tmp, `${JSON.stringify(stamp)}\n`);
+  await rename(tmp, file);
+}
 
 /**
  * Rewrites the catalog after a publish unless it already holds exactly what it would be written
  * with: its views read through the symlinks, so a publish that only swapped generations changes
- * nothing in it. It is rewritten when a table appears in the lake, sql/views/ changed, or the
- * file is not the one this process wrote (missing, or replaced by another publisher).
+ * nothing in it. It is rewritten when a table appears in the lake, sql/views/ changed, the
+ * catalog format changed, or the file is not the one the stamp beside it names (missing, or
+ * replaced by a publisher that left no stamp). The stamp is a file, not this process's memory:
+ * every `crmsync sync` is a new process, and rewriting an unchanged catalog (a DuckDB file whose
+ * views bind every table's Parquet files) was a large part of a sync with nothing to do.
  */
 export async function refreshLakeCatalog(opts: WriteLakeCatalogOptions): Promise<boolean> {
   const lake = resolve(opts.lakePath);
   const views = listViewFiles(opts.sqlDir);
   const signature = createHash('sha256')
-    .update(JSON.stringify([lake, Object.keys(LAKE_TABLES).filter((t) => existsSync(join(lake, t))), views]))
+    .update(JSON.stringify([CATALOG_FORMAT, lake, Object.keys(LAKE_TABLES).filter((t) => existsSync(join(lake, t))), views]))
     .digest('hex');
-  const last = lastWritten.get(opts.catalogPath);
+  const last = await readStamp(opts.catalogPath);
   const stat = existsSync(opts.catalogPath) ? statSync(opts.catalogPath) : null;
   if (last && stat && last.signature === signature && last.ino === stat.ino && last.mtimeMs === stat.mtimeMs) return false;
   await writeLakeCatalog(opts);
   const now = statSync(opts.catalogPath);
-  lastWritten.set(opts.catalogPath, { signature, ino: now.ino, mtimeMs: now.mtimeMs });
+  await writeStamp(opts.catalogPath, { signature, ino: now.ino, mtimeMs: now.mtimeMs });
   return true;
 }
 

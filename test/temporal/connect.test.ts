@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,6 +45,10 @@ describe('withTemporal', () => {
     expect(seen.serverVersion).toMatch(/\d+\.\d+/);
     expect(existsSync(join(dataDir, 'temporal.sqlite'))).toBe(true);
     expect(await waitUntilDead(seen.record.pid)).toBe(true);
+    // Write-ahead log (the file header's format versions, bytes 18 and 19, are 2 in WAL mode):
+    // a rollback journal's fsyncs per commit made the server the slowest part of a sync.
+    const header = readFileSync(join(dataDir, 'temporal.sqlite')).subarray(18, 20);
+    expect([...header]).toEqual([2, 2]);
     expect(existsSync(embeddedServerFile(dataDir))).toBe(false);
   });
 

@@ -40,6 +40,12 @@ const activitiesOf = (r: Recorded) =>
   eventsOf(r)
     .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
     .filter(Boolean);
+/** The ids of the `patched()` markers in a history, in order. */
+const patchIdsOf = (r: Recorded) =>
+  eventsOf(r)
+    .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')
+    .flatMap((e) => e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads ?? [])
+    .map((p) => (JSON.parse(new TextDecoder().decode(p.data ?? new Uint8Array())) as { id: string }).id);
 const continuesAsNew = (r: Recorded) => eventsOf(r).some((e) => e.workflowExecutionContinuedAsNewEventAttributes);
 
 describe('replay of the recorded workflow histories', () => {
@@ -49,15 +55,16 @@ describe('replay of the recorded workflow histories', () => {
     all = await recorded();
   });
 
-  it('cover the sync and push workflows: child fan-out, parallel page ranges, continue-as-new, the fresh-contacts patch, batches', () => {
+  it('cover the sync and push workflows: child fan-out, parallel page ranges, continue-as-new, the patches, batches', () => {
     const sync = byName(all, 'sync-backfill');
     expect(eventsOf(sync).filter((e) => e.startChildWorkflowExecutionInitiatedEventAttributes).length).toBe(9);
     const scan = byName(all, 'sync-backfill.contacts-1');
     expect(activitiesOf(scan).filter((a) => a === 'syncContactPages').length).toBeGreaterThan(1);
     expect(continuesAsNew(scan)).toBe(true);
     const incremental = byName(all, 'sync-incremental.contacts');
-    const patches = eventsOf(incremental).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch');
-    expect(patches.length).toBe(1);
+    expect(patchIdsOf(incremental)).toEqual(['run-record-alongside', 'fresh-contacts']);
+    // Runs started before a patch keep replaying on the old path: their histories stay.
+    expect(patchIdsOf(byName(all, 'before-run-record-alongside.sync-incremental.contacts'))).toEqual(['fresh-contacts']);
     expect(activitiesOf(incremental)).toContain('scanUpdatedContacts');
     expect(activitiesOf(byName(all, 'push-1'))).toEqual(['planPush', 'pushBatch', 'pushBatch']);
     expect(continuesAsNew(byName(all, 'push-1'))).toBe(true);

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { openOwnerFromConfig } from '../../src/worker/open-owner-from-config.js';
 import { CatalogNotFoundError, withCatalog, writeLakeCatalog, type WarehouseHandle } from '../../src/warehouse/index.js';
@@ -182,6 +182,20 @@ describe('the catalog', () => {
     rmSync(catalog);
     await w.publishLake();
     expect(existsSync(catalog)).toBe(true);
+  });
+
+  // Issue 16: every `crmsync sync` is a new process. A publish that changes no view must not
+  // rewrite the catalog there either (it was about a third of a no-change sync's publish).
+  it('is not rewritten by a publish in a new process when it would not change', async () => {
+    await w.publishLake();
+    const before = statSync(catalog);
+    vi.resetModules();
+    const fresh = await import('../../src/warehouse/write-lake-catalog.js');
+    expect(await fresh.refreshLakeCatalog({ lakePath: p.lakePath, catalogPath: catalog, sqlDir: findSqlDir() })).toBe(false);
+    expect(statSync(catalog).ino).toBe(before.ino);
+    // A stamp that names another file (a catalog replaced without one) is not trusted.
+    await writeLakeCatalog({ lakePath: p.lakePath, catalogPath: catalog, sqlDir: findSqlDir() });
+    expect(await fresh.refreshLakeCatalog({ lakePath: p.lakePath, catalogPath: catalog, sqlDir: findSqlDir() })).toBe(true);
   });
 
   it('withCatalog reads while the writer holds the warehouse file, refuses writes and never touches the file', async () => {
