@@ -52,6 +52,15 @@ const EnvSchema = z.object({
     .string()
     .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'CRMSYNC_SYNC_MEMORY_LIMIT must look like 256MB or 2GB')
     .default('256MB'),
+  CRMSYNC_SYNC_CHECKPOINT_THRESHOLD: z
+    .string()
+    .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'CRMSYNC_SYNC_CHECKPOINT_THRESHOLD must look like 64MB or 1GB')
+    .optional(),
+  CRMSYNC_WORKER_HEAP_GROWTH_PERCENT: z
+    .string()
+    .regex(/^\d+$/, 'CRMSYNC_WORKER_HEAP_GROWTH_PERCENT must be a whole number of percent such as 25, or 0 for V8\'s own heap growth')
+    .default('25')
+    .transform(Number),
   TEMPORAL_ADDRESS: z
     .string()
     .optional()
@@ -104,6 +113,10 @@ export interface Config {
   syncMemoryLimit: string;
   /** DuckDB threads in the sync's write scopes; undefined: DuckDB's default (one per core). */
   syncThreads: number | undefined;
+  /** The write-ahead log size at which the owner's DuckDB checkpoints; undefined: the writer's default. */
+  syncCheckpointThreshold: string | undefined;
+  /** The worker's V8 heap grows this much past its live set before a full collection; 0: V8's own factor (limitHeapGrowth). */
+  workerHeapGrowthPercent: number;
   temporal: {
     address: string | undefined;
     namespace: string;
@@ -156,6 +169,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = readEnv()): Config {
     logLevel: e.CRMSYNC_LOG_LEVEL,
     syncMemoryLimit: e.CRMSYNC_SYNC_MEMORY_LIMIT,
     syncThreads: e.CRMSYNC_SYNC_THREADS,
+    syncCheckpointThreshold: e.CRMSYNC_SYNC_CHECKPOINT_THRESHOLD,
+    workerHeapGrowthPercent: e.CRMSYNC_WORKER_HEAP_GROWTH_PERCENT,
     temporal: {
       address: e.TEMPORAL_ADDRESS?.trim() || undefined,
       namespace: e.TEMPORAL_NAMESPACE,

@@ -9,7 +9,7 @@ import { openWarehouseOwner, type WarehouseOwner } from '../warehouse/index.js';
  * that many DuckDB threads; running out of the limit is an error naming the setting to raise.
  */
 export async function openOwnerFromConfig(
-  config: Pick<Config, 'dbPath' | 'lakePath'> & { catalogPath?: string; syncMemoryLimit?: string; syncThreads?: number | undefined; crm?: { timezone?: string } },
+  config: Pick<Config, 'dbPath' | 'lakePath'> & { catalogPath?: string; syncMemoryLimit?: string; syncThreads?: number | undefined; syncCheckpointThreshold?: string | undefined; crm?: { timezone?: string } },
   logger?: Logger,
 ): Promise<WarehouseOwner> {
   const limit = config.syncMemoryLimit;
@@ -21,6 +21,7 @@ export async function openOwnerFromConfig(
     ...(config.crm?.timezone ? { siteTimeZone: config.crm.timezone } : {}),
     ...(limit ? { memoryLimit: limit } : {}),
     ...(config.syncThreads !== undefined ? { threads: config.syncThreads } : {}),
+    ...(config.syncCheckpointThreshold ? { checkpointThreshold: config.syncCheckpointThreshold } : {}),
     describeError: (err) =>
       // DuckDB's own advice names SQL settings; a user sets the environment variable.
       limit && err instanceof Error && err.message.startsWith('Out of Memory Error') ? new SyncMemoryLimitError(limit, { cause: err }) : err,
