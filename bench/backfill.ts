@@ -28,7 +28,7 @@ import { runSync } from '../src/sync/run-sync.js';
 import { startDevServer } from '../src/temporal/dev-server.js';
 import { locateTemporalCliFromConfig } from '../src/temporal/locate-cli.js';
 import { taskQueues } from '../src/temporal/task-queues.js';
-import { processMemoryMb } from './runner/process-memory.js';
+import { processCpuSeconds, processMemoryMb } from './runner/process-memory.js';
 
 const sizes = process.argv
   .slice(2)
@@ -197,7 +197,7 @@ async function buildWorker(): Promise<string> {
  * process (as deployed), so its memory is the worker's alone: peak is the kernel's high-water
  * mark of that process, start to end.
  */
-async function backfill(sim: Sim, contacts: number, workerEntry: string, address: string): Promise<{ seconds: number; rows: number; requests: number; peakRssMb: number; rssBeforeMb: number }> {
+async function backfill(sim: Sim, contacts: number, workerEntry: string, address: string): Promise<{ seconds: number; rows: number; requests: number; peakRssMb: number; rssBeforeMb: number; workerCpuSeconds: number }> {
   const dir = await mkdtemp(join(tmpdir(), 'crmsync-bench-'));
   const taskQueue = `bench-${contacts}-${Date.now()}`;
   const env: NodeJS.ProcessEnv = {
@@ -242,6 +242,7 @@ async function backfill(sim: Sim, contacts: number, workerEntry: string, address
       await new Promise((r) => setTimeout(r, 1_200));
       const before = sim.requests();
       const rssBefore = processMemoryMb(worker.pid!).rss;
+      const cpuBefore = processCpuSeconds(worker.pid!);
       const started = performance.now();
       // With BENCH_TIMELINE: the worker's resident set every 250 ms (printed with the timeline).
       const rssSamples: string[] = [];
@@ -261,6 +262,7 @@ async function backfill(sim: Sim, contacts: number, workerEntry: string, address
       });
       const seconds = (performance.now() - started) / 1000;
       const { peak } = processMemoryMb(worker.pid!);
+      const workerCpuSeconds = processCpuSeconds(worker.pid!) - cpuBefore;
       if (sampler) clearInterval(sampler);
       if (process.env.BENCH_TIMELINE) {
         await printTimeline(client, started);
@@ -270,7 +272,7 @@ async function backfill(sim: Sim, contacts: number, workerEntry: string, address
       await new Promise((r) => setTimeout(r, 1_200));
       const s = result.streams[0];
       if (!s || s.rows < contacts) throw new Error(`backfill loaded ${s?.rows} of ${contacts}`);
-      return { seconds, rows: s.rows, requests: sim.requests() - before, peakRssMb: peak, rssBeforeMb: rssBefore };
+      return { seconds, rows: s.rows, requests: sim.requests() - before, peakRssMb: peak, rssBeforeMb: rssBefore, workerCpuSeconds };
     } finally {
       await connection.close();
     }
@@ -347,6 +349,8 @@ try {
           floorRowsPerSec: Math.round(contacts / floorSeconds),
           backfillSeconds: +run.seconds.toFixed(2),
           backfillRowsPerSec: Math.round(run.rows / run.seconds),
+          // Ticks of 10 ms; unlike the wall time, barely moved by other work on a shared machine.
+          workerCpuSeconds: +run.workerCpuSeconds.toFixed(2),
           requests: run.requests,
           peakRssMb: run.peakRssMb,
           rssBeforeBackfillMb: run.rssBeforeMb,
