@@ -70,6 +70,10 @@ function unknownProfile(): never {
 }
 /** NODE_OPTIONS for the worker process only, e.g. `--max-old-space-size=256` (recorded with the figures). */
 const WORKER_NODE_OPTIONS = process.env.BENCH_WORKER_NODE_OPTIONS ?? PROFILE.nodeOptions;
+/** Worker settings under test, passed through from this script's environment (and recorded with the figures). */
+const PASSED_ENV = Object.fromEntries(
+  Object.entries(process.env).filter(([k]) => k.startsWith('CRMSYNC_SYNC_') || k.startsWith('CRMSYNC_WORKER_') || k === 'MALLOC_ARENA_MAX' || k === 'NODE_OPTIONS' || k === 'LD_PRELOAD'),
+) as Record<string, string>;
 const DLT_PYTHON = 'bench/.tmp/venv/bin/python';
 /** dlt is slow: above this size it is skipped unless BENCH_DLT_MAX says otherwise. */
 const DLT_MAX = Number(process.env.BENCH_DLT_MAX ?? 100_000);
@@ -197,7 +201,12 @@ async function buildWorker(): Promise<string> {
  * process (as deployed), so its memory is the worker's alone: peak is the kernel's high-water
  * mark of that process, start to end.
  */
-async function backfill(sim: Sim, contacts: number, workerEntry: string, address: string): Promise<{ seconds: number; rows: number; requests: number; peakRssMb: number; rssBeforeMb: number; workerCpuSeconds: number }> {
+async function backfill(
+  sim: Sim,
+  contacts: number,
+  workerEntry: string,
+  address: string,
+): Promise<{ seconds: number; rows: number; requests: number; peakRssMb: number; rssBeforeMb: number; workerCpuSeconds: number }> {
   const dir = await mkdtemp(join(tmpdir(), 'crmsync-bench-'));
   const taskQueue = `bench-${contacts}-${Date.now()}`;
   const env: NodeJS.ProcessEnv = {
@@ -214,7 +223,7 @@ async function backfill(sim: Sim, contacts: number, workerEntry: string, address
     TEMPORAL_ADDRESS: address,
     CRMSYNC_LOG_LEVEL: process.env.BENCH_MEMORY_PROBE ? 'debug' : 'info',
     // Memory settings under test pass through: CRMSYNC_SYNC_*, CRMSYNC_WORKER_*, MALLOC_ARENA_MAX, NODE_OPTIONS, LD_PRELOAD (another allocator).
-    ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('CRMSYNC_SYNC_') || k.startsWith('CRMSYNC_WORKER_') || k === 'MALLOC_ARENA_MAX' || k === 'NODE_OPTIONS' || k === 'LD_PRELOAD')),
+    ...PASSED_ENV,
     ...PROFILE.env,
     // Node flags for the worker alone (a heap cap would also starve this script's own compile).
     ...(WORKER_NODE_OPTIONS ? { NODE_OPTIONS: WORKER_NODE_OPTIONS } : {}),
@@ -355,7 +364,7 @@ try {
           peakRssMb: run.peakRssMb,
           rssBeforeBackfillMb: run.rssBeforeMb,
           loadAverage1m: { before: +loadBefore[0]!.toFixed(2), after: +loadAfter[0]!.toFixed(2) },
-          ...(PROFILE_NAME !== 'default' ? { profile: PROFILE_NAME, workerEnv: PROFILE.env } : {}),
+          ...(PROFILE_NAME !== 'default' ? { profile: PROFILE_NAME, workerEnv: PROFILE.env } : Object.keys(PASSED_ENV).length > 0 ? { workerEnv: PASSED_ENV } : {}),
           ...(WORKER_NODE_OPTIONS ? { workerNodeOptions: WORKER_NODE_OPTIONS } : {}),
           memoryMeasured: 'the crmsync worker process (compiled, run apart from this script): kernel high-water mark (VmHWM), start to end of the backfill',
           ratioToFloor: +(run.seconds / floorSeconds).toFixed(2),
