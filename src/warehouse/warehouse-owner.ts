@@ -86,10 +86,7 @@ export async function openWarehouseOwner(opts: WarehouseOwnerOptions): Promise<W
   const logger = opts.logger;
   // At debug level each job is followed by where the memory is (the V8 heap or DuckDB), so a
   // backfill's peak can be explained from the log (CRMSYNC_LOG_LEVEL=debug).
-  const probe =
-    logger?.isLevelEnabled('debug') === true
-      ? async (): Promise<void> => logger.debug({ memory: await readMemoryFigures(handle.connection) }, 'warehouse memory')
-      : undefined;
+  const probe = logger?.isLevelEnabled('debug') === true ? async (): Promise<void> => logger.debug({ memory: await readMemoryFigures(handle.connection) }, 'warehouse memory') : undefined;
   let tail: Promise<unknown> = Promise.resolve();
   let pending = 0;
   let closing: Promise<void> | undefined;

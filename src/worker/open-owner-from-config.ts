@@ -10,7 +10,13 @@ import { openWarehouseOwner, type WarehouseOwner } from '../warehouse/index.js';
  * all three); running out of the limit is an error naming the setting to raise.
  */
 export async function openOwnerFromConfig(
-  config: Pick<Config, 'dbPath' | 'lakePath'> & { catalogPath?: string; syncMemoryLimit?: string; syncThreads?: number | undefined; syncCheckpointThreshold?: string | undefined; crm?: { timezone?: string } },
+  config: Pick<Config, 'dbPath' | 'lakePath'> & {
+    catalogPath?: string;
+    syncMemoryLimit?: string;
+    syncThreads?: number | undefined;
+    syncCheckpointThreshold?: string | undefined;
+    crm?: { timezone?: string };
+  },
   logger?: Logger,
 ): Promise<WarehouseOwner> {
   const limit = config.syncMemoryLimit;
