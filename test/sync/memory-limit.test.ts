@@ -34,7 +34,7 @@ describe('the warehouse owner under CRMSYNC_SYNC_MEMORY_LIMIT', () => {
       const settings = async (c: Parameters<typeof openOwnerFromConfig>[0]) => {
         const owner = await openOwnerFromConfig(c);
         try {
-          return await owner.run((w) => w.query(`SELECT current_setting('threads') AS t, current_setting('memory_limit') AS m`));
+          return await owner.run((w) => w.query(`SELECT current_setting('threads') AS t, current_setting('memory_limit') AS m, current_setting('checkpoint_threshold') AS c`));
         } finally {
           await owner.close();
         }
@@ -43,6 +43,8 @@ describe('the warehouse owner under CRMSYNC_SYNC_MEMORY_LIMIT', () => {
       expect(Number(inWrite[0]?.t)).toBe(3);
       // The default limit on a machine with memory to spare: 128MB.
       expect(String(inWrite[0]?.m)).toMatch(/^122\.\d+ MiB$/);
+      // Checkpoints every 64MB of write-ahead log, so rows since the last one hold less memory.
+      expect(String(inWrite[0]?.c)).toMatch(/^61\.\d+ MiB$/);
       const defaults = await withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write: false }, (w) => w.query(`SELECT current_setting('threads') AS t`));
       const unset = await settings({ ...config, syncThreads: undefined });
       expect(Number(unset[0]?.t)).toBe(Number(defaults[0]?.t));
