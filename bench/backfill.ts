@@ -8,13 +8,16 @@
  *   BENCH_PER_PAGE=500 BENCH_PARALLELISM=4 ...
  *   BENCH_WORKER_NODE_OPTIONS=--max-old-space-size=256 ...   (Node flags for the worker only)
  *   BENCH_PROFILE=low-memory ...   (the worker with the low-memory settings of docs/sync.md)
+ *   BENCH_MEMORY_PROBE=1 ...   (the worker logs its memory after each warehouse job: V8 heap against
+ *                               DuckDB; the largest of each, and the figures at the largest RSS, are printed)
+ *   BENCH_LABEL=before ...   (figures recorded under `<key>_<label>`, beside the unlabelled ones)
  *
  * Prints the figures and writes bench/results/backfill.json (merged per size).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Client, Connection } from '@temporalio/client';
@@ -25,7 +28,7 @@ import { runSync } from '../src/sync/run-sync.js';
 import { startDevServer } from '../src/temporal/dev-server.js';
 import { locateTemporalCliFromConfig } from '../src/temporal/locate-cli.js';
 import { taskQueues } from '../src/temporal/task-queues.js';
-import { processMemoryMb } from './runner/process-memory.js';
+import { processCpuSeconds, processMemoryMb } from './runner/process-memory.js';
 
 const sizes = process.argv
   .slice(2)
@@ -59,12 +62,18 @@ const PROFILES: Record<string, { env: Record<string, string>; nodeOptions: strin
   'low-memory': { env: { CRMSYNC_SYNC_THREADS: '1', CRMSYNC_SYNC_MEMORY_LIMIT: '128MB' }, nodeOptions: '--max-old-space-size=192' },
 };
 const PROFILE_NAME = process.env.BENCH_PROFILE ?? 'default';
+/** Suffix of the result keys, so a before/after pair stays side by side (e.g. `before-hmem`). */
+const LABEL = process.env.BENCH_LABEL ?? '';
 const PROFILE = PROFILES[PROFILE_NAME] ?? unknownProfile();
 function unknownProfile(): never {
   throw new Error(`BENCH_PROFILE must be one of ${Object.keys(PROFILES).join(', ')}, got "${PROFILE_NAME}"`);
 }
 /** NODE_OPTIONS for the worker process only, e.g. `--max-old-space-size=256` (recorded with the figures). */
 const WORKER_NODE_OPTIONS = process.env.BENCH_WORKER_NODE_OPTIONS ?? PROFILE.nodeOptions;
+/** Worker settings under test, passed through from this script's environment (and recorded with the figures). */
+const PASSED_ENV = Object.fromEntries(
+  Object.entries(process.env).filter(([k]) => k.startsWith('CRMSYNC_SYNC_') || k.startsWith('CRMSYNC_WORKER_') || k === 'MALLOC_ARENA_MAX' || k === 'NODE_OPTIONS' || k === 'LD_PRELOAD'),
+) as Record<string, string>;
 const DLT_PYTHON = 'bench/.tmp/venv/bin/python';
 /** dlt is slow: above this size it is skipped unless BENCH_DLT_MAX says otherwise. */
 const DLT_MAX = Number(process.env.BENCH_DLT_MAX ?? 100_000);
@@ -192,7 +201,12 @@ async function buildWorker(): Promise<string> {
  * process (as deployed), so its memory is the worker's alone: peak is the kernel's high-water
  * mark of that process, start to end.
  */
-async function backfill(sim: Sim, contacts: number, workerEntry: string, address: string): Promise<{ seconds: number; rows: number; requests: number; peakRssMb: number; rssBeforeMb: number }> {
+async function backfill(
+  sim: Sim,
+  contacts: number,
+  workerEntry: string,
+  address: string,
+): Promise<{ seconds: number; rows: number; requests: number; peakRssMb: number; rssBeforeMb: number; workerCpuSeconds: number }> {
   const dir = await mkdtemp(join(tmpdir(), 'crmsync-bench-'));
   const taskQueue = `bench-${contacts}-${Date.now()}`;
   const env: NodeJS.ProcessEnv = {
@@ -207,21 +221,23 @@ async function backfill(sim: Sim, contacts: number, workerEntry: string, address
     CRM_MAX_CONCURRENCY: String(PARALLELISM),
     CRMSYNC_TASK_QUEUE: taskQueue,
     TEMPORAL_ADDRESS: address,
-    CRMSYNC_LOG_LEVEL: 'info',
-    // Memory settings under test pass through: CRMSYNC_SYNC_*, MALLOC_ARENA_MAX, NODE_OPTIONS, LD_PRELOAD (another allocator).
-    ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('CRMSYNC_SYNC_') || k === 'MALLOC_ARENA_MAX' || k === 'NODE_OPTIONS' || k === 'LD_PRELOAD')),
+    CRMSYNC_LOG_LEVEL: process.env.BENCH_MEMORY_PROBE ? 'debug' : 'info',
+    // Memory settings under test pass through: CRMSYNC_SYNC_*, CRMSYNC_WORKER_*, MALLOC_ARENA_MAX, NODE_OPTIONS, LD_PRELOAD (another allocator).
+    ...PASSED_ENV,
     ...PROFILE.env,
     // Node flags for the worker alone (a heap cap would also starve this script's own compile).
     ...(WORKER_NODE_OPTIONS ? { NODE_OPTIONS: WORKER_NODE_OPTIONS } : {}),
   };
   const worker = spawn(process.execPath, [workerEntry, 'worker'], { env, stdio: ['ignore', 'inherit', 'pipe'] });
   const exited = new Promise((r) => worker.once('exit', r));
+  const probes: Record<string, number | Record<string, number>>[] = [];
   try {
     await new Promise<void>((resolve, reject) => {
       // The worker logs JSON lines on stderr.
       createInterface({ input: worker.stderr! }).on('line', (line) => {
         // Ready once its workers poll (it bundles the workflows first).
         if (line.includes('"workers polling"')) resolve();
+        else if (line.includes('"warehouse memory"')) probes.push((JSON.parse(line) as { memory: Record<string, number | Record<string, number>> }).memory);
         else if (process.env.BENCH_WORKER_LOG || /"level":(40|50|60)/.test(line)) process.stderr.write(`[worker] ${line}\n`);
       });
       worker.once('exit', (code) => reject(new Error(`worker exited with ${String(code)}`)));
@@ -235,6 +251,7 @@ async function backfill(sim: Sim, contacts: number, workerEntry: string, address
       await new Promise((r) => setTimeout(r, 1_200));
       const before = sim.requests();
       const rssBefore = processMemoryMb(worker.pid!).rss;
+      const cpuBefore = processCpuSeconds(worker.pid!);
       const started = performance.now();
       // With BENCH_TIMELINE: the worker's resident set every 250 ms (printed with the timeline).
       const rssSamples: string[] = [];
@@ -254,15 +271,17 @@ async function backfill(sim: Sim, contacts: number, workerEntry: string, address
       });
       const seconds = (performance.now() - started) / 1000;
       const { peak } = processMemoryMb(worker.pid!);
+      const workerCpuSeconds = processCpuSeconds(worker.pid!) - cpuBefore;
       if (sampler) clearInterval(sampler);
       if (process.env.BENCH_TIMELINE) {
         await printTimeline(client, started);
         process.stderr.write(`[rss MB] ${rssSamples.join(' ')}\n`);
       }
+      if (probes.length > 0) printProbes(probes);
       await new Promise((r) => setTimeout(r, 1_200));
       const s = result.streams[0];
       if (!s || s.rows < contacts) throw new Error(`backfill loaded ${s?.rows} of ${contacts}`);
-      return { seconds, rows: s.rows, requests: sim.requests() - before, peakRssMb: peak, rssBeforeMb: rssBefore };
+      return { seconds, rows: s.rows, requests: sim.requests() - before, peakRssMb: peak, rssBeforeMb: rssBefore, workerCpuSeconds };
     } finally {
       await connection.close();
     }
@@ -271,6 +290,14 @@ async function backfill(sim: Sim, contacts: number, workerEntry: string, address
     await exited;
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** The largest of each memory figure the worker logged, and all of them at its largest resident set. */
+function printProbes(probes: Record<string, number | Record<string, number>>[]): void {
+  const max: Record<string, number> = {};
+  for (const p of probes) for (const [k, v] of Object.entries(p)) if (typeof v === 'number') max[k] = Math.max(max[k] ?? 0, v);
+  const atPeak = probes.reduce((a, b) => (Number(b.rssMb) > Number(a.rssMb) ? b : a));
+  process.stderr.write(`[memory probe] ${probes.length} jobs; largest: ${JSON.stringify(max)}\n[memory probe] at the largest RSS: ${JSON.stringify(atPeak)}\n`);
 }
 
 /**
@@ -314,7 +341,10 @@ try {
       try {
         const pages = Math.ceil(contacts / PER_PAGE);
         const floorSeconds = await rawFetchFloor(sim, pages);
+        const loadBefore = loadavg();
         const run = await backfill(sim, contacts, workerEntry, server.address);
+        // The machine is shared: the load average says how much else ran beside the figures.
+        const loadAfter = loadavg();
         const dlt = contacts <= DLT_MAX ? await runDlt(sim) : undefined;
         const dltTuned = contacts <= DLT_MAX ? await runDlt(sim, 'tuned_pipeline.py') : undefined;
         const figures = {
@@ -328,10 +358,13 @@ try {
           floorRowsPerSec: Math.round(contacts / floorSeconds),
           backfillSeconds: +run.seconds.toFixed(2),
           backfillRowsPerSec: Math.round(run.rows / run.seconds),
+          // Ticks of 10 ms; unlike the wall time, barely moved by other work on a shared machine.
+          workerCpuSeconds: +run.workerCpuSeconds.toFixed(2),
           requests: run.requests,
           peakRssMb: run.peakRssMb,
           rssBeforeBackfillMb: run.rssBeforeMb,
-          ...(PROFILE_NAME !== 'default' ? { profile: PROFILE_NAME, workerEnv: PROFILE.env } : {}),
+          loadAverage1m: { before: +loadBefore[0]!.toFixed(2), after: +loadAfter[0]!.toFixed(2) },
+          ...(PROFILE_NAME !== 'default' ? { profile: PROFILE_NAME, workerEnv: PROFILE.env } : Object.keys(PASSED_ENV).length > 0 ? { workerEnv: PASSED_ENV } : {}),
           ...(WORKER_NODE_OPTIONS ? { workerNodeOptions: WORKER_NODE_OPTIONS } : {}),
           memoryMeasured: 'the crmsync worker process (compiled, run apart from this script): kernel high-water mark (VmHWM), start to end of the backfill',
           ratioToFloor: +(run.seconds / floorSeconds).toFixed(2),
@@ -342,7 +375,7 @@ try {
           node: process.version,
         };
         process.stdout.write(`${JSON.stringify(figures)}\n`);
-        out[`contacts_${contacts}${scenario.name === 'real' ? '_real_latency' : ''}${PROFILE_NAME !== 'default' ? `_${PROFILE_NAME}` : ''}`] = figures;
+        out[`contacts_${contacts}${scenario.name === 'real' ? '_real_latency' : ''}${PROFILE_NAME !== 'default' ? `_${PROFILE_NAME}` : ''}${LABEL ? `_${LABEL}` : ''}`] = figures;
         await mkdir('bench/results', { recursive: true });
         await writeFile(RESULTS, `${JSON.stringify(out, null, 2)}\n`);
       } finally {

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { Secret } from './secret.js';
+import { defaultSyncMemoryLimit, defaultSyncThreads, thisMachine, type Machine } from './worker/owner-memory-defaults.js';
 
 /**
  * The only module that reads process.env. Layers: defaults, then a `.env` file (if present),
@@ -51,7 +52,16 @@ const EnvSchema = z.object({
   CRMSYNC_SYNC_MEMORY_LIMIT: z
     .string()
     .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'CRMSYNC_SYNC_MEMORY_LIMIT must look like 256MB or 2GB')
-    .default('256MB'),
+    .optional(),
+  CRMSYNC_SYNC_CHECKPOINT_THRESHOLD: z
+    .string()
+    .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'CRMSYNC_SYNC_CHECKPOINT_THRESHOLD must look like 64MB or 1GB')
+    .default('64MB'),
+  CRMSYNC_WORKER_HEAP_GROWTH_PERCENT: z
+    .string()
+    .regex(/^\d+$/, "CRMSYNC_WORKER_HEAP_GROWTH_PERCENT must be a whole number of percent such as 25, or 0 for V8's own heap growth")
+    .default('25')
+    .transform(Number),
   TEMPORAL_ADDRESS: z
     .string()
     .optional()
@@ -100,10 +110,14 @@ export interface Config {
   publishEveryMs: number;
   dataDir: string;
   logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
-  /** DuckDB memory limit of sync's write scopes (larger merges spill to disk). */
+  /** DuckDB memory limit of the warehouse owner (larger merges spill to disk); default derived from the machine (defaultSyncMemoryLimit). */
   syncMemoryLimit: string;
-  /** DuckDB threads in the sync's write scopes; undefined: DuckDB's default (one per core). */
-  syncThreads: number | undefined;
+  /** DuckDB threads of the warehouse owner; default one per 128MB of its limit, at most one per core (defaultSyncThreads). */
+  syncThreads: number;
+  /** The write-ahead log size at which the owner's DuckDB checkpoints (default 64MB): rows written since stay in DuckDB's memory. */
+  syncCheckpointThreshold: string;
+  /** The worker's V8 heap grows this much past its live set before a full collection; 0: V8's own factor (limitHeapGrowth). */
+  workerHeapGrowthPercent: number;
   temporal: {
     address: string | undefined;
     namespace: string;
@@ -126,7 +140,8 @@ export interface Config {
   };
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = readEnv()): Config {
+/** `machine`: what the owner's memory defaults are derived from (tests pass one). */
+export function loadConfig(env: NodeJS.ProcessEnv = readEnv(), machine: Machine = thisMachine()): Config {
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(env)'}: ${i.message}`);
@@ -136,6 +151,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = readEnv()): Config {
   if (!isValidTimeZone(e.CRM_TIMEZONE)) {
     throw new ConfigError(`CRM_TIMEZONE "${e.CRM_TIMEZONE}" is not an IANA time zone; use for example "UTC" or "Europe/Berlin".`);
   }
+  const syncMemoryLimit = e.CRMSYNC_SYNC_MEMORY_LIMIT ?? defaultSyncMemoryLimit(machine);
   return {
     crm: {
       baseUrl: e.CRM_BASE_URL || undefined,
@@ -154,8 +170,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = readEnv()): Config {
     publishEveryMs: idleMs(e.CRMSYNC_PUBLISH_EVERY),
     dataDir: e.CRMSYNC_DATA_DIR,
     logLevel: e.CRMSYNC_LOG_LEVEL,
-    syncMemoryLimit: e.CRMSYNC_SYNC_MEMORY_LIMIT,
-    syncThreads: e.CRMSYNC_SYNC_THREADS,
+    syncMemoryLimit,
+    syncThreads: e.CRMSYNC_SYNC_THREADS ?? defaultSyncThreads(syncMemoryLimit, machine),
+    syncCheckpointThreshold: e.CRMSYNC_SYNC_CHECKPOINT_THRESHOLD,
+    workerHeapGrowthPercent: e.CRMSYNC_WORKER_HEAP_GROWTH_PERCENT,
     temporal: {
       address: e.TEMPORAL_ADDRESS?.trim() || undefined,
       namespace: e.TEMPORAL_NAMESPACE,

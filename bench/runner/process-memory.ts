@@ -9,3 +9,11 @@ export function processMemoryMb(pid: number | 'self' = 'self'): { rss: number; p
   const mb = (key: string): number => Math.round(Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) / 1024);
   return { rss: mb('VmRSS'), peak: mb('VmHWM') };
 }
+
+/** CPU seconds a process has used (user + system), from /proc (Linux): less sensitive than wall time to other work on a shared machine. */
+export function processCpuSeconds(pid: number | 'self' = 'self'): number {
+  // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}

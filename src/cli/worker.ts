@@ -7,6 +7,7 @@ import { quietTemporalRuntime } from '../sync/quiet-temporal-runtime.js';
 import { withTemporal } from '../temporal/connect.js';
 import { taskQueues } from '../temporal/task-queues.js';
 import { DEFAULT_WAREHOUSE_CONCURRENCY, runComposedWorkers } from '../worker/compose.js';
+import { limitHeapGrowth } from '../worker/limit-heap-growth.js';
 
 export const WorkerOptions = z.object({
   warehouseConcurrency: z.coerce
@@ -38,6 +39,7 @@ export function registerWorkerCommand(program: Command): void {
 export async function workerCommand(config: Config, opts: WorkerOptions, logger: Logger): Promise<void> {
   requireCrm(config);
   quietTemporalRuntime(config.logLevel, logger);
+  limitHeapGrowth(config.workerHeapGrowthPercent);
   const abort = new AbortController();
   const stop = (signal: NodeJS.Signals): void => {
     logger.info({ signal }, 'draining workers');

@@ -44,7 +44,7 @@ export class SyncMemoryLimitError extends CrmsyncError {
     const detail = options.cause instanceof Error ? ` (${options.cause.message.split('\n')[0]})` : '';
     super(
       'SYNC_MEMORY_LIMIT',
-      `DuckDB ran out of the sync's memory limit, CRMSYNC_SYNC_MEMORY_LIMIT=${limit}${detail}; raise CRMSYNC_SYNC_MEMORY_LIMIT (default 256MB) and run again (fewer DuckDB threads, CRMSYNC_SYNC_THREADS=1, also need less): the run resumes where it stopped.`,
+      `DuckDB ran out of the sync's memory limit, CRMSYNC_SYNC_MEMORY_LIMIT=${limit}${detail}; raise CRMSYNC_SYNC_MEMORY_LIMIT (default: a sixteenth of the machine's memory, at most 128MB) and run again (fewer DuckDB threads, CRMSYNC_SYNC_THREADS=1, also need less): the run resumes where it stopped.`,
       { retryable: true, ...options },
     );
   }

@@ -2,12 +2,18 @@ import { resolve } from 'node:path';
 import type { WarehouseHandle } from './duckdb-warehouse.js';
 import { WarehouseLockedError, WarehouseOwnedError, WarehouseOwnerClosedError } from './errors.js';
 import { openWarehouse, type OpenWarehouseOptions } from './open-warehouse.js';
+import { readMemoryFigures } from './read-memory-figures.js';
 
 export interface WarehouseOwnerOptions extends Omit<OpenWarehouseOptions, 'readOnly'> {
   /** DuckDB memory limit for the writer (e.g. '1GB'): it spills to disk rather than take the machine. */
   memoryLimit?: string;
   /** DuckDB threads for the writer: fewer need less memory. */
   threads?: number;
+  /**
+   * DuckDB checkpoints when its write-ahead log passes this (e.g. '64MB'; default the writer's,
+   * WRITER_CHECKPOINT_THRESHOLD). Rows written since the last checkpoint stay in DuckDB's memory.
+   */
+  checkpointThreshold?: string;
   /** Turns a job's error into the one its caller should see (e.g. an out-of-memory into one naming the setting). */
   describeError?: (err: unknown) => unknown;
 }
@@ -43,6 +49,11 @@ export function holdHere(dbPath: string): (() => void) | null {
   return () => held.delete(key);
 }
 
+/** A size such as '256MB' with anything else dropped, to be spliced into a SET statement. */
+function byteSize(v: string): string {
+  return v.replace(/[^0-9A-Za-z. ]/g, '');
+}
+
 /**
  * Opens `dbPath` for writing once and migrates it once; the owner then holds it until `close`.
  * Another process holding the file is a WarehouseOwnedError, at once: there is no waiting for a
@@ -63,7 +74,8 @@ export async function openWarehouseOwner(opts: WarehouseOwnerOptions): Promise<W
   }
   try {
     if (threads !== undefined) await handle.connection.run(`SET threads = ${threads}`);
-    if (opts.memoryLimit) await handle.connection.run(`SET memory_limit = '${opts.memoryLimit.replace(/[^0-9A-Za-z. ]/g, '')}'`);
+    if (opts.memoryLimit) await handle.connection.run(`SET memory_limit = '${byteSize(opts.memoryLimit)}'`);
+    if (opts.checkpointThreshold) await handle.connection.run(`SET checkpoint_threshold = '${byteSize(opts.checkpointThreshold)}'`);
     await handle.migrate();
   } catch (err) {
     await handle.close();
@@ -71,6 +83,10 @@ export async function openWarehouseOwner(opts: WarehouseOwnerOptions): Promise<W
     throw err;
   }
   const describe = opts.describeError ?? ((err: unknown) => err);
+  const logger = opts.logger;
+  // At debug level each job is followed by where the memory is (the V8 heap or DuckDB), so a
+  // backfill's peak can be explained from the log (CRMSYNC_LOG_LEVEL=debug).
+  const probe = logger?.isLevelEnabled('debug') === true ? async (): Promise<void> => logger.debug({ memory: await readMemoryFigures(handle.connection) }, 'warehouse memory') : undefined;
   let tail: Promise<unknown> = Promise.resolve();
   let pending = 0;
   let closing: Promise<void> | undefined;
@@ -79,7 +95,12 @@ export async function openWarehouseOwner(opts: WarehouseOwnerOptions): Promise<W
     run<T>(job: (w: WarehouseHandle) => Promise<T>): Promise<T> {
       if (closing) return Promise.reject(new WarehouseOwnerClosedError(opts.dbPath));
       pending++;
-      const result = tail.then(() => job(handle)).finally(() => pending--);
+      const result = tail
+        .then(() => job(handle))
+        .finally(async () => {
+          pending--;
+          await probe?.().catch(() => undefined);
+        });
       // The next job starts when this one settles, whatever its outcome.
       tail = result.catch(() => undefined);
       return result.catch((err: unknown) => {

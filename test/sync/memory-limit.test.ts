@@ -28,19 +28,23 @@ describe('the warehouse owner under CRMSYNC_SYNC_MEMORY_LIMIT', () => {
   it('runs on CRMSYNC_SYNC_THREADS DuckDB threads when set; readers keep the defaults', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'crmsync-threads-'));
     try {
-      const config = loadConfig({ CRMSYNC_DB: join(dir, 'crm.duckdb'), CRMSYNC_LAKE: join(dir, 'lake'), CRMSYNC_SYNC_THREADS: '1' });
-      expect(config.syncThreads).toBe(1);
-      const settings = async (c: typeof config) => {
+      const machine = { memoryBytes: 24e9, cores: 4 };
+      const config = loadConfig({ CRMSYNC_DB: join(dir, 'crm.duckdb'), CRMSYNC_LAKE: join(dir, 'lake'), CRMSYNC_SYNC_THREADS: '3' }, machine);
+      expect(config.syncThreads).toBe(3);
+      const settings = async (c: Parameters<typeof openOwnerFromConfig>[0]) => {
         const owner = await openOwnerFromConfig(c);
         try {
-          return await owner.run((w) => w.query(`SELECT current_setting('threads') AS t, current_setting('memory_limit') AS m`));
+          return await owner.run((w) => w.query(`SELECT current_setting('threads') AS t, current_setting('memory_limit') AS m, current_setting('checkpoint_threshold') AS c`));
         } finally {
           await owner.close();
         }
       };
       const inWrite = await settings(config);
-      expect(Number(inWrite[0]?.t)).toBe(1);
-      expect(String(inWrite[0]?.m)).toMatch(/^2[34]\d\.\d+ MiB$/);
+      expect(Number(inWrite[0]?.t)).toBe(3);
+      // The default limit on a machine with memory to spare: 128MB.
+      expect(String(inWrite[0]?.m)).toMatch(/^122\.\d+ MiB$/);
+      // Checkpoints every 64MB of write-ahead log, so rows since the last one hold less memory.
+      expect(String(inWrite[0]?.c)).toMatch(/^61\.\d+ MiB$/);
       const defaults = await withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write: true }, (w) => w.query(`SELECT current_setting('threads') AS t`));
       const unset = await settings({ ...config, syncThreads: undefined });
       expect(Number(unset[0]?.t)).toBe(Number(defaults[0]?.t));
@@ -52,6 +56,6 @@ describe('the warehouse owner under CRMSYNC_SYNC_MEMORY_LIMIT', () => {
   it('refuses a CRMSYNC_SYNC_THREADS that is not a whole positive number, naming it', () => {
     expect(() => loadConfig({ CRMSYNC_SYNC_THREADS: '0' })).toThrow(/CRMSYNC_SYNC_THREADS must be a positive number/);
     expect(() => loadConfig({ CRMSYNC_SYNC_THREADS: '1.5' })).toThrow(/CRMSYNC_SYNC_THREADS must be a whole number/);
-    expect(loadConfig({}).syncThreads).toBeUndefined();
+    expect(loadConfig({}, { memoryBytes: 24e9, cores: 4 }).syncThreads).toBe(1);
   });
 });

@@ -1,0 +1,51 @@
+import { availableParallelism, totalmem } from 'node:os';
+
+/** What the owner's defaults are derived from: the memory this process may use, and its cores. */
+export interface Machine {
+  memoryBytes: number;
+  cores: number;
+}
+
+/** This machine: its memory, or the container's limit when that is lower, and its cores. */
+export function thisMachine(): Machine {
+  const constrained = process.constrainedMemory?.() ?? 0;
+  const total = totalmem();
+  return { memoryBytes: constrained > 0 && constrained < total ? constrained : total, cores: availableParallelism() };
+}
+
+const MB = 1_000_000;
+/**
+ * The owner's DuckDB memory limit at most. DuckDB's own default, 80% of the machine, let a
+ * backfill take as much as its buffers could fill; its resident set also goes well past the
+ * limit (query intermediates, checkpoints), more so the higher the limit. 128MB is the smallest
+ * limit at which the lake publish of a 1M-contact backfill did not run out, with one thread and
+ * checkpoints every 64MB of write-ahead log (bench/results/backfill.json, docs/sync.md).
+ */
+const MAX_LIMIT_MB = 128;
+/** Small machines: a sixteenth of their memory, not less than this. */
+const MIN_LIMIT_MB = 64;
+/**
+ * Each DuckDB thread needs its own working memory (hash tables, sorts, a Parquet row group in
+ * flight): one thread per this much of the limit, so a raised limit brings its threads back.
+ */
+const MB_PER_THREAD = 128;
+
+/** The memory limit when CRMSYNC_SYNC_MEMORY_LIMIT is unset, e.g. '128MB'. */
+export function defaultSyncMemoryLimit(machine: Machine): string {
+  const sixteenth = Math.floor(machine.memoryBytes / 16 / MB);
+  return `${Math.min(MAX_LIMIT_MB, Math.max(MIN_LIMIT_MB, sixteenth))}MB`;
+}
+
+/** The DuckDB threads when CRMSYNC_SYNC_THREADS is unset: one per MB_PER_THREAD of `memoryLimit`, at most one per core. */
+export function defaultSyncThreads(memoryLimit: string, machine: Machine): number {
+  return Math.max(1, Math.min(machine.cores, Math.floor(sizeBytes(memoryLimit) / (MB_PER_THREAD * MB))));
+}
+
+const UNITS: Record<string, number> = { kb: 1e3, mb: 1e6, gb: 1e9, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3 };
+
+/** '256MB', '1.5GiB' as bytes (the forms config accepts for CRMSYNC_SYNC_MEMORY_LIMIT). */
+export function sizeBytes(size: string): number {
+  const m = /^(\d+(?:\.\d+)?)\s*([KMG]i?B)$/i.exec(size.trim());
+  if (!m) throw new RangeError(`a size must look like 256MB or 2GB, got "${size}"`);
+  return Number(m[1]) * (UNITS[m[2]!.toLowerCase()] ?? NaN);
+}
