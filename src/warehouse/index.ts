@@ -1,6 +1,6 @@
 export { openWarehouse, type OpenWarehouseOptions } from './open-warehouse.js';
 export { withWarehouse, type WithWarehouseOptions } from './with-warehouse.js';
-export { openWarehouseOwner, isHeldHere, type WarehouseOwner, type WarehouseOwnerOptions } from './warehouse-owner.js';
+export { openWarehouseOwner, type WarehouseOwner, type WarehouseOwnerOptions } from './warehouse-owner.js';
 export { withCatalog, type WithCatalogOptions } from './with-catalog.js';
 export { writeLakeCatalog } from './write-lake-catalog.js';
 export { readLakeFreshness, type TableFreshness } from './read-lake-freshness.js';

@@ -36,11 +36,6 @@ export interface WarehouseOwner {
  */
 const held = new Set<string>();
 
-/** True while this process holds `dbPath` for writing. */
-export function isHeldHere(dbPath: string): boolean {
-  return held.has(resolve(dbPath));
-}
-
 /** Marks `dbPath` held by this process; null when it is already. Call the result to let go. */
 export function holdHere(dbPath: string): (() => void) | null {
   const key = resolve(dbPath);

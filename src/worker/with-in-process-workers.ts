@@ -6,6 +6,7 @@ import { taskQueues } from '../temporal/task-queues.js';
 import { warehouseWorkerPolls } from '../temporal/warehouse-worker-polls.js';
 import { WarehouseOwnedError, type WarehouseOwner } from '../warehouse/index.js';
 import { runComposedWorkers } from './compose.js';
+import { limitHeapGrowth } from './limit-heap-growth.js';
 import { openOwnerFromConfig } from './open-owner-from-config.js';
 
 /**
@@ -30,6 +31,8 @@ export async function withInProcessWorkers<T>(options: { config: Config; logger:
     }
     logger.info({ taskQueue: queue }, 'the warehouse worker that polled last is gone; serving its runs here');
   }
+  // This process now serves the runs, backfills included: the same heap policy as `crmsync worker`.
+  limitHeapGrowth(config.workerHeapGrowthPercent);
   const abort = new AbortController();
   const workers = runComposedWorkers({ config, logger, nativeConnection: options.nativeConnection, namespace: options.namespace, signal: abort.signal, ...(owner ? { owner } : {}) });
   // A worker that dies (bad bundle, lost connection, a file owned elsewhere) must fail `fn` rather than leave it waiting.
