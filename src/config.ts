@@ -59,8 +59,8 @@ const EnvSchema = z.object({
     .default('64MB'),
   CRMSYNC_WORKER_HEAP_GROWTH_PERCENT: z
     .string()
-    .regex(/^\d+$/, "CRMSYNC_WORKER_HEAP_GROWTH_PERCENT must be a whole number of percent such as 25, or 0 for V8's own heap growth")
-    .default('25')
+    .regex(/^\d+$/, "CRMSYNC_WORKER_HEAP_GROWTH_PERCENT must be a whole number of percent such as 100, or 0 for V8's own heap growth")
+    .default('100')
     .transform(Number),
   TEMPORAL_ADDRESS: z
     .string()

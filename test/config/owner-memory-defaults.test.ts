@@ -10,7 +10,7 @@ describe("the warehouse owner's memory defaults", () => {
     expect(config.syncMemoryLimit).toBe('128MB');
     expect(config.syncThreads).toBe(1);
     expect(config.syncCheckpointThreshold).toBe('64MB');
-    expect(config.workerHeapGrowthPercent).toBe(25);
+    expect(config.workerHeapGrowthPercent).toBe(100);
   });
 
   it('take a sixteenth of a small machine (or container), not less than 64MB', () => {
