@@ -56,7 +56,7 @@ const EnvSchema = z.object({
   CRMSYNC_SYNC_CHECKPOINT_THRESHOLD: z
     .string()
     .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'CRMSYNC_SYNC_CHECKPOINT_THRESHOLD must look like 64MB or 1GB')
-    .default('64MB'),
+    .default('256MB'),
   CRMSYNC_WORKER_HEAP_GROWTH_PERCENT: z
     .string()
     .regex(/^\d+$/, "CRMSYNC_WORKER_HEAP_GROWTH_PERCENT must be a whole number of percent such as 100, or 0 for V8's own heap growth")
@@ -114,7 +114,7 @@ export interface Config {
   syncMemoryLimit: string;
   /** DuckDB threads of the warehouse owner; default one per 128MB of its limit, at most one per core (defaultSyncThreads). */
   syncThreads: number;
-  /** The write-ahead log size at which the owner's DuckDB checkpoints (default 64MB): rows written since stay in DuckDB's memory. */
+  /** The write-ahead log size at which the owner's DuckDB checkpoints (default 256MB): rows written since stay in DuckDB's memory. */
   syncCheckpointThreshold: string;
   /** The worker's V8 heap grows this much past its live set before a full collection; 0: V8's own factor (limitHeapGrowth). */
   workerHeapGrowthPercent: number;

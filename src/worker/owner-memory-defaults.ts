@@ -18,8 +18,8 @@ const MB = 1_000_000;
  * The owner's DuckDB memory limit at most. DuckDB's own default, 80% of the machine, let a
  * backfill take as much as its buffers could fill; its resident set also goes well past the
  * limit (query intermediates, checkpoints), more so the higher the limit. 128MB is the smallest
- * limit at which the lake publish of a 1M-contact backfill did not run out, with one thread and
- * checkpoints every 64MB of write-ahead log (bench/results/backfill.json, docs/sync.md).
+ * limit at which the lake publish of a 1M-contact backfill did not run out, with one thread
+ * (bench/results/backfill.json, docs/sync.md).
  */
 const MAX_LIMIT_MB = 128;
 /** Small machines: a sixteenth of their memory, not less than this. */
