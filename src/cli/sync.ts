@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { loadConfig, requireCrm, type Config } from '../config.js';
 import { crmClientFromConfig } from '../crm/index.js';
+import { retryOutsideTemporal } from '../crm/retry-outside-temporal.js';
 import { ConfigError } from '../errors.js';
 import { createLogger, type Logger } from '../logger.js';
 import { runSync, type JoinEvent } from '../sync/run-sync.js';
@@ -76,7 +77,8 @@ export async function syncCommand(config: Config, opts: SyncOptions, logger: Log
   process.once('SIGINT', onSigint);
   process.once('SIGTERM', onSigint);
   try {
-    await crm.verifyCredentials();
+    // Outside Temporal: a deadlock or 429 on this one request must not fail the whole command.
+    await retryOutsideTemporal(() => crm.verifyCredentials());
     const tuning: Partial<SyncTuning> = {};
     if (opts.perPage) tuning.perPage = opts.perPage;
     if (opts.parallelism) tuning.parallelism = opts.parallelism;

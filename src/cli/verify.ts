@@ -1,3 +1,4 @@
+import { retryOutsideTemporal } from '../crm/retry-outside-temporal.js';
 import type { Command } from 'commander';
 import { loadConfig, requireCrm, type Config } from '../config.js';
 import { crmClientFromConfig } from '../crm/index.js';
@@ -50,7 +51,7 @@ export async function verifyCommand(config: Config, streamsRequested: string[], 
   const streams = resolveStreams(streamsRequested);
   const client = crmClientFromConfig(config);
   try {
-    await client.verifyCredentials();
+    await retryOutsideTemporal(() => client.verifyCredentials());
     return await runVerify(
       {
         client: retryingVerifyClient(client),

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DatabaseBusyError } from '../../src/crm/index.js';
 import { retryingVerifyClient } from '../../src/verify/retrying-client.js';
+import { retryOutsideTemporal } from '../../src/crm/retry-outside-temporal.js';
 import { clientFor, withSimClient } from '../crm/helpers/sim-client.js';
 
 /**
@@ -35,6 +36,30 @@ describe('retryingVerifyClient', () => {
         const before = sim.stats().requests;
         await expect(retrying.contacts.listPage({ page: 1, perPage: 5 })).rejects.toMatchObject({ retryable: false });
         expect(sim.stats().requests - before).toBe(1);
+        expect(pauses).toEqual([]);
+      } finally {
+        await wrong.close();
+      }
+    });
+  });
+});
+
+describe('retryOutsideTemporal (the CLI pre-flight of sync and verify)', () => {
+  it('checks the credentials through database deadlocks instead of failing the command', async () => {
+    await withSimClient({ contacts: 3, seed: 7, mode: 'real', faults: { deadlockRate: 0.5 } }, async (sim, client) => {
+      const pauses: number[] = [];
+      for (let i = 0; i < 10; i++) await retryOutsideTemporal(() => client.verifyCredentials(), { attempts: 40, sleep: async (ms) => void pauses.push(ms) });
+      expect(sim.stats().status423).toBeGreaterThan(0); // otherwise this test proves nothing
+      expect(pauses.length).toBe(sim.stats().status423);
+    });
+  });
+
+  it('ends at once on wrong credentials', async () => {
+    await withSimClient({ contacts: 3, seed: 5 }, async (sim) => {
+      const wrong = clientFor(sim, { password: 'not-the-password' });
+      try {
+        const pauses: number[] = [];
+        await expect(retryOutsideTemporal(() => wrong.verifyCredentials(), { sleep: async (ms) => void pauses.push(ms) })).rejects.toMatchObject({ retryable: false });
         expect(pauses).toEqual([]);
       } finally {
         await wrong.close();
