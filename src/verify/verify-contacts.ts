@@ -29,17 +29,21 @@ export async function verifyContacts(deps: VerifyDeps): Promise<Difference[]> {
     order: 'asc',
     concurrency: deps.concurrency ?? 2,
   });
+  // What the CRM says each contact belongs to, compared with the membership tables afterwards.
+  const remember = (c: { id: number; tags: { id: number }[]; lists: { id: number }[] }): void => {
+    crmTags.set(
+      c.id,
+      c.tags.map((t) => t.id),
+    );
+    crmLists.set(
+      c.id,
+      c.lists.map((l) => l.id),
+    );
+  };
   for await (const p of pages) {
     for (const c of p.items) {
       if (crmTags.has(c.id)) continue; // seen on an earlier page (rows shifted during the scan)
-      crmTags.set(
-        c.id,
-        c.tags.map((t) => t.id),
-      );
-      crmLists.set(
-        c.id,
-        c.lists.map((l) => l.id),
-      );
+      remember(c);
       const row = held.get(c.id);
       if (!row) {
         reported.add(c.id);
@@ -60,14 +64,7 @@ export async function verifyContacts(deps: VerifyDeps): Promise<Difference[]> {
     const row = held.get(id)!;
     const c = confirm ? await client.contacts.get(id, { with: ['subscriber.custom_values'] }) : null;
     if (c) {
-      crmTags.set(
-        c.id,
-        c.tags.map((t) => t.id),
-      );
-      crmLists.set(
-        c.id,
-        c.lists.map((l) => l.id),
-      );
+      remember(c);
       diffs.push(...contactDifferences(c, row));
       continue;
     }
