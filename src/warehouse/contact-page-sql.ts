@@ -168,7 +168,7 @@ function fields(zone: string): Record<string, Field> {
 }
 
 /**
- * SELECT over `rows` (`seq`, `page`, `position`, `raw` JSON text, one per contact row) giving the
+ * SELECT over `rows` (a table or a parenthesized query of `seq`, `page`, `position`, `raw` JSON text, one per contact row) giving the
  * typed contact columns, `raw`, `_fingerprint`, the row's `seq`/`page`/`position` and `_reason`
  * (NULL when the row fits).
  */
@@ -179,7 +179,7 @@ export function typedContactRowsSql(rows: string, zone: string): string {
   return `SELECT *, ${fingerprintExpr(CONTACT_COLUMNS)} AS _fingerprint FROM (
     SELECT seq, page, position, raw, ${cols},
       nullif(concat_ws('; ', ${issues.join(',\n        ')}), '') AS _reason
-    FROM (SELECT seq, page, position, raw, json_transform(raw, ${quoteLiteral(TRANSFORM)}) AS r FROM ${quoteIdent(rows)})
+    FROM (SELECT seq, page, position, raw, json_transform(raw, ${quoteLiteral(TRANSFORM)}) AS r FROM ${rows})
   )`;
 }
 

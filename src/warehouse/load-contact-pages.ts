@@ -38,12 +38,10 @@ export async function loadContactPages(connection: DuckDBConnection, pages: read
   const numbered = pages.map((p, seq) => ({ seq, ...p }));
   await stageColumns(connection, '_stage_contact_pages', ['seq', 'page', 'body'], numbered, (p) => [String(p.seq), String(p.page), p.body]);
   try {
-    await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_contact_rows AS ${pageRowsSql('_stage_contact_pages')};
-      DROP TABLE _stage_contact_pages;
-      CREATE OR REPLACE TEMP TABLE _stage_contacts_checked AS ${typedContactRowsSql('_stage_contact_rows', opts.siteTimeZone)};
-      DROP TABLE _stage_contact_rows`);
+    await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_contacts_checked AS ${typedContactRowsSql(`(${pageRowsSql('_stage_contact_pages')})`, opts.siteTimeZone)};
+      DROP TABLE _stage_contact_pages`);
   } catch (err) {
-    await run(connection, 'DROP TABLE IF EXISTS _stage_contact_pages; DROP TABLE IF EXISTS _stage_contact_rows');
+    await run(connection, 'DROP TABLE IF EXISTS _stage_contact_pages');
     if (!/Malformed JSON/i.test(String(err))) throw err;
     throw new WarehouseInputError(`A contact page is not readable JSON (${String(err).slice(0, 200)}); the CRM sent a body that is not a listing, fetch the page again or report it with the body.`);
   }
@@ -65,14 +63,16 @@ function checkPages(pages: readonly ContactPage[]): void {
 async function loadChecked(connection: DuckDBConnection, ctx: LoadContext): Promise<ContactPagesStats> {
   const load = quoteLiteral(ctx.loadId);
   const at = timestampLiteral(ctx.syncedAt);
-  const counts = (await readRows(connection, `SELECT count(*) FILTER (WHERE _reason IS NOT NULL) AS rejected, count(*) FILTER (WHERE _reason IS NULL) AS fit,
-      count(DISTINCT id) FILTER (WHERE _reason IS NULL) AS ids, coalesce(min(id) FILTER (WHERE _reason IS NULL), 0) AS min_id FROM _stage_contacts_checked`))[0]!;
+  const counts = (
+    await readRows(
+      connection,
+      `SELECT count(*) FILTER (WHERE _reason IS NOT NULL) AS rejected, count(*) FILTER (WHERE _reason IS NULL) AS fit,
+      count(DISTINCT id) FILTER (WHERE _reason IS NULL) AS ids, coalesce(min(id) FILTER (WHERE _reason IS NULL), 0) AS min_id FROM _stage_contacts_checked`,
+    )
+  )[0]!;
   const rejected = Number(counts.rejected);
   if (rejected > 0) {
-    await run(
-      connection,
-      `INSERT INTO _contact_rejects SELECT page, position, json_extract_string(raw, '$.id'), _reason, raw, ${load}, ${at} FROM _stage_contacts_checked WHERE _reason IS NOT NULL`,
-    );
+    await run(connection, `INSERT INTO _contact_rejects SELECT page, position, json_extract_string(raw, '$.id'), _reason, raw, ${load}, ${at} FROM _stage_contacts_checked WHERE _reason IS NOT NULL`);
   }
   const total = Number(counts.ids);
   if (total === 0) return { inserted: 0, updated: 0, unchanged: 0, deleted: 0, rejected };
@@ -82,7 +82,13 @@ async function loadChecked(connection: DuckDBConnection, ctx: LoadContext): Prom
   const fits = (where = '') => `_reason IS NULL${where}${latest}`;
   const cols = [...CONTACT_FIELD_NAMES, '_fingerprint'].map(quoteIdent).join(', ');
   if (Number(counts.min_id) > maxHeld) {
-    await run(connection, `CREATE OR REPLACE TEMP TABLE _stage_contacts AS SELECT ${cols}, raw FROM _stage_contacts_checked WHERE ${fits()}`);
+    if (rejected === 0 && latest === '') {
+      // The common case: every row fits and every id is new. The checked rows are the stage
+      // (the inserts name their columns), no copy of the raw records.
+      await run(connection, 'DROP TABLE IF EXISTS _stage_contacts; ALTER TABLE _stage_contacts_checked RENAME TO _stage_contacts');
+    } else {
+      await run(connection, `CREATE OR REPLACE TEMP TABLE _stage_contacts AS SELECT ${cols}, raw FROM _stage_contacts_checked WHERE ${fits()}`);
+    }
     const parts = await readRows(connection, `SELECT DISTINCT id // ${CONTACT_BUCKET_SIZE} AS part FROM _stage_contacts`);
     await appendStagedContacts(connection, ctx, new Set(parts.map((r) => Number(r.part))));
     return { inserted: total, updated: 0, unchanged: 0, deleted: 0, rejected };
