@@ -37,8 +37,8 @@ interface Field {
 
 /**
  * Values computed once per row in a layer below the fields, each used several times above: as
- * a column, not an expression spliced in at each use, it is bound and optimized once (the
- * spliced statement took longer to plan than to run on a 5,000-row load).
+ * a column, not an expression spliced in at each use, it is bound and optimized once; spliced,
+ * planning cost about as much as running a sync-sized load (bench/results/notes.md, "Issue 19").
  */
 function sharedColumns(): string {
   const cv = v('custom_values');

@@ -24,6 +24,7 @@ export interface ContactPagesStats extends LoadStats {
 
 export const MAX_PAGE_BYTES = 64 << 20;
 export const MAX_PAGES_PER_LOAD = 5_000;
+export const MAX_LOAD_BYTES = 512 << 20;
 
 /**
  * Loads contact listing pages as the CRM sent them: DuckDB parses the bodies and applies the
@@ -43,7 +44,11 @@ export async function loadContactPages(connection: DuckDBConnection, pages: read
   } catch (err) {
     await run(connection, 'DROP TABLE IF EXISTS _stage_contact_pages');
     if (!/Malformed JSON/i.test(String(err))) throw err;
-    throw new WarehouseInputError(`A contact page is not readable JSON (${String(err).slice(0, 200)}); the CRM sent a body that is not a listing, fetch the page again or report it with the body.`);
+    // DuckDB's message quotes the body; contact data stays out of errors.
+    const numbers = pages.map((p) => p.page);
+    throw new WarehouseInputError(
+      `A contact page among pages ${Math.min(...numbers)}-${Math.max(...numbers)} is not readable JSON; the CRM sent a body that is not a listing, fetch those pages again or report it with the body.`,
+    );
   }
   try {
     return await inTransaction(connection, () => loadChecked(connection, ctx));
@@ -54,10 +59,13 @@ export async function loadContactPages(connection: DuckDBConnection, pages: read
 
 function checkPages(pages: readonly ContactPage[]): void {
   if (pages.length > MAX_PAGES_PER_LOAD) throw new WarehouseInputError(`loadContactPages got ${pages.length} pages; load at most ${MAX_PAGES_PER_LOAD} per call (split the batch).`);
+  let bytes = 0;
   for (const p of pages) {
+    bytes += p.body.length;
     if (!Number.isSafeInteger(p.page)) throw new WarehouseInputError(`Page number ${String(p.page)} is not an integer; pass the page number that was requested.`);
     if (p.body.length > MAX_PAGE_BYTES) throw new WarehouseInputError(`Contact page ${p.page} is ${p.body.length} bytes; the limit is ${MAX_PAGE_BYTES} (request fewer contacts per page).`);
   }
+  if (bytes > MAX_LOAD_BYTES) throw new WarehouseInputError(`loadContactPages got ${bytes} bytes of pages; load at most ${MAX_LOAD_BYTES} per call (split the batch).`);
 }
 
 async function loadChecked(connection: DuckDBConnection, ctx: LoadContext): Promise<ContactPagesStats> {

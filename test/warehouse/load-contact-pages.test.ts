@@ -65,18 +65,67 @@ describe('loadContactPages', () => {
 
   it('reads ids and counts as numbers or numeric strings, {} as [], and both timestamp shapes', async () => {
     const rows = [
-      { id: '900001', user_id: '7', email: 'a@x.test', status: 'subscribed', total_points: '12', life_time_value: '3.50', company_id: '', tags: {}, lists: [{ id: '4' }, { id: 2 }], custom_values: [], created_at: '2026-03-08 01:30:00', updated_at: '2026-07-01T12:00:00+02:00' },
-      { id: 900002, user_id: 8, email: 'b@x.test', status: 'pending', total_points: 5, life_time_value: 1.25, company_id: null, tags: [3, '1'], lists: { 0: { id: 6 } }, custom_values: { b: 1, a: 'x' }, created_at: '2026-11-01 01:30:00', updated_at: '2026-07-01T10:00:00Z' },
+      {
+        id: '900001',
+        user_id: '7',
+        email: 'a@x.test',
+        status: 'subscribed',
+        total_points: '12',
+        life_time_value: '3.50',
+        company_id: '',
+        tags: {},
+        lists: [{ id: '4' }, { id: 2 }],
+        custom_values: [],
+        created_at: '2026-03-08 01:30:00',
+        updated_at: '2026-07-01T12:00:00+02:00',
+      },
+      {
+        id: 900002,
+        user_id: 8,
+        email: 'b@x.test',
+        status: 'pending',
+        total_points: 5,
+        life_time_value: 1.25,
+        company_id: null,
+        tags: [3, '1'],
+        lists: { 0: { id: 6 } },
+        custom_values: { b: 1, a: 'x' },
+        created_at: '2026-11-01 01:30:00',
+        updated_at: '2026-07-01T10:00:00Z',
+      },
     ];
     await js.w.loadContacts(parsed(JSON.parse(listing(rows))), ctx(new Date('2026-11-22T00:00:00Z')));
     const stats = await sql.w.loadContactPages([{ page: 1, body: listing(rows) }], ctx(new Date('2026-11-22T00:00:00Z')));
     expect(stats).toMatchObject({ inserted: 2, rejected: 0 });
-    const q = 'SELECT id, user_id, company_id, total_points, life_time_value, tag_ids, list_ids, CAST(custom_values AS VARCHAR) AS cv, created_at, updated_at FROM contacts WHERE id > 900000 ORDER BY id';
+    const q =
+      'SELECT id, user_id, company_id, total_points, life_time_value, tag_ids, list_ids, CAST(custom_values AS VARCHAR) AS cv, created_at, updated_at FROM contacts WHERE id > 900000 ORDER BY id';
     const got = await sql.w.query(q);
     expect(got).toEqual([
       // created_at is zone-less: New York time (EST before the 2026-03-08 02:00 switch)
-      { id: 900001, user_id: 7, company_id: null, total_points: 12, life_time_value: 3.5, tag_ids: [], list_ids: [2, 4], cv: '{}', created_at: new Date('2026-03-08T06:30:00Z'), updated_at: new Date('2026-07-01T10:00:00Z') },
-      { id: 900002, user_id: 8, company_id: null, total_points: 5, life_time_value: 1.25, tag_ids: [1, 3], list_ids: [6], cv: '{"a":"x","b":1}', created_at: new Date('2026-11-01T05:30:00Z'), updated_at: new Date('2026-07-01T10:00:00Z') },
+      {
+        id: 900001,
+        user_id: 7,
+        company_id: null,
+        total_points: 12,
+        life_time_value: 3.5,
+        tag_ids: [],
+        list_ids: [2, 4],
+        cv: '{}',
+        created_at: new Date('2026-03-08T06:30:00Z'),
+        updated_at: new Date('2026-07-01T10:00:00Z'),
+      },
+      {
+        id: 900002,
+        user_id: 8,
+        company_id: null,
+        total_points: 5,
+        life_time_value: 1.25,
+        tag_ids: [1, 3],
+        list_ids: [6],
+        cv: '{"a":"x","b":1}',
+        created_at: new Date('2026-11-01T05:30:00Z'),
+        updated_at: new Date('2026-07-01T10:00:00Z'),
+      },
     ]);
     expect(got).toEqual(await js.w.query(q));
   });
@@ -122,6 +171,8 @@ describe('loadContactPages', () => {
   });
 
   it('refuses a body that is not JSON, naming the fix', async () => {
-    await expect(sql.w.loadContactPages([{ page: 3, body: '<html>error</html>' }], ctx())).rejects.toThrow(/not readable JSON.*fetch the page again/);
+    const refused = sql.w.loadContactPages([{ page: 3, body: '<html>secret-looking error</html>' }], ctx());
+    await expect(refused).rejects.toThrow(/pages 3-3 is not readable JSON.*fetch those pages again/);
+    await expect(refused).rejects.not.toThrow(/secret-looking/);
   });
 });
