@@ -3,6 +3,7 @@ import type { Contact, FunnelSubscriber, ReportSnapshot } from '../crm/types.js'
 import type { Logger } from '../logger.js';
 import { FUNNEL_SUBSCRIBER_SPEC, ENTITY_SPECS } from './entity-specs.js';
 import { WarehouseInputError, WarehouseReadOnlyError } from './errors.js';
+import { loadContactPages, type ContactPage, type ContactPagesStats } from './load-contact-pages.js';
 import { loadContacts } from './load-contacts.js';
 import { loadRows } from './load-rows.js';
 import { migrate } from './migrate.js';
@@ -23,6 +24,8 @@ export interface WarehouseHandle extends Warehouse {
   readonly source: WarehouseSource;
   /** The webhook applier's tables (offsets, event rows, dead letters). */
   readonly webhooks: WebhookStore;
+  /** Contact listing pages as the CRM sent them, parsed and typed by DuckDB (see load-contact-pages.ts). */
+  loadContactPages(pages: readonly ContactPage[], ctx: LoadContext): Promise<ContactPagesStats>;
   /** Flush the write-ahead log into the database file. */
   checkpoint(): Promise<void>;
   close(): Promise<void>;
@@ -69,6 +72,12 @@ export class DuckDbWarehouse implements WarehouseHandle {
   async loadContacts(contacts: readonly Contact[], ctx: LoadContext): Promise<LoadStats> {
     this.#requireWrite('loadContacts');
     return loadContacts(this.connection, contacts, ctx, { siteTimeZone: this.#deps.siteTimeZone });
+  }
+
+  /** Contact listing pages as the CRM sent them, parsed and typed by DuckDB (see load-contact-pages.ts). */
+  async loadContactPages(pages: readonly ContactPage[], ctx: LoadContext): Promise<ContactPagesStats> {
+    this.#requireWrite('loadContactPages');
+    return loadContactPages(this.connection, pages, ctx, { siteTimeZone: this.#deps.siteTimeZone });
   }
 
   async tombstoneContacts(ids: readonly number[], ctx: LoadContext & { deletedAt?: Date }): Promise<number> {

@@ -5,6 +5,7 @@ export { withCatalog, type WithCatalogOptions } from './with-catalog.js';
 export { writeLakeCatalog } from './write-lake-catalog.js';
 export { readLakeFreshness, type TableFreshness } from './read-lake-freshness.js';
 export type { WarehouseHandle, WarehouseSource } from './duckdb-warehouse.js';
+export type { ContactPage, ContactPagesStats } from './load-contact-pages.js';
 export {
   CatalogNotFoundError,
   WarehouseLockedError,

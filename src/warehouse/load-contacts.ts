@@ -33,40 +33,48 @@ export async function loadContacts(connection: DuckDBConnection, contacts: reado
   const maxHeld = await readCount(connection, 'SELECT coalesce(max(id), 0) FROM contacts');
   if (unique.every((c) => c.id > maxHeld)) {
     await stageColumns(connection, '_stage_contact_docs', ['doc', 'raw'], unique, (c) => sizeCheckedPair(c.id, encodeContactRow(c), encodeContactRaw(c)));
-    await inTransaction(connection, () => appendNew(connection, unique, ctx, opts.siteTimeZone));
+    await inTransaction(connection, async () => {
+      await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_contacts AS ${typedSelectSql(opts.siteTimeZone, true)}; DROP TABLE _stage_contact_docs`);
+      await appendStagedContacts(connection, ctx, new Set(unique.map((c) => Math.floor(c.id / CONTACT_BUCKET_SIZE))));
+    });
     return { inserted: unique.length, updated: 0, unchanged: 0, deleted: 0 };
   }
   await stageColumns(connection, '_stage_contact_docs', ['doc'], unique, (c) => [sizeChecked(c.id, encodeContactRow(c))]);
   await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_contacts AS ${typedSelectSql(opts.siteTimeZone, false)};
     DROP TABLE _stage_contact_docs`);
-  return inTransaction(connection, () => mergeStaged(connection, unique, ctx));
+  return inTransaction(connection, () => mergeStagedContacts(connection, unique.length, ctx, async (allNew) => stageRaw(connection, allNew ? unique : await changedOnly(connection, unique))));
 }
 
-// Every row new: type the stage and append it to the four tables, in one batch of statements.
-async function appendNew(connection: DuckDBConnection, unique: readonly Contact[], ctx: LoadContext, siteTimeZone: string): Promise<void> {
+/**
+ * Every row new: appends the typed stage `_stage_contacts` (with `raw`) to the four tables, in one
+ * batch of statements, and marks the lake `parts` (id ranges) dirty.
+ */
+export async function appendStagedContacts(connection: DuckDBConnection, ctx: LoadContext, parts: ReadonlySet<number>): Promise<void> {
   const load = quoteLiteral(ctx.loadId);
   const at = timestampLiteral(ctx.syncedAt);
   const cols = [...CONTACT_FIELD_NAMES, 'raw', '_fingerprint'].map(quoteIdent).join(', ');
   const histCols = [...CONTACT_FIELD_NAMES, '_fingerprint'].map(quoteIdent).join(', ');
-  await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_contacts AS ${typedSelectSql(siteTimeZone, true)};
-    DROP TABLE _stage_contact_docs;
-    INSERT INTO contacts (${cols}, _load_id, _synced_at, _deleted_at) SELECT ${cols}, ${load}, ${at}, NULL FROM _stage_contacts;
+  await connection.run(`INSERT INTO contacts (${cols}, _load_id, _synced_at, _deleted_at) SELECT ${cols}, ${load}, ${at}, NULL FROM _stage_contacts;
     INSERT INTO contacts_history (${histCols}, valid_from, valid_to, _load_id, _synced_at)
       SELECT ${histCols}, coalesce(updated_at, created_at, ${at}), NULL, ${load}, ${at} FROM _stage_contacts;
     INSERT INTO contact_tags SELECT id, unnest(tag_ids), ${load}, ${at} FROM _stage_contacts;
     INSERT INTO contact_lists SELECT id, unnest(list_ids), ${load}, ${at} FROM _stage_contacts;
     DROP TABLE _stage_contacts;
-    ${markPartsDirtySql(new Set(unique.map((c) => Math.floor(c.id / CONTACT_BUCKET_SIZE))))}`);
+    ${markPartsDirtySql(parts)}`);
 }
 
-// Diff the typed stage against `contacts` and write the new and changed rows.
-async function mergeStaged(connection: DuckDBConnection, unique: readonly Contact[], ctx: LoadContext): Promise<LoadStats> {
+/**
+ * Diffs the typed stage `_stage_contacts` (without `raw`; `total` rows, unique ids) against
+ * `contacts` and writes the new and changed rows. `stageRawOf` stages `_stage_contact_raw (id,
+ * raw)` for every staged row when all are new, else for the ids in `_stage_contacts_keys`.
+ */
+export async function mergeStagedContacts(connection: DuckDBConnection, total: number, ctx: LoadContext, stageRawOf: (allNew: boolean) => Promise<void>): Promise<LoadStats> {
   await connection.run(diffKeysSql());
   const inserted = await readCount(connection, 'SELECT count(*) FROM _stage_contacts_keys WHERE _is_new');
   const changed = await readCount(connection, 'SELECT count(*) FROM _stage_contacts_keys');
   if (changed > 0) {
-    const allNew = inserted === unique.length;
-    await stageRaw(connection, allNew ? unique : await changedOnly(connection, unique));
+    const allNew = inserted === total;
+    await stageRawOf(allNew);
     if (allNew) {
       // Views, not copies; only the contacts insert needs raw, so only it pays for the join.
       await connection.run(`CREATE OR REPLACE TEMP VIEW _stage_contacts_all_new AS SELECT *, TRUE AS _is_new FROM _stage_contacts;
@@ -80,7 +88,7 @@ async function mergeStaged(connection: DuckDBConnection, unique: readonly Contac
   }
   await connection.run(`DROP VIEW IF EXISTS _stage_contacts_all_new_raw; DROP VIEW IF EXISTS _stage_contacts_all_new; DROP TABLE IF EXISTS _stage_contacts_diff; DROP TABLE IF EXISTS _stage_contacts_keys;
     DROP TABLE IF EXISTS _stage_contacts; DROP TABLE IF EXISTS _stage_contact_raw`);
-  return { inserted, updated: changed - inserted, unchanged: unique.length - changed, deleted: 0 };
+  return { inserted, updated: changed - inserted, unchanged: total - changed, deleted: 0 };
 }
 
 function latestById(contacts: readonly Contact[]): Contact[] {

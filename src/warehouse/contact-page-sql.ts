@@ -1,0 +1,211 @@
+import { CONTACT_COLUMNS } from './contact-columns.js';
+import { quoteIdent, quoteLiteral } from './quote.js';
+import { fingerprintExpr } from './sql-expr.js';
+
+/**
+ * The client's tolerant contact schema (src/crm/schemas/contact.ts, primitives.ts, timestamps.ts)
+ * in SQL, over one staged row `raw` (JSON text as the CRM sent it). Each row is parsed once by
+ * `json_transform` into text fields; a cheap check on that text takes the common shape, and only
+ * a value that fails it is looked at again in `raw` (CASE evaluates that branch for those rows
+ * only). Every rule the client has is kept: ids and counts as numbers or numeric strings, `[]`
+ * or `{}` for an empty list or object, both timestamp shapes with zone-less ones in the site's
+ * zone. A row that does not fit gets a `_reason` naming each field and what it held.
+ */
+const TEXT_FIELDS = ['hash', 'first_name', 'last_name', 'full_name', 'contact_type', 'phone', 'address_line_1', 'address_line_2', 'city', 'state', 'postal_code', 'country', 'photo'];
+
+const TRANSFORM = JSON.stringify({
+  ...Object.fromEntries(CONTACT_COLUMNS.filter(([n]) => !['tag_ids', 'list_ids', 'custom_values'].includes(n)).map(([n]) => [n, 'VARCHAR'])),
+  tags: [{ id: 'VARCHAR' }],
+  lists: [{ id: 'VARCHAR' }],
+  custom_values: 'JSON',
+  custom_fields: 'JSON',
+});
+
+const INT = `'-?[0-9]+'`;
+const INT_TRIMMED = `'\\s*-?[0-9]+\\s*'`;
+const NUM_TRIMMED = `'\\s*-?[0-9]+(\\.[0-9]+)?\\s*'`;
+
+const v = (k: string) => `r.${quoteIdent(k)}`;
+const typeAt = (k: string) => `json_type(raw, ${quoteLiteral(`$.${k}`)})`;
+const shown = (k: string) => `left(CAST(json_extract(raw, ${quoteLiteral(`$.${k}`)}) AS VARCHAR), 40)`;
+
+interface Field {
+  value: string;
+  /** A message when the row does not fit, else NULL. */
+  issue?: string;
+}
+
+/**
+ * Values computed once per row in a layer below the fields, each used several times above: as
+ * a column, not an expression spliced in at each use, it is bound and optimized once; spliced,
+ * planning cost about as much as running a sync-sized load (bench/results/notes.md, "Issue 19").
+ */
+function sharedColumns(): string {
+  const cv = v('custom_values');
+  const cf = v('custom_fields');
+  const positional = `to_json(map_from_entries([{'k': CAST(i - 1 AS VARCHAR), 'v': json_extract(${cv}, '$[' || (i - 1) || ']')} for i in range(1, CAST(json_array_length(${cv}) AS BIGINT) + 1)]))`;
+  const picked = `CASE WHEN starts_with(${cv}, '{') THEN ${cv} WHEN ${cv} = '[]' THEN '{}' WHEN starts_with(${cv}, '[') THEN ${positional}
+    WHEN starts_with(${cf}, '{') THEN ${cf} ELSE '{}' END`;
+  const fast = (k: string) => `(${v(k)} IS NOT NULL AND coalesce(list_bool_and([coalesce(regexp_full_match(t.id, ${INT}), false) for t in ${v(k)}]), true))`;
+  return `CAST(${picked} AS JSON) AS _cv, ${fast('tags')} AS _tags_fast, ${fast('lists')} AS _lists_fast`;
+}
+
+// `int`: an integer or a numeric string (no spaces); anything else, missing included, is an issue.
+function id(): Field {
+  return {
+    value: `CASE WHEN regexp_full_match(${v('id')}, ${INT}) THEN TRY_CAST(${v('id')} AS BIGINT) END`,
+    issue: `CASE WHEN ${v('id')} IS NULL OR NOT regexp_full_match(${v('id')}, ${INT}) OR TRY_CAST(${v('id')} AS BIGINT) IS NULL
+      THEN 'id: expected an integer or numeric string, got ' || coalesce(${shown('id')}, 'nothing') END`,
+  };
+}
+
+// `intOrNull`: missing, null or '' give NULL; booleans 1/0; an integer or trimmed numeric string.
+function intOrNull(k: string): Field {
+  const x = v(k);
+  const isBool = `${typeAt(k)} = 'BOOLEAN'`;
+  return {
+    value: `CASE WHEN ${x} IS NULL OR ${x} = '' THEN NULL WHEN regexp_full_match(${x}, ${INT_TRIMMED}) THEN TRY_CAST(trim(${x}) AS BIGINT)
+      WHEN ${isBool} THEN CASE WHEN ${x} = 'true' THEN 1 ELSE 0 END END`,
+    issue: `CASE WHEN ${x} IS NULL OR ${x} = '' THEN NULL
+      WHEN regexp_full_match(${x}, ${INT_TRIMMED}) THEN CASE WHEN TRY_CAST(trim(${x}) AS BIGINT) IS NULL THEN '${k}: integer out of range: ' || ${shown(k)} END
+      WHEN ${isBool} THEN NULL
+      ELSE '${k}: expected an integer, numeric string or null, got ' || ${shown(k)} END`,
+  };
+}
+
+// `numberOrNull`: missing, null or '' give NULL; a JSON number, or a trimmed decimal string.
+function numberOrNull(k: string): Field {
+  const x = v(k);
+  const isNumber = `${typeAt(k)} IN ('BIGINT', 'UBIGINT', 'DOUBLE')`;
+  return {
+    value: `CASE WHEN ${x} IS NULL OR ${x} = '' THEN NULL WHEN regexp_full_match(${x}, ${NUM_TRIMMED}) OR ${isNumber} THEN TRY_CAST(trim(${x}) AS DOUBLE) END`,
+    issue: `CASE WHEN ${x} IS NULL OR ${x} = '' OR regexp_full_match(${x}, ${NUM_TRIMMED}) OR ${isNumber} THEN NULL
+      ELSE '${k}: expected a number, numeric string or null, got ' || ${shown(k)} END`,
+  };
+}
+
+// `textOrNull`: strings, numbers and booleans as text; an object or array is an issue (the
+// transform would give its JSON text, so only a value that looks like one is checked in `raw`).
+function textOrNull(k: string, nullAs?: string): Field {
+  const x = v(k);
+  const suspect = `(starts_with(${x}, '{') OR starts_with(${x}, '['))`;
+  const isComposite = `${typeAt(k)} IN ('OBJECT', 'ARRAY')`;
+  return {
+    value: nullAs === undefined ? x : `coalesce(${x}, ${nullAs})`,
+    issue: `CASE WHEN ${suspect} AND ${isComposite} THEN '${k}: expected a string or null, got ' || ${shown(k)} END`,
+  };
+}
+
+// `text` (email): required.
+function requiredText(k: string): Field {
+  const t = textOrNull(k);
+  return { value: t.value, issue: `CASE WHEN ${v(k)} IS NULL THEN '${k}: expected a string, got ' || coalesce(${shown(k)}, 'nothing') ELSE ${t.issue} END` };
+}
+
+/**
+ * Tag or list ids: objects with an id, or bare ids; `{}` is an empty list and a PHP map
+ * `{"0": ...}` gives its values. Sorted and distinct, as the fingerprint was defined over.
+ */
+function refIds(k: 'tags' | 'lists'): Field {
+  const x = v(k);
+  const fast = `_${k}_fast`;
+  const elements = `CASE ${typeAt(k)} WHEN 'ARRAY' THEN json_extract(raw, ${quoteLiteral(`$.${k}[*]`)}) WHEN 'OBJECT' THEN json_extract(raw, ${quoteLiteral(`$.${k}.*`)}) ELSE CAST([] AS JSON[]) END`;
+  const idsOf = `[CASE WHEN json_type(e) = 'OBJECT' THEN json_extract_string(e, '$.id') ELSE json_extract_string(e, '$') END for e in ${elements}]`;
+  const clean = (list: string) => `list_sort(list_distinct([TRY_CAST(i AS BIGINT) for i in ${list} if regexp_full_match(i, ${INT})]))`;
+  return {
+    value: `CASE WHEN ${fast} THEN ${clean(`[t.id for t in ${x}]`)} ELSE ${clean(idsOf)} END`,
+    issue: `CASE WHEN ${fast} OR coalesce(${typeAt(k)}, 'NULL') = 'NULL' THEN NULL
+      WHEN ${typeAt(k)} NOT IN ('ARRAY', 'OBJECT') THEN '${k}: expected an array, got ' || ${shown(k)}
+      WHEN NOT coalesce(list_bool_and([coalesce(regexp_full_match(i, ${INT}), false) for i in ${idsOf}]), true) THEN '${k}: expected objects with an integer id, got ' || ${shown(k)} END`,
+  };
+}
+
+/**
+ * `custom_values` as the client picks it: an object; `[]` as `{}`, a non-empty list keyed by
+ * position; else `custom_fields` when it is an object (real listings with custom_fields=true);
+ * else `{}`. Top-level keys sorted, as the client sorts them (the fingerprint covers the text).
+ */
+function customValues(): Field {
+  const sorted = `to_json(map_from_entries([{'k': k, 'v': json_extract(_cv, '$."' || replace(k, '"', '\\"') || '"')} for k in list_sort(_cv_keys)]))`;
+  return { value: `json(CASE WHEN _cv_keys = list_sort(_cv_keys) THEN _cv ELSE ${sorted} END)` };
+}
+
+/**
+ * A zone-less wall time (TIMESTAMP) read in `zone` the way the client reads it
+ * (src/crm/timestamps.ts): the wall time minus the zone's offset at the wall time taken as UTC,
+ * with the offset looked up once more at that instant. DuckDB's own `timezone(zone, wall)` picks
+ * the other instant of an ambiguous hour in some zones, and a fingerprint must not depend on
+ * which path loaded a contact.
+ */
+function wallInZoneSql(wall: string, zone: string): string {
+  if (zone === 'UTC' || zone === 'Etc/UTC') return `timezone('UTC', ${wall})`;
+  const z = quoteLiteral(zone);
+  const offsetAt = (instant: string) => `(timezone(${z}, ${instant}) - timezone('UTC', ${instant}))`;
+  const asUtc = `timezone('UTC', ${wall})`;
+  return `(${asUtc} - ${offsetAt(`(${asUtc} - ${offsetAt(asUtc)})`)})`;
+}
+
+/** A CRM timestamp (either shape) as TIMESTAMPTZ, zone-less ones in `zone`; unreadable ones NULL (`raw` keeps them). */
+export function siteTimestampSql(x: string, zone: string): string {
+  const t = `trim(${x})`;
+  return `CASE WHEN ${x} IS NULL THEN NULL
+    WHEN length(${x}) = 19 AND substr(${x}, 11, 1) = ' ' AND NOT starts_with(${x}, '0000') THEN ${wallInZoneSql(`TRY_CAST(${x} AS TIMESTAMP)`, zone)}
+    WHEN ${t} = '' OR starts_with(${t}, '0000-00-00') THEN NULL
+    WHEN regexp_full_match(${t}, '[0-9]{4}-[0-9]{2}-[0-9]{2}([ T][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,6})?)?)?') THEN ${wallInZoneSql(`TRY_CAST(${t} AS TIMESTAMP)`, zone)}
+    WHEN regexp_full_match(${t}, '(?i)[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]+)?)?(Z|[+-][0-9]{2}:?[0-9]{2})') THEN TRY_CAST(${t} AS TIMESTAMPTZ)
+    END`;
+}
+
+function fields(zone: string): Record<string, Field> {
+  const dob = v('date_of_birth');
+  return {
+    id: id(),
+    user_id: intOrNull('user_id'),
+    email: requiredText('email'),
+    status: textOrNull('status', `''`),
+    ...Object.fromEntries(TEXT_FIELDS.map((k) => [k, textOrNull(k)])),
+    date_of_birth: { value: `TRY_CAST(CASE WHEN ${dob} = '' OR starts_with(${dob}, '0000') THEN NULL ELSE left(${dob}, 10) END AS DATE)`, issue: textOrNull('date_of_birth').issue! },
+    company_id: intOrNull('company_id'),
+    total_points: numberOrNull('total_points'),
+    life_time_value: numberOrNull('life_time_value'),
+    tag_ids: refIds('tags'),
+    list_ids: refIds('lists'),
+    custom_values: customValues(),
+    created_at: { value: siteTimestampSql(v('created_at'), zone) },
+    updated_at: { value: siteTimestampSql(v('updated_at'), zone) },
+  };
+}
+
+/**
+ * SELECT over `rows` (a table or a parenthesized query of `seq`, `page`, `position`, `raw` JSON text, one per contact row) giving the
+ * typed contact columns, `raw`, `_fingerprint`, the row's `seq`/`page`/`position` and `_reason`
+ * (NULL when the row fits).
+ */
+export function typedContactRowsSql(rows: string, zone: string): string {
+  const f = fields(zone);
+  const cols = CONTACT_COLUMNS.map(([n]) => `${f[n]!.value} AS ${quoteIdent(n)}`).join(',\n      ');
+  const issues = CONTACT_COLUMNS.map(([n]) => f[n]!.issue).filter((x): x is string => x !== undefined);
+  return `SELECT *, ${fingerprintExpr(CONTACT_COLUMNS)} AS _fingerprint FROM (
+    SELECT seq, page, position, raw, ${cols},
+      nullif(concat_ws('; ', ${issues.join(',\n        ')}), '') AS _reason
+    FROM (SELECT *, json_keys(_cv) AS _cv_keys FROM (
+      SELECT *, ${sharedColumns()} FROM (SELECT seq, page, position, raw, json_transform(raw, ${quoteLiteral(TRANSFORM)}) AS r FROM ${rows})))
+  )`;
+}
+
+/**
+ * The contact rows of each staged page `(seq, page, body)`: the listing's `subscribers.data`
+ * array (the common shape, read with one parse of the body); else a PHP keyed `data` object,
+ * `subscribers` as a plain array, or a top-level `data` array.
+ */
+export function pageRowsSql(pages: string): string {
+  const other = `CASE WHEN json_type(body, '$.subscribers.data') = 'OBJECT' THEN json_extract(body, '$.subscribers.data.*')
+      WHEN json_type(body, '$.subscribers') = 'ARRAY' THEN json_extract(body, '$.subscribers[*]')
+      WHEN json_type(body, '$.data') = 'OBJECT' THEN json_extract(body, '$.data.*')
+      ELSE json_extract(body, '$.data[*]') END`;
+  return `SELECT seq, page, unnest(rows) AS raw, generate_subscripts(rows, 1) AS position FROM (
+    SELECT seq, page, CASE WHEN len(listed) > 0 THEN listed ELSE ${other} END AS rows FROM (
+      SELECT CAST(seq AS INTEGER) AS seq, CAST(page AS INTEGER) AS page, body, json_extract(body, '$.subscribers.data[*]') AS listed FROM ${quoteIdent(pages)}
+    )
+  )`;
+}

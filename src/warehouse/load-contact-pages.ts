@@ -1,0 +1,110 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { CONTACT_BUCKET_SIZE, CONTACT_FIELD_NAMES } from './contact-columns.js';
+import { pageRowsSql, typedContactRowsSql } from './contact-page-sql.js';
+import { WarehouseInputError } from './errors.js';
+import { appendStagedContacts, mergeStagedContacts } from './load-contacts.js';
+import { quoteIdent, quoteLiteral } from './quote.js';
+import { timestampLiteral } from './sql-expr.js';
+import { inTransaction, readCount, readRows, run } from './sql-run.js';
+import { stageColumns } from './stage-columns.js';
+import type { LoadContext, LoadStats } from './types.js';
+
+/** One listing response of `GET /subscribers`, as the CRM sent it. */
+export interface ContactPage {
+  /** The page number requested: rejected rows are named by it. */
+  page: number;
+  /** The response body, unparsed. */
+  body: string;
+}
+
+export interface ContactPagesStats extends LoadStats {
+  /** Rows that did not fit the schema, recorded in `_contact_rejects` with the reason. */
+  rejected: number;
+}
+
+export const MAX_PAGE_BYTES = 64 << 20;
+export const MAX_PAGES_PER_LOAD = 5_000;
+export const MAX_LOAD_BYTES = 512 << 20;
+
+/**
+ * Loads contact listing pages as the CRM sent them: DuckDB parses the bodies and applies the
+ * tolerant schema (`contact-page-sql.ts`), so no contact is parsed, checked or serialized in
+ * JavaScript. Rows that do not fit go to `_contact_rejects` (page, position, id as sent, every
+ * reason, the record) and the others load; a later page wins over an earlier one for the same id.
+ * Then as `loadContacts`: an append when every id is above the highest held, else the
+ * fingerprinted merge, history and memberships, in one transaction with the rejects.
+ */
+export async function loadContactPages(connection: DuckDBConnection, pages: readonly ContactPage[], ctx: LoadContext, opts: { siteTimeZone: string }): Promise<ContactPagesStats> {
+  checkPages(pages);
+  const numbered = pages.map((p, seq) => ({ seq, ...p }));
+  await stageColumns(connection, '_stage_contact_pages', ['seq', 'page', 'body'], numbered, (p) => [String(p.seq), String(p.page), p.body]);
+  try {
+    await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_contacts_checked AS ${typedContactRowsSql(`(${pageRowsSql('_stage_contact_pages')})`, opts.siteTimeZone)};
+      DROP TABLE _stage_contact_pages`);
+  } catch (err) {
+    await run(connection, 'DROP TABLE IF EXISTS _stage_contact_pages');
+    if (!/Malformed JSON/i.test(String(err))) throw err;
+    // DuckDB's message quotes the body; contact data stays out of errors.
+    const numbers = pages.map((p) => p.page);
+    throw new WarehouseInputError(
+      `A contact page among pages ${Math.min(...numbers)}-${Math.max(...numbers)} is not readable JSON; the CRM sent a body that is not a listing, fetch those pages again or report it with the body.`,
+    );
+  }
+  try {
+    return await inTransaction(connection, () => loadChecked(connection, ctx));
+  } finally {
+    await run(connection, 'DROP TABLE IF EXISTS _stage_contacts_checked; DROP TABLE IF EXISTS _stage_contacts; DROP TABLE IF EXISTS _stage_contact_raw');
+  }
+}
+
+function checkPages(pages: readonly ContactPage[]): void {
+  if (pages.length > MAX_PAGES_PER_LOAD) throw new WarehouseInputError(`loadContactPages got ${pages.length} pages; load at most ${MAX_PAGES_PER_LOAD} per call (split the batch).`);
+  let bytes = 0;
+  for (const p of pages) {
+    bytes += p.body.length;
+    if (!Number.isSafeInteger(p.page)) throw new WarehouseInputError(`Page number ${String(p.page)} is not an integer; pass the page number that was requested.`);
+    if (p.body.length > MAX_PAGE_BYTES) throw new WarehouseInputError(`Contact page ${p.page} is ${p.body.length} bytes; the limit is ${MAX_PAGE_BYTES} (request fewer contacts per page).`);
+  }
+  if (bytes > MAX_LOAD_BYTES) throw new WarehouseInputError(`loadContactPages got ${bytes} bytes of pages; load at most ${MAX_LOAD_BYTES} per call (split the batch).`);
+}
+
+async function loadChecked(connection: DuckDBConnection, ctx: LoadContext): Promise<ContactPagesStats> {
+  const load = quoteLiteral(ctx.loadId);
+  const at = timestampLiteral(ctx.syncedAt);
+  const counts = (
+    await readRows(
+      connection,
+      `SELECT count(*) FILTER (WHERE _reason IS NOT NULL) AS rejected, count(*) FILTER (WHERE _reason IS NULL) AS fit,
+      count(DISTINCT id) FILTER (WHERE _reason IS NULL) AS ids, coalesce(min(id) FILTER (WHERE _reason IS NULL), 0) AS min_id FROM _stage_contacts_checked`,
+    )
+  )[0]!;
+  const rejected = Number(counts.rejected);
+  if (rejected > 0) {
+    await run(connection, `INSERT INTO _contact_rejects SELECT page, position, json_extract_string(raw, '$.id'), _reason, raw, ${load}, ${at} FROM _stage_contacts_checked WHERE _reason IS NOT NULL`);
+  }
+  const total = Number(counts.ids);
+  if (total === 0) return { inserted: 0, updated: 0, unchanged: 0, deleted: 0, rejected };
+  const maxHeld = await readCount(connection, 'SELECT coalesce(max(id), 0) FROM contacts');
+  // A page re-read within one batch carries the newer state: the last occurrence of an id wins.
+  const latest = Number(counts.fit) > total ? ' QUALIFY row_number() OVER (PARTITION BY id ORDER BY seq DESC, position DESC) = 1' : '';
+  const fits = (where = '') => `_reason IS NULL${where}${latest}`;
+  const cols = [...CONTACT_FIELD_NAMES, '_fingerprint'].map(quoteIdent).join(', ');
+  if (Number(counts.min_id) > maxHeld) {
+    if (rejected === 0 && latest === '') {
+      // The common case: every row fits and every id is new. The checked rows are the stage
+      // (the inserts name their columns), no copy of the raw records.
+      await run(connection, 'DROP TABLE IF EXISTS _stage_contacts; ALTER TABLE _stage_contacts_checked RENAME TO _stage_contacts');
+    } else {
+      await run(connection, `CREATE OR REPLACE TEMP TABLE _stage_contacts AS SELECT ${cols}, raw FROM _stage_contacts_checked WHERE ${fits()}`);
+    }
+    const parts = await readRows(connection, `SELECT DISTINCT id // ${CONTACT_BUCKET_SIZE} AS part FROM _stage_contacts`);
+    await appendStagedContacts(connection, ctx, new Set(parts.map((r) => Number(r.part))));
+    return { inserted: total, updated: 0, unchanged: 0, deleted: 0, rejected };
+  }
+  await run(connection, `CREATE OR REPLACE TEMP TABLE _stage_contacts AS SELECT ${cols} FROM _stage_contacts_checked WHERE ${fits()}`);
+  const stats = await mergeStagedContacts(connection, total, ctx, async (allNew) => {
+    const which = allNew ? '' : ' AND id IN (SELECT id FROM _stage_contacts_keys)';
+    await run(connection, `CREATE OR REPLACE TEMP TABLE _stage_contact_raw AS SELECT id, raw FROM _stage_contacts_checked WHERE ${fits(which)}`);
+  });
+  return { ...stats, rejected };
+}

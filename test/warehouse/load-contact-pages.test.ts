@@ -1,0 +1,178 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parsePage } from '../../src/crm/parse.js';
+import { contactSchema } from '../../src/crm/schemas/contact.js';
+import { createTimestampNormalizer } from '../../src/crm/timestamps.js';
+import type { Contact } from '../../src/crm/types.js';
+import type { WarehouseHandle } from '../../src/warehouse/index.js';
+import { sharedFixtureDir } from '../helpers/shared-fixtures.js';
+import { closeTempWarehouse, ctx, openTempWarehouse, type tempPaths } from './temp-warehouse.js';
+
+// Compared with the client's path (parse in JS, then loadContacts) in a warehouse of its own.
+const ZONE = 'America/New_York';
+let js: { p: ReturnType<typeof tempPaths>; w: WarehouseHandle };
+let sql: { p: ReturnType<typeof tempPaths>; w: WarehouseHandle };
+
+beforeAll(async () => {
+  js = await openTempWarehouse({ siteTimeZone: ZONE });
+  sql = await openTempWarehouse({ siteTimeZone: ZONE });
+});
+afterAll(async () => {
+  await closeTempWarehouse(js);
+  await closeTempWarehouse(sql);
+});
+
+const schema = contactSchema(createTimestampNormalizer(ZONE));
+const parsed = (body: unknown): Contact[] => parsePage(body, ['subscribers'], schema, { page: 1, perPage: 15 }, 'GET /subscribers').items as Contact[];
+const listing = (data: unknown, extra: Record<string, unknown> = {}) => JSON.stringify({ subscribers: { total: 1, per_page: 15, current_page: 1, data }, ...extra });
+
+const TABLES = {
+  contacts: 'SELECT * EXCLUDE (_load_id, _synced_at, raw), CAST(json(raw) AS VARCHAR) AS raw FROM contacts ORDER BY id',
+  history: 'SELECT * EXCLUDE (_load_id, _synced_at) FROM contacts_history ORDER BY id, valid_from',
+  tags: 'SELECT contact_id, tag_id FROM contact_tags ORDER BY ALL',
+  lists: 'SELECT contact_id, list_id FROM contact_lists ORDER BY ALL',
+};
+
+async function snapshot(w: WarehouseHandle): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {};
+  for (const [name, q] of Object.entries(TABLES)) out[name] = await w.query(q);
+  return out;
+}
+
+/** Every 200 listing of /subscribers captured from the real deployment, as page bodies. */
+function capturedListings(): { name: string; body: unknown }[] {
+  const dir = sharedFixtureDir();
+  return readdirSync(dir)
+    .filter((f) => /^GET_subscribers(\.json|_(per_page|page|sort|order|statuses|tags|lists|company|custom_fields|search_lovelace).*\.json)$/.test(f))
+    .map((f) => ({ name: f, fixture: JSON.parse(readFileSync(join(dir, f), 'utf8')) as { status: number; body: unknown } }))
+    .filter((x) => x.fixture.status === 200 && (x.fixture.body as { subscribers?: { data?: unknown[] } }).subscribers?.data?.length)
+    .map((x) => ({ name: x.name, body: x.fixture.body }));
+}
+
+describe('loadContactPages', () => {
+  it('loads every captured real listing exactly as the client path does', async () => {
+    const listings = capturedListings();
+    expect(listings.length).toBeGreaterThanOrEqual(10);
+    for (const [i, { body }] of listings.entries()) {
+      const at = new Date(Date.UTC(2026, 10, 22, 0, i));
+      const a = await js.w.loadContacts(parsed(body), { loadId: `l${i}`, syncedAt: at });
+      const b = await sql.w.loadContactPages([{ page: i + 1, body: JSON.stringify(body) }], { loadId: `l${i}`, syncedAt: at });
+      expect(b, listings[i]!.name).toEqual({ ...a, rejected: 0 });
+    }
+    expect(await snapshot(sql.w)).toEqual(await snapshot(js.w));
+  });
+
+  it('reads ids and counts as numbers or numeric strings, {} as [], and both timestamp shapes', async () => {
+    const rows = [
+      {
+        id: '900001',
+        user_id: '7',
+        email: 'a@x.test',
+        status: 'subscribed',
+        total_points: '12',
+        life_time_value: '3.50',
+        company_id: '',
+        tags: {},
+        lists: [{ id: '4' }, { id: 2 }],
+        custom_values: [],
+        created_at: '2026-03-08 01:30:00',
+        updated_at: '2026-07-01T12:00:00+02:00',
+      },
+      {
+        id: 900002,
+        user_id: 8,
+        email: 'b@x.test',
+        status: 'pending',
+        total_points: 5,
+        life_time_value: 1.25,
+        company_id: null,
+        tags: [3, '1'],
+        lists: { 0: { id: 6 } },
+        custom_values: { b: 1, a: 'x' },
+        created_at: '2026-11-01 01:30:00',
+        updated_at: '2026-07-01T10:00:00Z',
+      },
+    ];
+    await js.w.loadContacts(parsed(JSON.parse(listing(rows))), ctx(new Date('2026-11-22T00:00:00Z')));
+    const stats = await sql.w.loadContactPages([{ page: 1, body: listing(rows) }], ctx(new Date('2026-11-22T00:00:00Z')));
+    expect(stats).toMatchObject({ inserted: 2, rejected: 0 });
+    const q =
+      'SELECT id, user_id, company_id, total_points, life_time_value, tag_ids, list_ids, CAST(custom_values AS VARCHAR) AS cv, created_at, updated_at FROM contacts WHERE id > 900000 ORDER BY id';
+    const got = await sql.w.query(q);
+    expect(got).toEqual([
+      // created_at is zone-less: New York time (EST before the 2026-03-08 02:00 switch)
+      {
+        id: 900001,
+        user_id: 7,
+        company_id: null,
+        total_points: 12,
+        life_time_value: 3.5,
+        tag_ids: [],
+        list_ids: [2, 4],
+        cv: '{}',
+        created_at: new Date('2026-03-08T06:30:00Z'),
+        updated_at: new Date('2026-07-01T10:00:00Z'),
+      },
+      {
+        id: 900002,
+        user_id: 8,
+        company_id: null,
+        total_points: 5,
+        life_time_value: 1.25,
+        tag_ids: [1, 3],
+        list_ids: [6],
+        cv: '{"a":"x","b":1}',
+        created_at: new Date('2026-11-01T05:30:00Z'),
+        updated_at: new Date('2026-07-01T10:00:00Z'),
+      },
+    ]);
+    expect(got).toEqual(await js.w.query(q));
+  });
+
+  it('records a row that does not fit in _contact_rejects with its reason, and loads the others', async () => {
+    const rows = [
+      { id: 910001, email: 'ok1@x.test', status: 'subscribed', tags: [], lists: [] },
+      { id: 910002, email: 'bad@x.test', status: 'subscribed', total_points: 'lots', user_id: 1.5, tags: [], lists: [] },
+      { id: 'abc', email: 'noid@x.test', status: 'subscribed' },
+      { id: 910003, email: { nested: true }, status: 'subscribed', tags: [{ id: 'x' }] },
+      { id: 910004, email: 'ok2@x.test', status: 'subscribed', tags: [1], lists: [] },
+    ];
+    const stats = await sql.w.loadContactPages([{ page: 7, body: listing(rows) }], { loadId: 'rejects-1', syncedAt: new Date() });
+    expect(stats).toMatchObject({ inserted: 2, rejected: 3 });
+    expect(await sql.w.query('SELECT id FROM contacts WHERE id BETWEEN 910000 AND 919999 ORDER BY id')).toEqual([{ id: 910001 }, { id: 910004 }]);
+    const rejects = await sql.w.query(`SELECT page, position, contact_id, reason FROM _contact_rejects WHERE _load_id = 'rejects-1' ORDER BY position`);
+    expect(rejects).toEqual([
+      { page: 7, position: 2, contact_id: '910002', reason: expect.stringMatching(/^user_id: expected an integer.*got 1\.5; total_points: expected a number.*got "lots"$/) },
+      { page: 7, position: 3, contact_id: 'abc', reason: 'id: expected an integer or numeric string, got "abc"' },
+      { page: 7, position: 4, contact_id: '910003', reason: expect.stringMatching(/^email: expected a string.*\{"nested":true\}; tags: expected objects with an integer id/) },
+    ]);
+  });
+
+  it('a later page wins over an earlier one for the same id, and a reload merges', async () => {
+    const v1 = { id: 920001, email: 'v1@x.test', status: 'subscribed', first_name: 'One', updated_at: '2026-01-01 00:00:00' };
+    const v2 = { ...v1, first_name: 'Two', updated_at: '2026-02-01 00:00:00' };
+    const first = await sql.w.loadContactPages(
+      [
+        { page: 1, body: listing([v1]) },
+        { page: 2, body: listing([v2]) },
+      ],
+      ctx(),
+    );
+    expect(first).toMatchObject({ inserted: 1, rejected: 0 });
+    expect(await sql.w.query('SELECT first_name FROM contacts WHERE id = 920001')).toEqual([{ first_name: 'Two' }]);
+    const v3 = { ...v1, first_name: 'Three', updated_at: '2026-03-01 00:00:00' };
+    const again = await sql.w.loadContactPages([{ page: 1, body: listing([v2, v3]) }], ctx());
+    expect(again).toMatchObject({ inserted: 0, updated: 1, unchanged: 0, rejected: 0 });
+    expect(await sql.w.query('SELECT first_name, valid_to IS NULL AS open FROM contacts_history WHERE id = 920001 ORDER BY valid_from')).toEqual([
+      { first_name: 'Two', open: false },
+      { first_name: 'Three', open: true },
+    ]);
+  });
+
+  it('refuses a body that is not JSON, naming the fix', async () => {
+    const refused = sql.w.loadContactPages([{ page: 3, body: '<html>secret-looking error</html>' }], ctx());
+    await expect(refused).rejects.toThrow(/pages 3-3 is not readable JSON.*fetch those pages again/);
+    await expect(refused).rejects.not.toThrow(/secret-looking/);
+  });
+});
