@@ -19,6 +19,11 @@ export interface CallOptions {
   allowEmpty?: boolean;
   /** Safe to repeat on a transient failure (GETs are, by default). */
   idempotent?: boolean;
+  /**
+   * Resolve with the 2xx body as text, unparsed: the caller reads it (contact pages, which the
+   * warehouse parses). An empty body is still an error; any other check is the caller's.
+   */
+  raw?: boolean;
 }
 
 export interface RetryPolicy {
@@ -66,6 +71,7 @@ export function createExecutor(deps: { transport: Transport; limiter: RateLimite
     ticket.release(res.statusCode >= 500 ? { kind: 'error' } : { kind: 'ok', latencyMs });
     logger.debug({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(latencyMs) }, 'crm request');
     if (res.statusCode >= 200 && res.statusCode < 300) {
+      if (opts.raw && res.body.trim() !== '') return res.body;
       return parseSuccessBody(res.body, {
         method: req.method,
         path: req.path,

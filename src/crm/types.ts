@@ -21,6 +21,21 @@ export interface Page<T> {
   drift?: DriftEvent[];
 }
 
+/** A listing row as a scan of the body saw it: its id when that is an integer or numeric string. */
+export interface RowRef {
+  id: number | undefined;
+}
+
+/**
+ * A listing page fetched raw (`listPageRaw`): the rows only as ids, and the body as the CRM sent
+ * it, for the warehouse to parse. `alsoRead` holds bodies of pages re-read for rows that slid
+ * back (`verifyBoundaries`): those rows are among `items`, and their records in those bodies.
+ */
+export interface RawPage extends Page<RowRef> {
+  body: string;
+  alsoRead?: string[];
+}
+
 /**
  * Offset pagination drifts when rows are inserted or deleted during a scan: rows shift across page
  * boundaries, so some are seen twice and others not at all. The paginator reports what it notices.

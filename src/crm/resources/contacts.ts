@@ -1,8 +1,10 @@
 import { checkId, checkPageQuery, type ClientContext } from '../client-context.js';
 import { CrmArgumentError } from '../errors.js';
 import { nullIfNotFound } from '../not-found.js';
+import type { HttpRequest } from '../transport.js';
 import { asObject, parsePage, parseRecord, schemaError } from '../parse.js';
-import type { Contact, ContactWrite, Page, UpsertResult } from '../types.js';
+import { scanContactPage } from '../scan-contact-page.js';
+import type { Contact, ContactWrite, Page, RawPage, UpsertResult } from '../types.js';
 import { createNotesApi, type NotesApi } from './notes.js';
 
 export interface ContactListQuery {
@@ -32,6 +34,11 @@ export type ContactUpdate = Partial<ContactWrite> & {
 
 export interface ContactsApi {
   listPage(q: ContactListQuery): Promise<Page<Contact>>;
+  /**
+   * The same page as the CRM sent it: the body unparsed, with the paginator's numbers and each
+   * row's id read by a scan of it (`scanContactPage`). For loads that let DuckDB parse the rows.
+   */
+  listPageRaw(q: ContactListQuery): Promise<RawPage>;
   /** null when the contact does not exist (404, or the real deployment's 422 "Subscriber not found"). */
   get(id: number, opts?: { with?: string[] }): Promise<Contact | null>;
   getByEmail(email: string): Promise<Contact | null>;
@@ -71,29 +78,14 @@ export function createContactsApi(ctx: ClientContext): ContactsApi {
 
   return {
     async listPage(q) {
-      checkPageQuery(q, 'contacts.listPage');
-      if (q.search !== undefined && q.search.length > MAX_SEARCH) throw new CrmArgumentError(`search is longer than ${MAX_SEARCH} characters`);
-      const dir = q.order ? q.order.toUpperCase() : undefined;
-      const body = await exec({
-        method: 'GET',
-        path: '/subscribers',
-        query: {
-          page: q.page,
-          per_page: q.perPage,
-          // The interface documents order_by/order_type; the real deployment reads sort_by/sort_type.
-          order_by: q.orderBy ?? (dir ? 'id' : undefined),
-          order_type: dir,
-          sort_by: q.orderBy ?? (dir ? 'id' : undefined),
-          sort_type: dir,
-          search: q.search,
-          statuses: q.statuses,
-          tags: q.tags,
-          lists: q.lists,
-          company_ids: q.companyIds,
-          custom_fields: q.customFields ? 'true' : undefined,
-        },
-      });
+      const body = await exec(listRequest(q));
       return parsePage(body, ['subscribers'], schemas.Contact, q, 'GET /subscribers');
+    },
+
+    async listPageRaw(q) {
+      const body = await exec(listRequest(q), { raw: true });
+      // An empty 2xx body comes back parsed (null) and is no listing; the scan names the shape.
+      return scanContactPage(typeof body === 'string' ? body : JSON.stringify(body), q, 'GET /subscribers');
     },
 
     async get(id, opts = {}) {
@@ -131,6 +123,31 @@ export function createContactsApi(ctx: ClientContext): ContactsApi {
     },
 
     notes: createNotesApi(ctx),
+  };
+}
+
+function listRequest(q: ContactListQuery): HttpRequest {
+  checkPageQuery(q, 'contacts.listPage');
+  if (q.search !== undefined && q.search.length > MAX_SEARCH) throw new CrmArgumentError(`search is longer than ${MAX_SEARCH} characters`);
+  const dir = q.order ? q.order.toUpperCase() : undefined;
+  return {
+    method: 'GET',
+    path: '/subscribers',
+    query: {
+      page: q.page,
+      per_page: q.perPage,
+      // The interface documents order_by/order_type; the real deployment reads sort_by/sort_type.
+      order_by: q.orderBy ?? (dir ? 'id' : undefined),
+      order_type: dir,
+      sort_by: q.orderBy ?? (dir ? 'id' : undefined),
+      sort_type: dir,
+      search: q.search,
+      statuses: q.statuses,
+      tags: q.tags,
+      lists: q.lists,
+      company_ids: q.companyIds,
+      custom_fields: q.customFields ? 'true' : undefined,
+    },
   };
 }
 

@@ -1,0 +1,99 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { BadResponseError } from '../../src/crm/errors.js';
+import { parsePage, readPageEnvelope } from '../../src/crm/parse.js';
+import { scanContactPage } from '../../src/crm/scan-contact-page.js';
+import { contactSchema } from '../../src/crm/schemas/contact.js';
+import { createTimestampNormalizer } from '../../src/crm/timestamps.js';
+import { sharedFixtureDir } from '../helpers/shared-fixtures.js';
+
+const ROUTE = 'GET /subscribers';
+const schema = contactSchema(createTimestampNormalizer('America/New_York'));
+const q = { page: 2, perPage: 15 };
+
+/** Every 200 listing of /subscribers captured from the real deployments (both sites), as sent. */
+function capturedListings(): { name: string; text: string }[] {
+  const root = sharedFixtureDir();
+  const out: { name: string; text: string }[] = [];
+  for (const dir of [root, join(root, 'site-ny')]) {
+    for (const f of readdirSync(dir).filter((n) => /^GET_subscribers(\.json|_(?!\d|id_|0_|999999|abc).*\.json)$/.test(n))) {
+      const fixture = JSON.parse(readFileSync(join(dir, f), 'utf8')) as { status: number; body: unknown };
+      const subs = (fixture.body as { subscribers?: { data?: unknown } } | null)?.subscribers;
+      if (fixture.status === 200 && subs && Array.isArray(subs.data)) out.push({ name: join(dir === root ? '' : 'site-ny', f), text: JSON.stringify(fixture.body) });
+    }
+  }
+  return out;
+}
+
+describe('scanContactPage', () => {
+  it('reads the same ids and paginator numbers from every captured listing as the parsed path', () => {
+    const listings = capturedListings();
+    expect(listings.length).toBeGreaterThanOrEqual(20);
+    expect(listings.some((l) => l.name.startsWith('site-ny'))).toBe(true);
+    for (const { name, text } of listings) {
+      const parsed = parsePage(JSON.parse(text), ['subscribers'], schema, q, ROUTE);
+      const scanned = scanContactPage(text, q, ROUTE);
+      expect({ name, ...scanned, body: undefined }, name).toEqual({
+        name,
+        items: parsed.items.map((c) => ({ id: c.id })),
+        total: parsed.total,
+        perPage: parsed.perPage,
+        currentPage: parsed.currentPage,
+        lastPage: parsed.lastPage,
+        body: undefined,
+      });
+      expect(scanned.body).toBe(text);
+    }
+  });
+
+  it('takes ids as numbers or numeric strings, and only a row’s own id', () => {
+    const body = `{"subscribers":{"total":"3","per_page":"15","current_page":"2","data":[
+      {"tags":[{"id":99,"title":"a \\"quoted\\" \\\\ tag"}],"id":"7","custom_values":{"id":"x"}},
+      {"id":8,"lists":{"0":{"id":"5"}}},
+      {"custom_fields":[],"id":" 9"}]}}`;
+    const p = scanContactPage(body, q, ROUTE);
+    expect(p.items).toEqual([{ id: 7 }, { id: 8 }, { id: undefined }]);
+    expect([p.total, p.perPage, p.currentPage, p.lastPage]).toEqual([3, 15, 2, 1]);
+  });
+
+  it('leaves a row whose id does not fit to the load (no error), as id undefined', () => {
+    const body = JSON.stringify({ subscribers: { total: 4, data: [{ id: 1.5 }, { id: null }, { email: 'a@b.c' }, { id: { n: 1 } }] } });
+    expect(scanContactPage(body, q, ROUTE).items).toEqual([{ id: undefined }, { id: undefined }, { id: undefined }, { id: undefined }]);
+  });
+
+  it('reads the other envelopes the client accepts as readPageEnvelope does', () => {
+    const bodies = [
+      { subscribers: { total: 2, per_page: 2, data: { '0': { id: 3 }, '1': { id: '4' } } } },
+      { subscribers: [{ id: 5 }], pagination: { total: 1, per_page: 10 } },
+      { data: [{ id: 6 }], total: 1 },
+      { subscribers: null },
+    ];
+    for (const b of bodies) {
+      const env = readPageEnvelope(b, ['subscribers'], q, ROUTE);
+      const p = scanContactPage(JSON.stringify(b), q, ROUTE);
+      expect({ ...p, body: undefined }).toEqual({ ...env, items: env.items.map((r) => ({ id: Number((r as { id: unknown }).id) })), body: undefined });
+    }
+  });
+
+  it('refuses a body that is not JSON with the client’s errors, without quoting contact data', () => {
+    const cut = JSON.stringify({ subscribers: { total: 1, data: [{ id: 1, email: 'secret@example.com' }] } }).slice(0, -5);
+    const html = '<!DOCTYPE html><html><body>Briefly unavailable for scheduled maintenance.</body></html>';
+    const errorOf = (body: string): BadResponseError => {
+      try {
+        scanContactPage(body, q, ROUTE);
+      } catch (e) {
+        return e as BadResponseError;
+      }
+      throw new Error('expected a failure');
+    };
+    const truncated = errorOf(cut);
+    expect(truncated).toBeInstanceOf(BadResponseError);
+    expect([truncated.kind, truncated.retryable]).toEqual(['invalid_json', true]);
+    expect(truncated.message).not.toContain('secret@');
+    expect(errorOf(html).kind).toBe('html');
+    for (const bad of ['{"subscribers":{"data":[{"id":1}]}} x', '{"subscribers":{"data":[{"id":1,}]}}', '{"subscribers":{"data":[{"id":01}]}}', '{"subscribers":{"data":[{"id":1}]}']) {
+      expect(errorOf(bad).kind, bad).toBe('invalid_json');
+    }
+  });
+});
