@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import pLimit from 'p-limit';
-import type { Contact, Page } from '../src/crm/types.js';
+import type { Contact, Page, RawPage } from '../src/crm/types.js';
 import type { SyncCrmClient } from '../src/sync/crm-port.js';
 import { CrmsyncError } from '../src/errors.js';
 import { readContactsState, writeContactsState, type ActiveScan } from '../src/sync/contacts-state.js';
 import { chooseContactsMode } from '../src/sync/choose-contacts-mode.js';
-import { createContactSink } from '../src/sync/contact-sink.js';
+import { createContactSink, type RawContents } from '../src/sync/contact-sink.js';
 import { CONTACT_WITH_CUSTOM_VALUES } from '../src/sync/contact-requests.js';
 import { clearScans, liveContactCount, scannedPages, scannedTotals, unseenLiveContactIds } from '../src/warehouse/scan-tables.js';
 import { scanOutcome } from '../src/warehouse/scan-outcome.js';
@@ -36,6 +36,8 @@ export interface PagesResult extends LoadStats {
   requests: number;
   /** A page reported a different total than the scan began with, or came back short: rows may have shifted. */
   drift: boolean;
+  /** Rows this run fetched that did not fit the contact schema: kept in `_contact_rejects` with the reason, not loaded. */
+  rejected: number;
 }
 
 export interface FinishScanResult {
@@ -78,9 +80,15 @@ function pageRuns(from: number, to: number, done: ReadonlySet<number>): Array<[n
   return runs;
 }
 
-/** One page of the id-ascending scan, with custom values. */
-function fetchScanPage(client: SyncCrmClient, page: number, perPage: number): Promise<Page<Contact>> {
-  return client.contacts.listPage({ page, perPage, order: 'asc', orderBy: 'id', customFields: true });
+/** The id-ascending scan's query for one page, with custom values. */
+const scanQuery = (page: number, perPage: number) => ({ page, perPage, order: 'asc' as const, orderBy: 'id' as const, customFields: true });
+
+/** What the sink loads of a page: its parsed contacts, or its body (and bodies re-read with it) for DuckDB. */
+function pageContents(p: Page<Contact> | RawPage): { items: Contact[]; raw?: RawContents } {
+  if (!('body' in p)) return { items: p.items };
+  const ids: number[] = [];
+  for (const r of p.items) if (r.id !== undefined) ids.push(r.id);
+  return { items: [], raw: { bodies: p.alsoRead ? [p.body, ...p.alsoRead] : [p.body], rows: p.items.length, ids } };
 }
 
 function isNotFound(err: unknown): boolean {
@@ -91,6 +99,7 @@ export function createContactActivities(deps: SyncActivityDeps) {
   const { writes, logger } = deps;
   const now = deps.now ?? Date.now;
   const ctxFor = (loadId: string) => ({ loadId, syncedAt: new Date(now()) });
+  const rawPages = (deps.contactPages ?? 'raw') === 'raw';
   const sink = createContactSink(writes, {
     ...(deps.publishEveryMs === 0 ? { publishColdBucketsAfterMs: false as const } : {}),
     onPublishError: (err) => logger.warn({ err }, "publishing finished lake buckets during the scan failed; the run's final publish will write them"),
@@ -148,7 +157,7 @@ export function createContactActivities(deps: SyncActivityDeps) {
       const cursor = (currentActivity()?.info.heartbeatDetails as { loadedThrough?: unknown } | undefined)?.loadedThrough;
       const startPage = typeof cursor === 'number' && Number.isInteger(cursor) ? Math.max(input.fromPage, cursor + 1) : input.fromPage;
       const done = new Set(await writes.run((w) => scannedPages(w, input.scanKey, startPage, input.toPage)));
-      const result: PagesResult = { ...NO_STATS, pages: 0, rows: 0, pagesLoadedNow: 0, requests: 0, drift: false };
+      const result: PagesResult = { ...NO_STATS, pages: 0, rows: 0, pagesLoadedNow: 0, requests: 0, drift: false, rejected: 0 };
       // Highest page such that it and every page before it in the range are durable.
       let loadedThrough = startPage - 1;
       const durable = new Set<number>();
@@ -158,18 +167,24 @@ export function createContactActivities(deps: SyncActivityDeps) {
       advance();
       const hb = startHeartbeats(() => ({ loadedThrough, pages: result.pagesLoadedNow }));
       const client = activityClient(deps.client);
-      const fetch = async (page: number, perPage: number) => {
-        // Every range of this process shares one budget of rows held in memory.
+      // Every range of this process shares one budget of rows held in memory.
+      const fetchParsed = async (page: number, perPage: number): Promise<Page<Contact>> => {
         await sink.room();
         result.requests++;
-        return await fetchScanPage(client, page, perPage);
+        return await client.contacts.listPage(scanQuery(page, perPage));
+      };
+      const fetchRaw = async (page: number, perPage: number): Promise<RawPage> => {
+        await sink.room();
+        result.requests++;
+        return await client.contacts.listPageRaw(scanQuery(page, perPage));
       };
       /** Every load started, for the end; and those not yet awaited, to bound them. */
       const loads: Promise<void>[] = [];
       const unawaited: Promise<void>[] = [];
-      const load = async (page: number, items: Contact[], reportedTotal: number | undefined): Promise<void> => {
-        const loaded = sink.add({ scanKey: input.scanKey, page, items, reportedTotal, loadId: input.loadId, syncedAt: new Date(now()) }).then((stats) => {
+      const load = async (page: number, contents: { items: Contact[]; raw?: RawContents }, reportedTotal: number | undefined): Promise<void> => {
+        const loaded = sink.add({ scanKey: input.scanKey, page, ...contents, reportedTotal, loadId: input.loadId, syncedAt: new Date(now()) }).then((stats) => {
           addStats(result, stats);
+          result.rejected += stats.rejected;
           result.pagesLoadedNow++;
           durable.add(page);
           advance();
@@ -184,24 +199,18 @@ export function createContactActivities(deps: SyncActivityDeps) {
       try {
         for (const [from, to] of pageRuns(startPage, input.toPage, done)) {
           let page = from;
-          const pages = client.paginate(fetch, {
-            perPage: input.perPage,
-            startPage: from,
-            endPage: to,
-            expectedTotal: input.expectedTotal,
-            order: 'asc',
-            concurrency: FETCHES_PER_RANGE,
-          });
+          const opts = { perPage: input.perPage, startPage: from, endPage: to, expectedTotal: input.expectedTotal, order: 'asc' as const, concurrency: FETCHES_PER_RANGE };
+          const pages: AsyncIterable<Page<Contact> | RawPage> = rawPages ? client.paginate(fetchRaw, opts) : client.paginate(fetchParsed, opts);
           for await (const p of pages) {
             hb.throwIfCancelled();
             if (p.drift?.length) result.drift = true;
-            await load(page++, p.items, p.total);
+            await load(page++, pageContents(p), p.total);
             hb.beat();
           }
           // The listing ended before the run did (rows were deleted during the scan): the pages past
           // its end hold nothing, and are logged so, as a read of them would have.
           if (page <= to) result.drift = true;
-          for (; page <= to; page++) await load(page, [], undefined);
+          for (; page <= to; page++) await load(page, { items: [] }, undefined);
         }
         await Promise.all(loads);
         hb.beat();

@@ -14,6 +14,13 @@ export interface SyncActivityDeps {
   now?: () => number;
   /** CRMSYNC_PUBLISH_EVERY; 0: a contact scan publishes nothing before its run's final publish. */
   publishEveryMs?: number;
+  /**
+   * How a contact scan's pages reach the warehouse (CRMSYNC_SYNC_CONTACT_PAGES; default `raw`):
+   * `raw`, the bodies as sent, parsed and typed by DuckDB (`loadContactPages`), rows that do not
+   * fit recorded in `_contact_rejects`; `parsed`, parsed and checked in JavaScript, where a row that
+   * does not fit fails its page.
+   */
+  contactPages?: 'raw' | 'parsed';
   /** Concurrent targeted fetches when confirming tombstone candidates. */
   confirmConcurrency?: number;
 }

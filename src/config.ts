@@ -57,6 +57,7 @@ const EnvSchema = z.object({
     .string()
     .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'CRMSYNC_SYNC_CHECKPOINT_THRESHOLD must look like 64MB or 1GB')
     .default('256MB'),
+  CRMSYNC_SYNC_CONTACT_PAGES: z.enum(['raw', 'parsed'], { message: 'CRMSYNC_SYNC_CONTACT_PAGES must be raw (DuckDB parses contact pages, the default) or parsed (JavaScript does)' }).default('raw'),
   CRMSYNC_WORKER_HEAP_GROWTH_PERCENT: z
     .string()
     .regex(/^\d+$/, "CRMSYNC_WORKER_HEAP_GROWTH_PERCENT must be a whole number of percent such as 100, or 0 for V8's own heap growth")
@@ -116,6 +117,8 @@ export interface Config {
   syncThreads: number;
   /** The write-ahead log size at which the owner's DuckDB checkpoints (default 256MB): rows written since stay in DuckDB's memory. */
   syncCheckpointThreshold: string;
+  /** How a contact scan's pages reach the warehouse: `raw` bodies DuckDB parses (default), or `parsed` in JavaScript. */
+  syncContactPages: 'raw' | 'parsed';
   /** The worker's V8 heap grows this much past its live set before a full collection; 0: V8's own factor (limitHeapGrowth). */
   workerHeapGrowthPercent: number;
   temporal: {
@@ -173,6 +176,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = readEnv(), machine: Machine 
     syncMemoryLimit,
     syncThreads: e.CRMSYNC_SYNC_THREADS ?? defaultSyncThreads(syncMemoryLimit, machine),
     syncCheckpointThreshold: e.CRMSYNC_SYNC_CHECKPOINT_THRESHOLD,
+    syncContactPages: e.CRMSYNC_SYNC_CONTACT_PAGES,
     workerHeapGrowthPercent: e.CRMSYNC_WORKER_HEAP_GROWTH_PERCENT,
     temporal: {
       address: e.TEMPORAL_ADDRESS?.trim() || undefined,

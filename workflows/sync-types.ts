@@ -76,6 +76,8 @@ export interface StreamTotals {
   updated: number;
   unchanged: number;
   deleted: number;
+  /** Contact rows that did not fit the schema, kept in `_contact_rejects` with the reason (absent: none). */
+  rejected?: number;
 }
 
 export type StreamPhase = 'starting' | 'backfill' | 'incremental' | 'reconcile' | 'finishing' | 'done' | 'failed' | 'cancelled';
@@ -144,4 +146,5 @@ export function addTotals(into: StreamTotals, add: Partial<StreamTotals>): void 
   into.updated += add.updated ?? 0;
   into.unchanged += add.unchanged ?? 0;
   into.deleted += add.deleted ?? 0;
+  if (add.rejected) into.rejected = (into.rejected ?? 0) + add.rejected;
 }

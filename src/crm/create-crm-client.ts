@@ -60,7 +60,7 @@ export interface CrmClient {
   /** Checks that the credentials work and may read (GET /reports/options, else one contact); throws an error naming the fix. */
   verifyCredentials(): Promise<void>;
   /** The one paginator (`./paginate.ts`); on a `withSignal` view, the view's signal also ends the scan. */
-  paginate<T>(fetchPage: (page: number, perPage: number) => Promise<Page<T>>, opts: PaginateOptions<T>): AsyncIterable<Page<T>>;
+  paginate<T, P extends Page<T> = Page<T>>(fetchPage: (page: number, perPage: number) => Promise<P & Page<T>>, opts: PaginateOptions<T>): AsyncIterable<P>;
   stats(): ClientStats;
   readonly limiter: RateLimiter;
   /**

@@ -1,6 +1,6 @@
 import { CrmArgumentError } from './errors.js';
 import { IdSet } from './id-set.js';
-import type { DriftEvent, Page } from './types.js';
+import type { DriftEvent, Page, RawPage } from './types.js';
 
 export interface PaginateOptions<T> {
   perPage: number;
@@ -66,7 +66,7 @@ const defaultIdOf = (item: unknown): number | string | undefined => {
  * `onDrift` and into the `drift` array of the page where it was noticed. Rows are yielded as received.
  * Inserts and deletes that cancel out in the total between two reads leave no trace (see README).
  */
-export async function* paginate<T>(fetchPage: (page: number, perPage: number) => Promise<Page<T>>, opts: PaginateOptions<T>): AsyncGenerator<Page<T>> {
+export async function* paginate<T, P extends Page<T> = Page<T>>(fetchPage: (page: number, perPage: number) => Promise<P & Page<T>>, opts: PaginateOptions<T>): AsyncGenerator<P> {
   const perPage = opts.perPage;
   const start = opts.startPage ?? 1;
   const concurrency = Math.max(1, Math.floor(opts.concurrency ?? 1));
@@ -89,7 +89,7 @@ export async function* paginate<T>(fetchPage: (page: number, perPage: number) =>
   let totalMoved = false;
   let repeated = false;
 
-  function check(p: Page<T>, pageNo: number): Page<T> {
+  function check(p: P, pageNo: number): P {
     const events: DriftEvent[] = [];
     const ids: Array<number | string> = [];
     // Ids read before (on any page, or earlier on this one): the only possible repeats of the previous page.
@@ -172,7 +172,7 @@ export async function* paginate<T>(fetchPage: (page: number, perPage: number) =>
     return events.length ? { ...p, drift: [...(p.drift ?? []), ...events] } : p;
   }
 
-  function finalCheck(last: Page<T>, pageNo: number): Page<T> | undefined {
+  function finalCheck(last: P, pageNo: number): P | undefined {
     if (lastTotal === undefined || rowsWithoutId > 0 || seenOverflow || seen.size === lastTotal) return undefined;
     const e: DriftEvent = {
       kind: 'count_mismatch',
@@ -189,7 +189,7 @@ export async function* paginate<T>(fetchPage: (page: number, perPage: number) =>
   // at once, before page 1 tells how many there are: one round trip saved, a few empty pages at worst.
   const pagesLimit = Math.min(start + maxPages - 1, opts.endPage ?? Number.POSITIVE_INFINITY);
   const signal = opts.signal;
-  const ahead = new Map<number, Promise<Page<T>>>();
+  const ahead = new Map<number, Promise<P>>();
   /** Every request not settled yet, awaited or not: the scan ends only once they have settled. */
   const running = new Set<Promise<unknown>>();
   const track = <R>(pr: Promise<R>): Promise<R> => {
@@ -203,7 +203,7 @@ export async function* paginate<T>(fetchPage: (page: number, perPage: number) =>
   let inFlight = 0;
   let stopped = false;
   /** Re-reads page `pageNo - 1`; rows on it not seen yet slid back while `pageNo` was read. */
-  async function recover(p: Page<T>, pageNo: number): Promise<Page<T>> {
+  async function recover(p: P, pageNo: number): Promise<P> {
     const again = await orAborted(track(fetchPage(pageNo - 1, perPage)), signal);
     const recovered = again.items.filter((item) => {
       const id = idOf(item);
@@ -219,7 +219,9 @@ export async function* paginate<T>(fetchPage: (page: number, perPage: number) =>
       ids: ids.slice(0, 50),
     };
     opts.onDrift?.(e);
-    return { ...p, items: [...p.items, ...recovered], drift: [...(p.drift ?? []), e] };
+    // A raw page carries its rows as the body sent them: the re-read body goes along with it.
+    const alsoRead = isRaw(again) ? { alsoRead: [...((p as Partial<RawPage>).alsoRead ?? []), again.body] } : {};
+    return { ...p, items: [...p.items, ...recovered], drift: [...(p.drift ?? []), e], ...alsoRead };
   }
 
   let page = start;
@@ -227,7 +229,7 @@ export async function* paginate<T>(fetchPage: (page: number, perPage: number) =>
   // Pages requested past the one the consumer waits on; none when the caller may stop at any page.
   const aheadLimit = opts.stopAfter ? 0 : 4 * concurrency;
   let limitPage = start + concurrency - 1;
-  const launch = (n: number): Promise<Page<T>> => {
+  const launch = (n: number): Promise<P> => {
     inFlight++;
     highest = Math.max(highest, n);
     const pr = track(fetchPage(n, perPage)).then(
@@ -300,6 +302,10 @@ export async function* paginate<T>(fetchPage: (page: number, perPage: number) =>
     // of the scan is left running: nothing of a cancelled activity attempt goes on after it ends.
     await Promise.allSettled([...running]);
   }
+}
+
+function isRaw(p: Page<unknown>): p is RawPage {
+  return typeof (p as Partial<RawPage>).body === 'string';
 }
 
 /** `pending`, or a rejection with the signal's reason as soon as it fires. */

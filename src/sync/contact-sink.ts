@@ -1,6 +1,7 @@
 import type { Contact } from '../crm/types.js';
 import { CONTACT_BUCKET_SIZE } from '../warehouse/contact-columns.js';
 import { BUCKETED_LAKE_TABLES } from '../warehouse/lake-layout.js';
+import type { ContactPage } from '../warehouse/load-contact-pages.js';
 import type { LoadStats } from '../warehouse/types.js';
 import { recordScannedPages } from '../warehouse/scan-tables.js';
 import type { WriteJobs } from './warehouse-port.js';
@@ -8,10 +9,27 @@ import type { WriteJobs } from './warehouse-port.js';
 export interface ScannedPage {
   scanKey: string;
   page: number;
+  /** The page's contacts, parsed in JavaScript (empty for a raw page). */
   items: Contact[];
+  /**
+   * Or the page as the CRM sent it, for DuckDB to parse (`loadContactPages`): its body (and any
+   * page re-read for rows that slid back), the row count and the ids a scan of the body read.
+   */
+  raw?: RawContents;
   reportedTotal: number | undefined;
   loadId: string;
   syncedAt: Date;
+}
+
+export interface RawContents {
+  bodies: string[];
+  rows: number;
+  ids: number[];
+}
+
+/** A load's figures; `rejected`: rows of raw pages that did not fit, kept in `_contact_rejects`. */
+export interface SinkStats extends LoadStats {
+  rejected: number;
 }
 
 export interface ContactSink {
@@ -20,7 +38,7 @@ export interface ContactSink {
    * are durable. Stats of a batch are credited to its first page (the others get zeros), so
    * totals summed over a run are exact.
    */
-  add(page: ScannedPage): Promise<LoadStats>;
+  add(page: ScannedPage): Promise<SinkStats>;
   /**
    * Resolves once the rows queued or loading are under the sink's budget: fetchers wait here
    * before the next request, so however many ranges run, the pages held in memory stay bounded.
@@ -73,10 +91,21 @@ export interface ContactSinkOptions {
   now?: () => number;
 }
 
+function addStats(into: SinkStats, add: LoadStats & { rejected?: number }): void {
+  into.inserted += add.inserted;
+  into.updated += add.updated;
+  into.unchanged += add.unchanged;
+  into.deleted += add.deleted;
+  into.rejected += add.rejected ?? 0;
+}
+
 /** Buckets per background publish job, so a load never waits long behind one. */
 const BUCKETS_PER_PUBLISH = 2;
 
-const ZERO: LoadStats = { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
+const ZERO: SinkStats = { inserted: 0, updated: 0, unchanged: 0, deleted: 0, rejected: 0 };
+
+const rowsOf = (p: ScannedPage): number => p.items.length + (p.raw?.rows ?? 0);
+const idsOf = (p: ScannedPage): number[] => (p.raw ? [...p.items.map((c) => c.id), ...p.raw.ids] : p.items.map((c) => c.id));
 
 /**
  * Pages from every running range activity of this process go through one sink: pages that
@@ -96,7 +125,7 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
   const touched = new Map<number, number>();
   /** Publish chains queued and not yet settled (cold ones wait until none is). */
   let publishing = 0;
-  const pending: { page: ScannedPage; resolve: (s: LoadStats) => void; reject: (e: unknown) => void }[] = [];
+  const pending: { page: ScannedPage; resolve: (s: SinkStats) => void; reject: (e: unknown) => void }[] = [];
   let scheduled = false;
   let held = 0;
   let waiters: (() => void)[] = [];
@@ -118,25 +147,34 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
       .run(async (w) => {
         const batch: typeof pending = [];
         let rows = 0;
-        while (pending.length > 0 && (batch.length === 0 || rows + (pending[0]?.page.items.length ?? 0) <= maxRows)) {
+        while (pending.length > 0 && (batch.length === 0 || rows + rowsOf(pending[0]!.page) <= maxRows)) {
           const next = pending.shift()!;
           batch.push(next);
-          rows += next.page.items.length;
+          rows += rowsOf(next.page);
         }
         try {
-          // A row shifted by drift can appear on two pages of one batch: keep one copy.
+          // A row shifted by drift can appear on two pages of one batch: keep one copy (raw pages:
+          // the load keeps the later one).
           const byId = new Map<number, Contact>();
-          for (const { page } of batch) for (const c of page.items) byId.set(c.id, c);
+          const bodies: ContactPage[] = [];
+          for (const { page } of batch) {
+            for (const c of page.items) byId.set(c.id, c);
+            for (const body of page.raw?.bodies ?? []) bodies.push({ page: page.page, body });
+          }
           const first = batch[0]!.page;
-          const stats = byId.size > 0 ? await w.loadContacts([...byId.values()], { loadId: first.loadId, syncedAt: first.syncedAt }) : ZERO;
+          const ctx = { loadId: first.loadId, syncedAt: first.syncedAt };
+          const stats = { ...ZERO };
+          if (byId.size > 0) addStats(stats, await w.loadContacts([...byId.values()], ctx));
+          if (bodies.length > 0) addStats(stats, await w.loadContactPages(bodies, ctx));
           loadsSincePublish += 1;
+          const pageIds = batch.map(({ page }) => idsOf(page));
           if (coldMs !== false) {
             const at = now();
-            for (const id of byId.keys()) touched.set(Math.floor(id / CONTACT_BUCKET_SIZE), at);
+            for (const ids of pageIds) for (const id of ids) touched.set(Math.floor(id / CONTACT_BUCKET_SIZE), at);
           }
           await recordScannedPages(
             w,
-            batch.map(({ page }) => ({ scanKey: page.scanKey, page: page.page, ids: page.items.map((c) => c.id), reportedTotal: page.reportedTotal, at: page.syncedAt })),
+            batch.map(({ page }, i) => ({ scanKey: page.scanKey, page: page.page, ids: pageIds[i]!, reportedTotal: page.reportedTotal, at: page.syncedAt })),
           );
           batch.forEach((b, i) => b.resolve(i === 0 ? stats : ZERO));
         } catch (err) {
@@ -148,7 +186,7 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
       .catch((err: unknown) => {
         // The scope itself failed to open: fail whatever is still waiting, callers retry.
         for (const b of pending.splice(0)) {
-          release(b.page.items.length);
+          release(rowsOf(b.page));
           b.reject(err);
         }
       })
@@ -197,8 +235,8 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
 
   return {
     add(page) {
-      return new Promise<LoadStats>((resolve, reject) => {
-        held += page.items.length;
+      return new Promise<SinkStats>((resolve, reject) => {
+        held += rowsOf(page);
         pending.push({ page, resolve, reject });
         schedule();
       });

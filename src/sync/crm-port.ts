@@ -1,5 +1,5 @@
 import type { PaginateOptions } from '../crm/paginate.js';
-import type { Campaign, Company, Contact, CustomField, Funnel, FunnelSubscriber, List, Page, ReportSnapshot, Tag } from '../crm/types.js';
+import type { Campaign, Company, Contact, CustomField, Funnel, FunnelSubscriber, List, Page, RawPage, ReportSnapshot, Tag } from '../crm/types.js';
 
 /**
  * The part of the CRM client (src/crm) that sync activities use. Declared here, structurally, so
@@ -17,6 +17,8 @@ export interface SyncCrmClient {
       /** Ask for custom values (`custom_fields=true`; without it the real CRM leaves them out). */
       customFields?: boolean;
     }): Promise<Page<Contact>>;
+    /** The same page unparsed, for the warehouse to parse: ids and paginator numbers read by a scan of the body. */
+    listPageRaw(opts: { page: number; perPage: number; order: 'asc' | 'desc'; orderBy: 'id' | 'updated_at'; customFields?: boolean }): Promise<RawPage>;
     /** `with: ['subscriber.custom_values']` asks for custom values (the real CRM sends them only then). */
     get(id: number, opts?: { with?: string[] }): Promise<Contact | null>;
   };
@@ -42,7 +44,7 @@ export interface SyncCrmClient {
   };
   verifyCredentials(): Promise<unknown>;
   /** The one paginator: every page loop of the activities goes through it. */
-  paginate<T>(fetchPage: (page: number, perPage: number) => Promise<Page<T>>, opts: PaginateOptions<T>): AsyncIterable<Page<T>>;
+  paginate<T, P extends Page<T> = Page<T>>(fetchPage: (page: number, perPage: number) => Promise<P & Page<T>>, opts: PaginateOptions<T>): AsyncIterable<P>;
   /** A view whose requests (and scans) the signal aborts: an activity's cancellation signal. */
   withSignal(signal: AbortSignal): SyncCrmClient;
 }

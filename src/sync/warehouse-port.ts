@@ -3,9 +3,10 @@ import type { Warehouse } from '../warehouse/types.js';
 
 /**
  * A warehouse scope as `withWarehouse` gives it: the contract plus the connection, which only
- * src/warehouse functions (the scan log, the webhook applier's tables) use.
+ * src/warehouse functions (the scan log, the webhook applier's tables) use, and the load of
+ * contact pages as the CRM sent them.
  */
-export type WarehouseSession = Warehouse & Pick<WarehouseHandle, 'connection' | 'webhooks'>;
+export type WarehouseSession = Warehouse & Pick<WarehouseHandle, 'connection' | 'webhooks' | 'loadContactPages'>;
 
 /** Where sync's writes run: the worker's WarehouseOwner (one job at a time). */
 export interface WriteJobs {

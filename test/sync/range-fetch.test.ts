@@ -23,23 +23,24 @@ describe('syncContactPages (one range, simulator, real DuckDB)', () => {
     let maxInFlight = 0;
     let failPage = 0;
     const started: { page: number; at: number }[] = [];
+    /** The fetch as the activity makes it (parsed or raw), slowed, counted and failed on `failPage`. */
+    const watched =
+      <Q extends { page: number }, R>(fetch: (q: Q) => Promise<R>) =>
+      async (opts: Q): Promise<R> => {
+        started.push({ page: opts.page, at: performance.now() });
+        inFlight++;
+        maxInFlight = Math.max(maxInFlight, inFlight);
+        try {
+          await new Promise((r) => setTimeout(r, 15));
+          if (opts.page === failPage) throw new Error(`page ${opts.page} failed`);
+          return await fetch(opts);
+        } finally {
+          inFlight--;
+        }
+      };
     const client = {
       ...real,
-      contacts: {
-        ...real.contacts,
-        async listPage(opts: Parameters<SyncCrmClient['contacts']['listPage']>[0]) {
-          started.push({ page: opts.page, at: performance.now() });
-          inFlight++;
-          maxInFlight = Math.max(maxInFlight, inFlight);
-          try {
-            await new Promise((r) => setTimeout(r, 15));
-            if (opts.page === failPage) throw new Error(`page ${opts.page} failed`);
-            return await real.contacts.listPage(opts);
-          } finally {
-            inFlight--;
-          }
-        },
-      },
+      contacts: { ...real.contacts, listPage: watched(real.contacts.listPage), listPageRaw: watched(real.contacts.listPageRaw) },
     } as unknown as SyncCrmClient;
     const writes = await openWarehouseOwner({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake') });
     try {
