@@ -40,20 +40,23 @@ async function snapshot(w: WarehouseHandle): Promise<Record<string, unknown>> {
   return out;
 }
 
-/** Every 200 listing of /subscribers captured from the real deployment, as page bodies. */
+/** Every 200 listing of /subscribers captured from the real deployments (both sites, site-ny's custom fields too), as page bodies. */
 function capturedListings(): { name: string; body: unknown }[] {
-  const dir = sharedFixtureDir();
-  return readdirSync(dir)
-    .filter((f) => /^GET_subscribers(\.json|_(per_page|page|sort|order|statuses|tags|lists|company|custom_fields|search_lovelace).*\.json)$/.test(f))
-    .map((f) => ({ name: f, fixture: JSON.parse(readFileSync(join(dir, f), 'utf8')) as { status: number; body: unknown } }))
-    .filter((x) => x.fixture.status === 200 && (x.fixture.body as { subscribers?: { data?: unknown[] } }).subscribers?.data?.length)
-    .map((x) => ({ name: x.name, body: x.fixture.body }));
+  const root = sharedFixtureDir();
+  return [root, join(root, 'site-ny')].flatMap((dir) =>
+    readdirSync(dir)
+      .filter((f) => /^GET_subscribers(\.json|_(per_page|page|sort|order|statuses|tags|lists|company|custom_fields|no_custom_fields|search_lovelace).*\.json)$/.test(f))
+      .map((f) => ({ name: join(dir === root ? '' : 'site-ny', f), fixture: JSON.parse(readFileSync(join(dir, f), 'utf8')) as { status: number; body: unknown } }))
+      .filter((x) => x.fixture.status === 200 && (x.fixture.body as { subscribers?: { data?: unknown[] } }).subscribers?.data?.length)
+      .map((x) => ({ name: x.name, body: x.fixture.body })),
+  );
 }
 
 describe('loadContactPages', () => {
   it('loads every captured real listing exactly as the client path does', async () => {
     const listings = capturedListings();
     expect(listings.length).toBeGreaterThanOrEqual(10);
+    expect(listings.filter((l) => l.name.startsWith('site-ny')).map((l) => l.name)).toContain(join('site-ny', 'GET_subscribers_custom_fields_true.json'));
     for (const [i, { body }] of listings.entries()) {
       const at = new Date(Date.UTC(2026, 10, 22, 0, i));
       const a = await js.w.loadContacts(parsed(body), { loadId: `l${i}`, syncedAt: at });

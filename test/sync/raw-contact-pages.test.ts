@@ -1,0 +1,128 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createContactActivities } from '../../activities/sync-contacts.js';
+import { createCrmClient } from '../../src/crm/index.js';
+import type { RawPage } from '../../src/crm/types.js';
+import { silentLogger } from '../../src/logger.js';
+import { startSimulator, type RunningSimulator as Simulator } from '../../src/simulator/index.js';
+import type { SyncCrmClient } from '../../src/sync/crm-port.js';
+import { openWarehouseOwner, type WarehouseOwner } from '../../src/warehouse/index.js';
+
+const ZONE = 'America/New_York';
+
+/** The simulator's client, with the contact page requests of each kind counted and raw bodies passed through `edit`. */
+function countingClient(sim: Simulator, edit: (page: number, body: string) => string = (_, b) => b) {
+  const real = createCrmClient({ baseUrl: sim.baseUrl, username: sim.credentials.username, password: sim.credentials.password, timezone: ZONE });
+  const calls = { parsed: 0, raw: 0 };
+  const client = {
+    ...real,
+    contacts: {
+      ...real.contacts,
+      listPage: async (q: Parameters<SyncCrmClient['contacts']['listPage']>[0]) => {
+        calls.parsed++;
+        return real.contacts.listPage(q);
+      },
+      listPageRaw: async (q: Parameters<SyncCrmClient['contacts']['listPageRaw']>[0]): Promise<RawPage> => {
+        calls.raw++;
+        const p = await real.contacts.listPageRaw(q);
+        return { ...p, body: edit(q.page, p.body) };
+      },
+    },
+  } as unknown as SyncCrmClient;
+  return { client, calls };
+}
+
+/** A whole contact scan through the activities, called directly: probe, every page in one range, finish. */
+async function scanAll(client: SyncCrmClient, writes: WarehouseOwner, contactPages: 'raw' | 'parsed') {
+  const acts = createContactActivities({ client, writes, logger: silentLogger, contactPages, publishEveryMs: 0 });
+  const scan = await acts.startContactsScan({ mode: 'backfill', perPage: 25, loadId: 'L1' });
+  const pages = await acts.syncContactPages({ scanKey: scan.scanKey, fromPage: 1, toPage: scan.lastPage, perPage: 25, expectedTotal: scan.total, loadId: 'L1' });
+  const finish = await acts.finishContactsScan({ scanKey: scan.scanKey, loadId: 'L1' });
+  return { pages, finish };
+}
+
+const TABLES = {
+  contacts: 'SELECT * EXCLUDE (_load_id, _synced_at, raw), CAST(json(raw) AS VARCHAR) AS raw FROM contacts ORDER BY id',
+  history: 'SELECT * EXCLUDE (_load_id, _synced_at) FROM contacts_history ORDER BY id, valid_from',
+  tags: 'SELECT contact_id, tag_id FROM contact_tags ORDER BY ALL',
+  lists: 'SELECT contact_id, list_id FROM contact_lists ORDER BY ALL',
+};
+
+async function snapshot(writes: WarehouseOwner): Promise<Record<string, unknown>> {
+  return writes.run(async (w) => {
+    const out: Record<string, unknown> = {};
+    for (const [name, q] of Object.entries(TABLES)) out[name] = await w.query(q);
+    return out;
+  });
+}
+
+async function withOwners<T>(n: number, fn: (owners: WarehouseOwner[]) => Promise<T>): Promise<T> {
+  const dir = await mkdtemp(join(tmpdir(), 'crmsync-raw-pages-'));
+  const owners: WarehouseOwner[] = [];
+  try {
+    for (let i = 0; i < n; i++) owners.push(await openWarehouseOwner({ dbPath: join(dir, `w${i}.duckdb`), lakePath: join(dir, `lake${i}`), siteTimeZone: ZONE }));
+    return await fn(owners);
+  } finally {
+    for (const o of owners) await o.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+describe('contact scans load raw pages (simulator in real mode, real DuckDB)', () => {
+  it('loads what the JavaScript path loads, from the real deployment’s shapes, without parsing a page in JavaScript', async () => {
+    // Real mode: ids and counts as numeric strings, [] for {}, zone-less times in the site's zone, custom_fields.
+    const sim = await startSimulator({ contacts: 180, seed: 41, mode: 'real', timezone: ZONE });
+    try {
+      await withOwners(2, async ([parsedOwner, rawOwner]) => {
+        const viaJs = countingClient(sim);
+        const viaSql = countingClient(sim);
+        const a = await scanAll(viaJs.client, parsedOwner!, 'parsed');
+        const b = await scanAll(viaSql.client, rawOwner!, 'raw');
+        // Pages raw; only the two one-row probes (start and finish of the scan) are parsed.
+        expect(viaSql.calls).toEqual({ parsed: 2, raw: 8 });
+        expect(viaJs.calls).toEqual({ parsed: 10, raw: 0 });
+        expect(b.pages).toMatchObject({ pages: 8, rows: 180, inserted: 180, rejected: 0, drift: false });
+        expect({ ...b.pages, requests: 0 }).toEqual({ ...a.pages, requests: 0 });
+        expect(b.finish).toEqual(a.finish);
+        const [sa, sb] = [await snapshot(parsedOwner!), await snapshot(rawOwner!)];
+        expect((sa.contacts as unknown[]).length).toBe(180);
+        expect(sb).toEqual(sa);
+      });
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('records rows that do not fit in _contact_rejects, loads the rest, and reports the count', async () => {
+    const sim = await startSimulator({ contacts: 60, seed: 7, mode: 'real', timezone: ZONE });
+    try {
+      await withOwners(1, async ([owner]) => {
+        const victims: number[] = [];
+        // Page 2: one row's id is not a number, another's email is an object.
+        const { client } = countingClient(sim, (page, body) => {
+          if (page !== 2) return body;
+          const listing = JSON.parse(body) as { subscribers: { data: Array<Record<string, unknown>> } };
+          const [first, second] = listing.subscribers.data;
+          victims.push(Number(first!.id), Number(second!.id));
+          first!.id = 'x1';
+          second!.email = { address: 'nope' };
+          return JSON.stringify(listing);
+        });
+        const { pages } = await scanAll(client, owner!, 'raw');
+        expect(pages).toMatchObject({ rejected: 2, inserted: 58 });
+        const rejects = await owner!.run((w) => w.query('SELECT page, position, contact_id AS id, reason FROM _contact_rejects ORDER BY position'));
+        expect(rejects).toEqual([
+          { page: 2, position: 1, id: 'x1', reason: expect.stringContaining('id: expected an integer or numeric string') as unknown },
+          { page: 2, position: 2, id: String(victims[1]), reason: expect.stringContaining('email: expected a string') as unknown },
+        ]);
+        const held = await owner!.run((w) => w.query(`SELECT count(*) AS n, count(*) FILTER (WHERE id IN (${victims.join(', ')})) AS victims FROM contacts WHERE _deleted_at IS NULL`));
+        // Neither is loaded: a backfill confirms only contacts it held before, and held none.
+        expect(held).toEqual([{ n: 58, victims: 0 }]);
+      });
+    } finally {
+      await sim.close();
+    }
+  });
+});
