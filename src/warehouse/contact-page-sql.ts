@@ -78,8 +78,9 @@ function numberOrNull(k: string): Field {
   const x = v(k);
   const isNumber = `${typeAt(k)} IN ('BIGINT', 'UBIGINT', 'DOUBLE')`;
   return {
-    value: `CASE WHEN ${x} IS NULL OR ${x} = '' THEN NULL WHEN regexp_full_match(${x}, ${NUM_TRIMMED}) OR ${isNumber} THEN TRY_CAST(trim(${x}) AS DOUBLE) END`,
-    issue: `CASE WHEN ${x} IS NULL OR ${x} = '' OR regexp_full_match(${x}, ${NUM_TRIMMED}) OR ${isNumber} THEN NULL
+    value: `CASE WHEN ${x} IS NULL OR ${x} = '' THEN NULL WHEN regexp_full_match(${x}, ${NUM_TRIMMED}) THEN TRY_CAST(trim(${x}) AS DOUBLE)
+      WHEN ${isNumber} THEN TRY_CAST(trim(${x}) AS DOUBLE) END`,
+    issue: `CASE WHEN ${x} IS NULL OR ${x} = '' OR regexp_full_match(${x}, ${NUM_TRIMMED}) THEN NULL WHEN ${isNumber} THEN NULL
       ELSE '${k}: expected a number, numeric string or null, got ' || ${shown(k)} END`,
   };
 }
@@ -92,7 +93,7 @@ function textOrNull(k: string, nullAs?: string): Field {
   const isComposite = `${typeAt(k)} IN ('OBJECT', 'ARRAY')`;
   return {
     value: nullAs === undefined ? x : `coalesce(${x}, ${nullAs})`,
-    issue: `CASE WHEN ${suspect} AND ${isComposite} THEN '${k}: expected a string or null, got ' || ${shown(k)} END`,
+    issue: `CASE WHEN ${suspect} THEN CASE WHEN ${isComposite} THEN '${k}: expected a string or null, got ' || ${shown(k)} END END`,
   };
 }
 
@@ -114,7 +115,7 @@ function refIds(k: 'tags' | 'lists'): Field {
   const clean = (list: string) => `list_sort(list_distinct([TRY_CAST(i AS BIGINT) for i in ${list} if regexp_full_match(i, ${INT})]))`;
   return {
     value: `CASE WHEN ${fast} THEN ${clean(`[t.id for t in ${x}]`)} ELSE ${clean(idsOf)} END`,
-    issue: `CASE WHEN ${fast} OR coalesce(${typeAt(k)}, 'NULL') = 'NULL' THEN NULL
+    issue: `CASE WHEN ${fast} THEN NULL WHEN coalesce(${typeAt(k)}, 'NULL') = 'NULL' THEN NULL
       WHEN ${typeAt(k)} NOT IN ('ARRAY', 'OBJECT') THEN '${k}: expected an array, got ' || ${shown(k)}
       WHEN NOT coalesce(list_bool_and([coalesce(regexp_full_match(i, ${INT}), false) for i in ${idsOf}]), true) THEN '${k}: expected objects with an integer id, got ' || ${shown(k)} END`,
   };
