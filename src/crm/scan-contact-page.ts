@@ -4,7 +4,6 @@ import type { RawPage, RowRef } from './types.js';
 
 /** Nesting deeper than this is not a contact listing (and would cost the scan its stack). */
 const MAX_DEPTH = 256;
-const LITERAL = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null/y;
 const INT = /^-?[0-9]+$/;
 
 /** Thrown inside the scan; the caller turns it into the client's own error for the body. */
@@ -98,12 +97,34 @@ function scanListing(s: string, requested: { page: number; perPage: number }): R
     const t = s.slice(start, i - 1);
     return t.includes('\\') ? (JSON.parse(`"${t}"`) as string) : t;
   };
-  const literal = (): string => {
-    LITERAL.lastIndex = i;
-    const m = LITERAL.exec(s);
-    if (!m) throw new NotAListing();
-    i += m[0].length;
-    return m[0];
+  const digits = (): number => {
+    const from = i;
+    for (let c = s.charCodeAt(i); c >= 48 && c <= 57; c = s.charCodeAt(++i));
+    return i - from;
+  };
+  /** Moves past a number, true, false or null (checked as JSON writes them), without copying it. */
+  const literal = (): void => {
+    const c = s.charCodeAt(i);
+    if (c === 116 || c === 102 || c === 110) {
+      const word = c === 116 ? 'true' : c === 102 ? 'false' : 'null';
+      if (!s.startsWith(word, i)) throw new NotAListing();
+      i += word.length;
+      return;
+    }
+    if (c === 45) i++;
+    if (s.charCodeAt(i) === 48) i++;
+    else if (digits() === 0) throw new NotAListing();
+    if (s.charCodeAt(i) === 46) {
+      i++;
+      if (digits() === 0) throw new NotAListing();
+    }
+    const e = s.charCodeAt(i);
+    if (e === 101 || e === 69) {
+      i++;
+      const sign = s.charCodeAt(i);
+      if (sign === 43 || sign === 45) i++;
+      if (digits() === 0) throw new NotAListing();
+    }
   };
   /** A scalar as text (a string's contents or a literal's), or undefined for an object or array (skipped). */
   const scalar = (depth: number): string | undefined => {
@@ -113,7 +134,9 @@ function scanListing(s: string, requested: { page: number; perPage: number }): R
       skip(depth);
       return undefined;
     }
-    return literal();
+    const from = i;
+    literal();
+    return s.slice(from, i);
   };
   /** Skips one value, checking its structure, without copying any of it. */
   const skip = (depth: number): void => {
