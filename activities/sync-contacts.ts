@@ -36,7 +36,7 @@ export interface PagesResult extends LoadStats {
   requests: number;
   /** A page reported a different total than the scan began with, or came back short: rows may have shifted. */
   drift: boolean;
-  /** Rows this run fetched that did not fit the contact schema: kept in `_contact_rejects` with the reason, not loaded. */
+  /** Rows this run fetched that did not fit the contact schema: not loaded, each recorded in the rejects table (`loadContactPages`). */
   rejected: number;
 }
 
