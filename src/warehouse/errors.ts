@@ -49,6 +49,18 @@ export class WarehouseInputError extends CrmsyncError {
   }
 }
 
+/**
+ * A contact page DuckDB cannot read as JSON. Retryable, as the client's own `invalid_json` is: the
+ * activity that fetched the page runs again and fetches it again (a garbled response rarely
+ * repeats); a page that stays unreadable fails the run once Temporal's attempts are spent.
+ */
+export class WarehousePageUnreadableError extends CrmsyncError {
+  override readonly code = 'WAREHOUSE_PAGE_UNREADABLE' as const;
+  constructor(message: string) {
+    super('WAREHOUSE_PAGE_UNREADABLE', message, { retryable: true });
+  }
+}
+
 /** DuckDB rejected an analyst's query (syntax, unknown table, a write on a read-only warehouse). */
 export class WarehouseQueryError extends CrmsyncError {
   override readonly code = 'WAREHOUSE_QUERY_FAILED' as const;

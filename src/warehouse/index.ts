@@ -13,6 +13,7 @@ export {
   WarehouseOwnerClosedError,
   WarehouseReadOnlyError,
   WarehouseInputError,
+  WarehousePageUnreadableError,
   WarehouseQueryError,
   MigrationError,
 } from './errors.js';

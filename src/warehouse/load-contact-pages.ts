@@ -1,7 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { CONTACT_BUCKET_SIZE, CONTACT_FIELD_NAMES } from './contact-columns.js';
 import { pageRowsSql, typedContactRowsSql } from './contact-page-sql.js';
-import { WarehouseInputError } from './errors.js';
+import { WarehouseInputError, WarehousePageUnreadableError } from './errors.js';
 import { appendStagedContacts, mergeStagedContacts } from './load-contacts.js';
 import { quoteIdent, quoteLiteral } from './quote.js';
 import { timestampLiteral } from './sql-expr.js';
@@ -46,7 +46,7 @@ export async function loadContactPages(connection: DuckDBConnection, pages: read
     if (!/Malformed JSON/i.test(String(err))) throw err;
     // DuckDB's message quotes the body; contact data stays out of errors.
     const numbers = pages.map((p) => p.page);
-    throw new WarehouseInputError(
+    throw new WarehousePageUnreadableError(
       `A contact page among pages ${Math.min(...numbers)}-${Math.max(...numbers)} is not readable JSON; the CRM sent a body that is not a listing, fetch those pages again or report it with the body.`,
     );
   }

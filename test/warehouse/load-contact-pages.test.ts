@@ -177,5 +177,14 @@ describe('loadContactPages', () => {
     const refused = sql.w.loadContactPages([{ page: 3, body: '<html>secret-looking error</html>' }], ctx());
     await expect(refused).rejects.toThrow(/pages 3-3 is not readable JSON.*fetch those pages again/);
     await expect(refused).rejects.not.toThrow(/secret-looking/);
+    // Retryable, as the client's invalid_json is: the fetching activity runs again and refetches.
+    await expect(refused).rejects.toMatchObject({ code: 'WAREHOUSE_PAGE_UNREADABLE', retryable: true });
+  });
+
+  it('refuses, retryably, a page whose structure scans but whose string escape DuckDB refuses', async () => {
+    const body = JSON.stringify({ total: 1, per_page: 1, current_page: 1, last_page: 1, data: [{ id: 930001, email: 'a@example.com' }] }).replace('a@example', '\\q@example'); // "\q": no such escape
+    expect(() => JSON.parse(body) as unknown).toThrow();
+    const refused = sql.w.loadContactPages([{ page: 4, body }], ctx());
+    await expect(refused).rejects.toMatchObject({ code: 'WAREHOUSE_PAGE_UNREADABLE', retryable: true });
   });
 });
