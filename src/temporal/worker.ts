@@ -48,7 +48,7 @@ export async function runWorkers(options: RunWorkersOptions): Promise<void> {
   const workflowsPath = options.workflowsPath ?? resolveWorkflowsPath();
   // The workflow worker loads the bundle in a thread of its own, most of a short command's start:
   // it is created while the warehouse activities are still being built (their DuckDB file opened
-  // and migrated), and beside the activity worker rather than before it.
+  // and migrated).
   const main = (async () =>
     await Worker.create({
       connection: options.nativeConnection,
@@ -60,8 +60,12 @@ export async function runWorkers(options: RunWorkersOptions): Promise<void> {
       // a restarted worker picks its workflows up sooner.
       stickyQueueScheduleToStartTimeout: '3s',
     }))();
+  main.catch(() => undefined); // read below, with the warehouse worker's outcome
   const warehouse = (async () => {
     const activities = await options.warehouseActivities;
+    // Not before the workflow worker exists: a warehouse worker disposed of after a failed
+    // bundle would poll for a moment and could take an activity it then must finish.
+    await main;
     if (Object.keys(activities).length === 0) {
       options.logger?.warn({ taskQueue: options.taskQueues.warehouse }, 'no warehouse activities registered; not polling the warehouse queue');
       return undefined;
@@ -81,7 +85,8 @@ export async function runWorkers(options: RunWorkersOptions): Promise<void> {
   const workers = created.flatMap((r) => (r.status === 'fulfilled' && r.value ? [r.value] : []));
   const failed = created.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) {
-    // A created worker holds a thread and a registration with the server until it has run and stopped.
+    // A created worker holds a thread and a registration with the server until it has run and
+    // stopped (only the workflow worker can be here: its tasks are short).
     await Promise.all(workers.map((w) => w.runUntil(Promise.resolve()).catch(() => undefined)));
     throw failed.reason;
   }
