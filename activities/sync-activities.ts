@@ -2,6 +2,7 @@ import { createContactActivities } from './sync-contacts.js';
 import type { SyncActivityDeps } from './sync-deps.js';
 import { createNewContactActivities } from './sync-new-contacts.js';
 import { createContactSliceActivities } from './sync-contact-slice.js';
+import { createFreshContactActivities } from './sync-fresh-contacts.js';
 import { createMembershipActivities } from './sync-memberships.js';
 import { createUpdatedContactActivities } from './sync-updated-contacts.js';
 import { createEntityActivities } from './sync-entities.js';
@@ -21,6 +22,7 @@ export function createSyncActivities(deps: SyncActivityDeps) {
     ...createUpdatedContactActivities(deps),
     ...createMembershipActivities(deps),
     ...createContactSliceActivities(deps),
+    ...createFreshContactActivities(deps),
     ...createEntityActivities(deps),
     ...createFunnelActivities(deps),
     ...createReportActivities(deps),

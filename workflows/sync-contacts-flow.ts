@@ -115,9 +115,14 @@ async function refreshExisting(input: StreamWorkflowInput, totals: StreamTotals,
     progress.rows = totals.rows;
     progress.requests = totals.requests;
   };
-  const up = await acts.scanUpdatedContacts({ perPage: tuning.perPage, loadId, overlapMs: tuning.updatedOverlapMs, reprobeAfterMs: input.reconcileEveryMs });
+  // One activity for the three checks (one round trip, not three); runs started before this
+  // change replay them as three.
+  const one = patched('fresh-contacts-one-activity')
+    ? await acts.refreshContacts({ perPage: tuning.perPage, loadId, overlapMs: tuning.updatedOverlapMs, reprobeAfterMs: input.reconcileEveryMs, sweepRuns: tuning.sweepRuns })
+    : undefined;
+  const up = one ? one.updated : await acts.scanUpdatedContacts({ perPage: tuning.perPage, loadId, overlapMs: tuning.updatedOverlapMs, reprobeAfterMs: input.reconcileEveryMs });
   track(up);
-  const members = await acts.repairMemberships({ perPage: tuning.perPage, loadId });
+  const members = one ? one.members : await acts.repairMemberships({ perPage: tuning.perPage, loadId });
   track({ ...members, pages: 0 });
   const memberships = {
     checked: members.checked,
@@ -131,7 +136,8 @@ async function refreshExisting(input: StreamWorkflowInput, totals: StreamTotals,
   const updatedFirst = up.ran ? { updatedFirst: { rows: up.rows, updated: up.updated, requests: up.requests, orderBroken: up.orderBroken } } : {};
   // A sweep follows: the slice would re-read what it reads anyway.
   if (members.sweepInstead) return { ...updatedFirst, memberships };
-  const slice = await acts.sweepContactSlice({ perPage: tuning.perPage, loadId, sweepRuns: tuning.sweepRuns });
+  // refreshContacts returns a slice whenever no sweep follows; asking for one is only a fallback.
+  const slice = one?.slice ?? (await acts.sweepContactSlice({ perPage: tuning.perPage, loadId, sweepRuns: tuning.sweepRuns }));
   track(slice);
   return {
     ...updatedFirst,

@@ -18,6 +18,7 @@ export const BENCHMARKS: readonly BenchmarkEntry[] = [
   { name: 'webhooks-apply', file: 'webhooks-apply.ts', args: [], what: 'webhook events applied to the warehouse per second' },
   { name: 'push', file: 'push.ts', args: [], what: 'push requests/s and 429 share at allowed rates of 10, 50 and 200 req/s' },
   { name: 'cli-latency', file: 'cli-latency.ts', args: [], what: 'wall time of a no-change sync, status and schedule list on the embedded default, as ratios to `crmsync --help`' },
+  { name: 'report-snapshots', file: 'report-snapshots.ts', args: [], what: "one report run's snapshots written in one transaction, as a ratio to a transaction per snapshot" },
   { name: 'report', file: 'report.ts', args: ['100000'], what: 'crmsync report at 100k contacts: seconds, ratio to a one-count crmsync query, file size' },
   { name: 'freshness', file: 'freshness.ts', args: ['100000'], what: 'no-change and 1%-edited incremental runs against a full reconcile at 100k contacts: requests and seconds' },
   { name: 'catalog-query', file: 'catalog-query.ts', args: ['50000', '20'], what: 'a query on the lake catalog during a long sync, as a ratio to the same query with no sync running' },

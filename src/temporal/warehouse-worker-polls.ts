@@ -1,4 +1,6 @@
+import { hostname } from 'node:os';
 import type { Client } from '@temporalio/client';
+import { isProcessAlive } from '../process-alive.js';
 
 /**
  * A poller counts as a running worker when it polled this recently. The server keeps listing a
@@ -6,6 +8,24 @@ import type { Client } from '@temporalio/client';
  * (about a minute).
  */
 const LIVE_POLLER_MS = 70_000;
+
+export interface PollerSeen {
+  lastAccessMs: number | undefined;
+  /** The worker's identity: the SDK's default is `<pid>@<host>`. */
+  identity: string | undefined;
+}
+
+/**
+ * Whether a listed poller is a running worker: it polled recently, and it is not a process of
+ * this host that has exited (the last command's in-process workers stay listed for a minute after
+ * it ended; seeing them as running made every next command wait to open the file first).
+ */
+export function pollerIsLive(p: PollerSeen, now: number, host = hostname(), alive: (pid: number) => boolean = isProcessAlive): boolean {
+  if (p.lastAccessMs === undefined || now - p.lastAccessMs >= LIVE_POLLER_MS) return false;
+  const m = /^(\d+)@(.+)$/.exec(p.identity ?? '');
+  if (m && m[2] === host && !alive(Number(m[1]))) return false;
+  return true;
+}
 
 /**
  * True when a worker polls `taskQueue` for activities (DescribeTaskQueue's pollers): the
@@ -21,7 +41,6 @@ export async function warehouseWorkerPolls(client: Client, taskQueue: string, no
   });
   return (response.pollers ?? []).some((p) => {
     const seconds = p.lastAccessTime?.seconds;
-    if (seconds === undefined || seconds === null) return false;
-    return now - Number(seconds) * 1000 < LIVE_POLLER_MS;
+    return pollerIsLive({ lastAccessMs: seconds === undefined || seconds === null ? undefined : Number(seconds) * 1000, identity: p.identity ?? undefined }, now);
   });
 }

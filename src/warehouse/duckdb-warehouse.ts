@@ -8,7 +8,7 @@ import { loadContacts } from './load-contacts.js';
 import { loadRows } from './load-rows.js';
 import { migrate } from './migrate.js';
 import { publishLake } from './publish-lake.js';
-import { insertReportSnapshot } from './report-snapshots.js';
+import { insertReportSnapshot, insertReportSnapshots } from './report-snapshots.js';
 import { readCount, readRows, run } from './sql-run.js';
 import { getSyncState, recordRun, setSyncState } from './sync-state.js';
 import { tombstoneContacts, tombstoneContactsNotIn } from './tombstone-contacts.js';
@@ -112,6 +112,11 @@ export class DuckDbWarehouse implements WarehouseHandle {
   async insertReportSnapshot(snapshot: ReportSnapshot, ctx: LoadContext): Promise<number> {
     this.#requireWrite('insertReportSnapshot');
     return insertReportSnapshot(this.connection, snapshot, ctx);
+  }
+
+  async insertReportSnapshots(snapshots: readonly ReportSnapshot[], ctx: LoadContext): Promise<number> {
+    this.#requireWrite('insertReportSnapshots');
+    return insertReportSnapshots(this.connection, snapshots, ctx);
   }
 
   async getSyncState<T = Record<string, unknown>>(stream: string): Promise<T | null> {

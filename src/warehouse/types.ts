@@ -64,6 +64,8 @@ export interface Warehouse {
   loadFunnelSubscribers(funnelId: number, rows: readonly FunnelSubscriber[], ctx: LoadContext, opts: { complete: boolean }): Promise<LoadStats>;
   /** Add one dated report snapshot (a row set per report in its report_* table). */
   insertReportSnapshot(snapshot: ReportSnapshot, ctx: LoadContext): Promise<number>;
+  /** Add dated report snapshots in one transaction; returns how many. */
+  insertReportSnapshots(snapshots: readonly ReportSnapshot[], ctx: LoadContext): Promise<number>;
 
   getSyncState<T = Record<string, unknown>>(stream: string): Promise<T | null>;
   setSyncState(stream: string, state: Record<string, unknown>): Promise<void>;

@@ -24,8 +24,11 @@ export interface RunComposedWorkersOptions {
    */
   warehouseConcurrency?: number;
   workflowBundle?: WorkflowBundleOption;
-  /** The file's owner when the caller opened it already (it is closed here all the same). */
-  owner?: WarehouseOwner;
+  /**
+   * The file's owner when the caller opened it already, or is opening it (it is closed here all
+   * the same; a rejected promise fails the workers before any polls).
+   */
+  owner?: WarehouseOwner | Promise<WarehouseOwner>;
 }
 
 /**
@@ -35,26 +38,34 @@ export interface RunComposedWorkersOptions {
  */
 export async function runComposedWorkers(options: RunComposedWorkersOptions): Promise<void> {
   const { config, logger } = options;
-  const owner = options.owner ?? (await openOwnerFromConfig(config, logger));
+  const opening = Promise.resolve(options.owner ?? openOwnerFromConfig(config, logger));
+  const crm = crmClientFromConfig(config, { logger });
+  const warehouseActivities = opening.then((owner) => {
+    const activities = createActivities({ config, logger, crm, owner });
+    if (Object.keys(activities.main).length > 0) throw new Error('main-queue activities need their worker created after the warehouse file opens; pass them to runWorkers');
+    return activities.warehouse;
+  });
+  warehouseActivities.catch(() => undefined); // runWorkers reports it; unread when aborted before it starts
   try {
-    const crm = crmClientFromConfig(config, { logger });
-    try {
-      const activities = createActivities({ config, logger, crm, owner });
-      await runWorkers({
-        nativeConnection: options.nativeConnection,
-        namespace: options.namespace,
-        taskQueues: taskQueues(config),
-        activities: activities.main,
-        warehouseActivities: activities.warehouse,
-        warehouseConcurrency: options.warehouseConcurrency ?? DEFAULT_WAREHOUSE_CONCURRENCY,
-        ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : {}),
-        signal: options.signal,
-        logger,
-      });
-    } finally {
-      await crm.close();
-    }
+    await runWorkers({
+      nativeConnection: options.nativeConnection,
+      namespace: options.namespace,
+      taskQueues: taskQueues(config),
+      // The main queue has workflows and no activity that needs the file: its worker is created
+      // while the file opens and migrates.
+      activities: {},
+      warehouseActivities,
+      warehouseConcurrency: options.warehouseConcurrency ?? DEFAULT_WAREHOUSE_CONCURRENCY,
+      ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : {}),
+      signal: options.signal,
+      logger,
+    });
   } finally {
-    await owner.close();
+    await crm.close();
+    // Closed once every job queued on it has run; a file that did not open has nothing to close.
+    await opening.then(
+      (owner) => owner.close(),
+      () => undefined,
+    );
   }
 }

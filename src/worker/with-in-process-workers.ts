@@ -19,22 +19,35 @@ import { openOwnerFromConfig } from './open-owner-from-config.js';
 export async function withInProcessWorkers<T>(options: { config: Config; logger: Logger; client: Client; nativeConnection: NativeConnection; namespace: string }, fn: () => Promise<T>): Promise<T> {
   const { config, logger } = options;
   const queue = taskQueues(config).warehouse;
-  let owner: WarehouseOwner | undefined;
-  if (await warehouseWorkerPolls(options.client, queue)) {
-    owner = await openOwnerFromConfig(config, logger).catch((err: unknown) => {
+  // Opening (and migrating) the file and asking who polls run at once: both are on the way to
+  // the workers, and the file says the last word on who serves.
+  const opening = openOwnerFromConfig(config, logger);
+  opening.catch(() => undefined); // read below on every path
+  let owner: WarehouseOwner | Promise<WarehouseOwner> = opening;
+  let polls: boolean;
+  try {
+    polls = await warehouseWorkerPolls(options.client, queue);
+  } catch (err) {
+    await opening.then((o) => o.close()).catch(() => undefined);
+    throw err;
+  }
+  if (polls) {
+    const opened = await opening.catch((err: unknown) => {
       if (err instanceof WarehouseOwnedError) return undefined;
       throw err;
     });
-    if (!owner) {
+    if (!opened) {
       logger.info({ taskQueue: queue }, 'a warehouse worker is running; using it');
       return await fn();
     }
+    owner = opened;
     logger.info({ taskQueue: queue }, 'the warehouse worker that polled last is gone; serving its runs here');
   }
   // This process now serves the runs, backfills included: the same heap policy as `crmsync worker`.
   limitHeapGrowth(config.workerHeapGrowthPercent);
   const abort = new AbortController();
-  const workers = runComposedWorkers({ config, logger, nativeConnection: options.nativeConnection, namespace: options.namespace, signal: abort.signal, ...(owner ? { owner } : {}) });
+  // Without a live poller the file is opening still: the workflow worker is created meanwhile.
+  const workers = runComposedWorkers({ config, logger, nativeConnection: options.nativeConnection, namespace: options.namespace, signal: abort.signal, owner });
   // A worker that dies (bad bundle, lost connection, a file owned elsewhere) must fail `fn` rather than leave it waiting.
   const failed = workers.then(
     () => new Promise<never>(() => undefined),

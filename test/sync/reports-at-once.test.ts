@@ -47,9 +47,9 @@ function memoryWrites(): { writes: WriteJobs; inserted: ReportSnapshot[] } {
   const session = {
     getSyncState: async (key: string) => state.get(key),
     setSyncState: async (key: string, value: unknown) => void state.set(key, value),
-    insertReportSnapshot: async (s: ReportSnapshot) => {
-      inserted.push(s);
-      return 1;
+    insertReportSnapshots: async (s: readonly ReportSnapshot[]) => {
+      inserted.push(...s);
+      return s.length;
     },
   } as unknown as WarehouseSession;
   return { writes: { run: (job) => job(session) } as WriteJobs, inserted };

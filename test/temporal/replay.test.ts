@@ -62,10 +62,13 @@ describe('replay of the recorded workflow histories', () => {
     expect(activitiesOf(scan).filter((a) => a === 'syncContactPages').length).toBeGreaterThan(1);
     expect(continuesAsNew(scan)).toBe(true);
     const incremental = byName(all, 'sync-incremental.contacts');
-    expect(patchIdsOf(incremental)).toEqual(['run-record-alongside', 'fresh-contacts']);
+    expect(patchIdsOf(incremental)).toEqual(['run-record-alongside', 'fresh-contacts', 'fresh-contacts-one-activity']);
+    expect(activitiesOf(incremental)).toContain('refreshContacts');
     // Runs started before a patch keep replaying on the old path: their histories stay.
     expect(patchIdsOf(byName(all, 'before-run-record-alongside.sync-incremental.contacts'))).toEqual(['fresh-contacts']);
-    expect(activitiesOf(incremental)).toContain('scanUpdatedContacts');
+    const separateChecks = byName(all, 'before-fresh-contacts-one-activity.sync-incremental.contacts');
+    expect(patchIdsOf(separateChecks)).toEqual(['run-record-alongside', 'fresh-contacts']);
+    expect(activitiesOf(separateChecks)).toEqual(expect.arrayContaining(['scanUpdatedContacts', 'repairMemberships', 'sweepContactSlice']));
     expect(activitiesOf(byName(all, 'push-1'))).toEqual(['planPush', 'pushBatch', 'pushBatch']);
     expect(continuesAsNew(byName(all, 'push-1'))).toBe(true);
     expect(activitiesOf(byName(all, 'push-2'))).toEqual(['pushBatch', 'finishPush']);

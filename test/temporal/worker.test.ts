@@ -69,6 +69,28 @@ describe('runWorkers', () => {
     }
   });
 
+  it('builds the warehouse activities while the workflow worker is created, and fails with their error (no worker left running)', { timeout: 60_000 }, async () => {
+    const nativeConnection = await NativeConnection.connect({ address: testTemporalAddress() });
+    try {
+      // As when the DuckDB file is held by another process: the error names the fix, and the
+      // workflow worker created meanwhile is stopped rather than left to serve.
+      let fail!: (err: Error) => void;
+      const activities = new Promise<object>((_, reject) => (fail = reject));
+      const running = runWorkers({
+        nativeConnection,
+        namespace: 'default',
+        taskQueues: { main: `q-${randomUUID()}`, warehouse: `q-${randomUUID()}` },
+        activities: {},
+        warehouseActivities: activities,
+        workflowBundle: { codePath: testFixtureWorkflowBundlePath() },
+      });
+      fail(new Error('the file is held by process 42; stop it first'));
+      await expect(running).rejects.toThrow('held by process 42');
+    } finally {
+      await nativeConnection.close();
+    }
+  });
+
   it('resolves the workflows entry of the source tree when run from source', () => {
     expect(resolveWorkflowsPath()).toMatch(/\/workflows\/index\.ts$/);
   });

@@ -45,4 +45,45 @@ describe('report snapshots of the real plugin (fluentcrm-2.9 report routes)', ()
       { funnel_id: 7, label: 'Tag as Customer', reached: 30, dropped: 10, percent_of_entrants: 75 },
     ]);
   });
+
+  it('a batch of snapshots (one transaction) flattens each into rows of its own, and marks each table for the lake', async () => {
+    const load = ctx(new Date('2026-03-04T05:06:07Z'));
+    const step = (label: string, count: number) => ({ label, count, sequence_id: count, type: 'action' });
+    const added = await w.insertReportSnapshots(
+      [
+        { report: 'overview', params: {}, data: { total: 9 } },
+        { report: 'reports/automations/21/steps', params: { funnel_id: 21 }, data: { stats: [step('a', 1), step('b', 2)] } },
+        { report: 'subscribers', params: {}, data: { stats: { '2026-03-01': 5 } } },
+        { report: 'funnels/22/report', params: { funnel_id: 22 }, data: { stats: { metrics: [step('c', 3)] } } },
+        { report: 'subscriber-growth', params: {}, data: { growth: [{ date: '2026-03-02', count: 6 }] } },
+      ],
+      load,
+    );
+    expect(added).toBe(5);
+    const batch = `_load_id = '${load.loadId}'`;
+    expect(await w.query(`SELECT funnel_id, label, count FROM report_automation_step_rows WHERE ${batch} ORDER BY label`)).toEqual([
+      { funnel_id: 21, label: 'a', count: 1 },
+      { funnel_id: 21, label: 'b', count: 2 },
+      { funnel_id: 22, label: 'c', count: 3 },
+    ]);
+    expect(await w.query(`SELECT report, period_key, count FROM report_daily_counts WHERE ${batch} ORDER BY report`)).toEqual([
+      { report: 'subscriber_growth', period_key: '2026-03-02', count: 6 },
+      { report: 'subscribers', period_key: '2026-03-01', count: 5 },
+    ]);
+    // Each flattened row points at its own snapshot.
+    expect(
+      await w.query(
+        `SELECT count(*) AS n FROM report_automation_step_rows r JOIN report_automation_steps s USING (snapshot_id) WHERE r.${batch} AND s.report = CASE r.funnel_id WHEN 21 THEN 'reports/automations/21/steps' ELSE 'funnels/22/report' END`,
+      ),
+    ).toEqual([{ n: 3 }]);
+    const ids = `SELECT snapshot_id FROM report_overview WHERE ${batch} UNION ALL SELECT snapshot_id FROM report_automation_steps WHERE ${batch} UNION ALL SELECT snapshot_id FROM report_subscriber_growth WHERE ${batch}`;
+    expect(await w.query(`SELECT table_name, count(*) AS n FROM _lake_dirty WHERE part IN (${ids}) GROUP BY 1 ORDER BY 1`)).toEqual([
+      { table_name: 'report_automation_step_rows', n: 2 },
+      { table_name: 'report_automation_steps', n: 2 },
+      { table_name: 'report_daily_counts', n: 2 },
+      { table_name: 'report_overview', n: 1 },
+      { table_name: 'report_subscriber_growth', n: 2 },
+    ]);
+    expect(await w.query(`SELECT epoch(snapshot_at) AS at FROM report_overview WHERE ${batch}`)).toEqual([{ at: Date.parse('2026-03-04T05:06:07Z') / 1000 }]);
+  });
 });

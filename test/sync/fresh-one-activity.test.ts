@@ -1,0 +1,93 @@
+import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { NativeConnection } from '@temporalio/worker';
+import { describe, expect, inject, it } from 'vitest';
+import type { FreshContactsResult } from '../../activities/sync-fresh-contacts.js';
+import { runWorkers } from '../../src/temporal/worker.js';
+import { DEFAULT_TUNING, type StreamResult, type StreamWorkflowInput } from '../../workflows/sync-types.js';
+import { quietTemporalRuntime, testTemporalAddress, testWorkflowBundlePath } from '../helpers/temporal.js';
+
+const NO_STATS = { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
+
+/**
+ * An incremental contacts run on a real Temporal server with the production workers and
+ * stand-in warehouse activities. Its three freshness checks were three activities one after
+ * another, their round trips most of a sync with nothing to do; now they are one activity, and
+ * the run reports what each check found as before.
+ */
+describe('contacts freshness checks', () => {
+  it('run as one activity whose three results the stream reports', { timeout: 90_000 }, async () => {
+    quietTemporalRuntime();
+    const address = testTemporalAddress();
+    const namespace = inject('temporalNamespace');
+    const queue = `t-${randomUUID().slice(0, 12)}`;
+    const queues = { main: queue, warehouse: `${queue}-warehouse` };
+    const called: string[] = [];
+    const separate = (name: string) => async () => {
+      called.push(name);
+      throw ApplicationFailure.nonRetryable(`${name} is one of the three checks refreshContacts runs; the workflow must not call it on its own`);
+    };
+    const fresh: FreshContactsResult = {
+      updated: { ran: true, probed: false, pages: 1, rows: 7, requests: 1, orderBroken: false, ...NO_STATS, updated: 2, unchanged: 5 },
+      members: { checked: 13, differing: ['tag 4'], rows: 3, confirmed: 0, requests: 3, sweepInstead: false, ...NO_STATS, updated: 1, unchanged: 2 },
+      slice: { pages: 1, rows: 50, requests: 1, fromId: 1, toId: 50, cycleDone: false, ...NO_STATS, unchanged: 50 },
+    };
+    const warehouseActivities = {
+      recordStreamRun: async () => undefined,
+      planContactsRun: async () => ({ mode: 'incremental', resumeScan: false, maxId: 400, reconcileDue: false }),
+      fetchNewContacts: async () => ({ pages: 1, rows: 0, requests: 1, crmTotal: 400, liveCount: 400, maxId: 400, ...NO_STATS }),
+      refreshContacts: async (input: { sweepRuns: number }) => {
+        called.push(`refreshContacts sweepRuns=${input.sweepRuns}`);
+        return fresh;
+      },
+      scanUpdatedContacts: separate('scanUpdatedContacts'),
+      repairMemberships: separate('repairMemberships'),
+      sweepContactSlice: separate('sweepContactSlice'),
+    };
+    const native = await NativeConnection.connect({ address });
+    const connection = await Connection.connect({ address });
+    const abort = new AbortController();
+    const workers = runWorkers({
+      nativeConnection: native,
+      namespace,
+      taskQueues: queues,
+      activities: {},
+      warehouseActivities,
+      warehouseConcurrency: 4,
+      workflowBundle: { codePath: testWorkflowBundlePath() },
+      signal: abort.signal,
+    });
+    try {
+      const client = new Client({ connection, namespace });
+      const input: StreamWorkflowInput = {
+        runId: 'run-1',
+        stream: 'contacts',
+        full: false,
+        reconcile: 'auto',
+        reconcileEveryMs: 86_400_000,
+        tuning: { ...DEFAULT_TUNING, sweepRuns: 7 },
+        warehouseTaskQueue: queues.warehouse,
+      };
+      const workflowId = `stream-${randomUUID()}`;
+      const result = (await client.workflow.execute('syncStreamWorkflow', { taskQueue: queues.main, workflowId, args: [input] })) as StreamResult;
+      expect(called).toEqual(['refreshContacts sweepRuns=7']);
+      expect(result.mode).toBe('incremental');
+      expect(result.fresh).toEqual({
+        updatedFirst: { rows: 7, updated: 2, requests: 1, orderBroken: false },
+        memberships: { checked: 13, differing: ['tag 4'], rows: 3, updated: 1, deleted: 0, requests: 3, sweepInstead: false },
+        slice: { fromId: 1, toId: 50, rows: 50, updated: 0, requests: 1, cycleDone: false },
+      });
+      // The totals add up the fetch of new contacts and all three checks.
+      expect(result).toMatchObject({ rows: 60, updated: 3, requests: 6 });
+      const history = await client.workflow.getHandle(workflowId).fetchHistory();
+      const scheduled = (history.events ?? []).flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+      expect(scheduled.filter((a) => a !== 'recordStreamRun')).toEqual(['planContactsRun', 'fetchNewContacts', 'refreshContacts']);
+    } finally {
+      abort.abort();
+      await workers;
+      await connection.close();
+      await native.close();
+    }
+  });
+});
