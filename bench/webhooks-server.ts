@@ -66,6 +66,7 @@ if (mode === 'baseline') {
   const service = await startWebhookService({
     spoolDir,
     ...(process.env.BENCH_SYNCS ? { syncsInFlight: Number(process.env.BENCH_SYNCS) } : {}),
+    ...(process.env.BENCH_SYNC_THREADS ? { syncThreads: Number(process.env.BENCH_SYNC_THREADS) } : {}),
     ...(process.env.BENCH_SYNC_ON === 'pool' || process.env.BENCH_SYNC_ON === 'thread' ? { syncOn: process.env.BENCH_SYNC_ON } : {}),
     host: '127.0.0.1',
     port: 0,
