@@ -2,6 +2,7 @@
 // core with the load generator: `baseline` (node:http, HMAC check, 200) or `durable` (the real
 // receiver with its fsynced spool). Prints {"url"} once listening; on SIGTERM prints its stats.
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Secret } from '../src/secret.js';
@@ -11,6 +12,29 @@ import { startWebhookService } from '../src/webhooks/webhook-service.js';
 const [mode, secret, spoolDir] = process.argv.slice(2) as [string, string, string];
 /** User + system CPU of the whole process (every thread) since it listened, in ms: startup excluded. */
 let cpuAtListen = 0;
+/**
+ * CPU ms since listening of the main thread and of every other thread (the spool's sync thread,
+ * V8's helpers), from /proc (Linux only): the receiver's main thread limits the deliveries a second.
+ */
+let threadsAtListen = new Map<string, number>();
+const threadCpuMs = (reset = false): { main: number; others: number } | undefined => {
+  const now = new Map<string, number>();
+  try {
+    for (const tid of readdirSync('/proc/self/task')) {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      now.set(tid, (Number(f[11]) + Number(f[12])) * 10); // utime + stime, in ticks of 10 ms
+    }
+  } catch {
+    return undefined; // not Linux
+  }
+  const since = (tid: string): number => now.get(tid)! - (threadsAtListen.get(tid) ?? 0);
+  const main = since(String(process.pid));
+  let others = 0;
+  for (const tid of now.keys()) if (tid !== String(process.pid)) others += since(tid);
+  if (reset) threadsAtListen = now;
+  return { main, others };
+};
 const cpuMs = (): number => {
   const u = process.cpuUsage();
   return Math.round((u.user + u.system) / 1000 - cpuAtListen);
@@ -30,10 +54,11 @@ if (mode === 'baseline') {
   });
   server.listen(0, '127.0.0.1', () => {
     cpuAtListen = cpuMs();
+    threadCpuMs(true);
     process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/crm` })}\n`);
   });
   process.on('SIGTERM', () => {
-    process.stdout.write(`${JSON.stringify({ stats: { cpuMs: cpuMs() } })}\n`);
+    process.stdout.write(`${JSON.stringify({ stats: { cpuMs: cpuMs(), threads: threadCpuMs() } })}\n`);
     server.close(() => process.exit(0));
     server.closeAllConnections();
   });
@@ -41,17 +66,19 @@ if (mode === 'baseline') {
   const service = await startWebhookService({
     spoolDir,
     ...(process.env.BENCH_SYNCS ? { syncsInFlight: Number(process.env.BENCH_SYNCS) } : {}),
+    ...(process.env.BENCH_SYNC_THREADS ? { syncThreads: Number(process.env.BENCH_SYNC_THREADS) } : {}),
     ...(process.env.BENCH_SYNC_ON === 'pool' || process.env.BENCH_SYNC_ON === 'thread' ? { syncOn: process.env.BENCH_SYNC_ON } : {}),
     host: '127.0.0.1',
     port: 0,
     secrets: createSecretResolver({ secret: new Secret(secret) }),
   });
   cpuAtListen = cpuMs();
+  threadCpuMs(true);
   process.stdout.write(`${JSON.stringify({ url: service.url })}\n`);
   process.on('SIGTERM', () => {
     const s = service.spool.stats();
     process.stdout.write(
-      `${JSON.stringify({ stats: { committed: s.committedSeq, fsyncBatches: s.batches, avgBatch: Math.round(s.committedSeq / Math.max(1, s.batches)), avgSyncMs: Number((s.syncMsTotal / Math.max(1, s.batches)).toFixed(2)), maxSyncMs: s.syncMsMax, received: service.metrics.snapshot().received, cpuMs: cpuMs() } })}\n`,
+      `${JSON.stringify({ stats: { committed: s.committedSeq, fsyncBatches: s.batches, avgBatch: Math.round(s.committedSeq / Math.max(1, s.batches)), avgSyncMs: Number((s.syncMsTotal / Math.max(1, s.batches)).toFixed(2)), maxSyncMs: s.syncMsMax, received: service.metrics.snapshot().received, cpuMs: cpuMs(), threads: threadCpuMs() } })}\n`,
     );
     service.close().then(
       () => process.exit(0),

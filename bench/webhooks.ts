@@ -51,6 +51,8 @@ interface Run {
   requests: number;
   /** Server CPU (all threads) per answered request, warm-up included, in microseconds. */
   serverCpuUs?: number;
+  /** The same, of the server's main thread alone (Linux). */
+  mainThreadCpuUs?: number;
 }
 
 let serial = 0;
@@ -234,9 +236,11 @@ try {
       const stats = await server.stop();
       if (mode === 'durable') spoolStats = stats;
       run.serverCpuUs = Math.round((1000 * Number(stats.cpuMs)) / Math.max(1, answered));
+      const threads = stats.threads as { main: number; others: number } | undefined;
+      if (threads) run.mainThreadCpuUs = Math.round((1000 * threads.main) / Math.max(1, answered));
       runs[mode].push(run);
       process.stdout.write(
-        `round ${round + 1} ${mode.padEnd(11)} ${String(run.rps).padStart(6)} req/s  p50 ${run.p50} ms  p99 ${run.p99} ms  errors ${run.errors}  server CPU ${run.serverCpuUs} us/req\n`,
+        `round ${round + 1} ${mode.padEnd(11)} ${String(run.rps).padStart(6)} req/s  p50 ${run.p50} ms  p99 ${run.p99} ms  errors ${run.errors}  server CPU ${run.serverCpuUs} us/req (main thread ${run.mainThreadCpuUs ?? '?'})\n`,
       );
     }
   }
@@ -262,6 +266,7 @@ try {
     p99: median(rs.map((r) => r.p99)),
     errors: rs.reduce((a, r) => a + r.errors, 0),
     serverCpuUs: median(rs.map((r) => r.serverCpuUs ?? NaN)),
+    mainThreadCpuUs: median(rs.map((r) => r.mainThreadCpuUs ?? NaN)),
   });
   const baseline = summary(runs.baseline);
   const durable = summary(runs.durable);

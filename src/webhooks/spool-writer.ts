@@ -52,6 +52,8 @@ export interface SpoolWriterOptions {
    * see sync-thread.ts), or on libuv's thread pool, one call per batch ('pool').
    */
   syncOn?: SyncOn;
+  /** fdatasyncs that may run at once on the sync threads (default DEFAULT_SYNC_THREADS). */
+  syncThreads?: number;
   /** Batches written and not yet durable, at most (default: 64 on the sync thread, else MAX_IN_FLIGHT). */
   syncsInFlight?: number;
   /**
@@ -110,7 +112,7 @@ interface InFlight {
  */
 export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
   const { dir, maxSegmentBytes, logger } = o;
-  const thread = o.io || o.syncOn === 'pool' ? undefined : startSyncThread();
+  const thread = o.io || o.syncOn === 'pool' ? undefined : startSyncThread(o.syncThreads);
   const io: SpoolIo = o.io ?? (thread ? { write: fileSpoolIo.write, datasync: (fd, done) => thread.datasync(fd, done) } : fileSpoolIo);
   const maxInFlight = o.syncsInFlight ?? (thread ? 64 : MAX_IN_FLIGHT);
   const pipelineAfterMs = o.pipelineAfterMs ?? (thread ? 0 : PIPELINE_AFTER_MS);

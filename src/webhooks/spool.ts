@@ -18,6 +18,8 @@ export interface SpoolOptions {
   maxQueued?: number;
   /** Where fdatasync runs (default: a sync thread of the spool's own). */
   syncOn?: SyncOn;
+  /** fdatasyncs that may run at once on the sync threads. */
+  syncThreads?: number;
   /** Batches written and not yet durable, at most. */
   syncsInFlight?: number;
   /** A further batch's sync may start while one runs once that one has run this long (ms). */
@@ -125,6 +127,7 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
       ...(logger ? { logger } : {}),
       ...(options.syncsInFlight ? { syncsInFlight: options.syncsInFlight } : {}),
       ...(options.syncOn ? { syncOn: options.syncOn } : {}),
+      ...(options.syncThreads ? { syncThreads: options.syncThreads } : {}),
       ...(options.pipelineAfterMs !== undefined ? { pipelineAfterMs: options.pipelineAfterMs } : {}),
       ...(options.syncClock ? { clock: options.syncClock } : {}),
       ...(options.io ? { io: options.io } : {}),

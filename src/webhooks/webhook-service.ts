@@ -24,6 +24,8 @@ export interface WebhookServiceOptions {
   /** fdatasyncs in flight at once, and where they run (see the spool writer). */
   syncsInFlight?: number;
   syncOn?: SyncOn;
+  /** fdatasyncs that may run at once (bench and tests; default: the spool's). */
+  syncThreads?: number;
   /**
    * Where applying stands (the apply workflow on the warehouse worker applies; the receiver only
    * verifies and spools): readiness and metrics report it.
@@ -66,6 +68,7 @@ export async function startWebhookService(options: WebhookServiceOptions): Promi
     ...(options.maxSegmentBytes ? { maxSegmentBytes: options.maxSegmentBytes } : {}),
     ...(options.syncsInFlight ? { syncsInFlight: options.syncsInFlight } : {}),
     ...(options.syncOn ? { syncOn: options.syncOn } : {}),
+    ...(options.syncThreads ? { syncThreads: options.syncThreads } : {}),
     ...(logger ? { logger } : {}),
   });
   let server: WebhookServer;

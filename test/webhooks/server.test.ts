@@ -65,13 +65,17 @@ describe('webhook HTTP server', () => {
       const d = makeDelivery({ secret: SECRET });
       const ok = await request(url, { method: 'POST', headers: d.headers, body: d.body });
       expect(ok.statusCode).toBe(202);
-      await ok.body.dump();
-      const dup = await request(url, { method: 'POST', headers: d.headers, body: d.body });
-      expect(dup.statusCode).toBe(200);
-      await dup.body.dump();
+      expect(ok.headers['content-type']).toBe('application/json');
+      expect(await ok.body.json()).toEqual({ status: 'accepted' });
+      // Every later copy of a stored delivery gets the same answer.
+      for (let i = 0; i < 2; i++) {
+        const dup = await request(url, { method: 'POST', headers: d.headers, body: d.body });
+        expect(dup.statusCode).toBe(200);
+        expect(await dup.body.json()).toEqual({ status: 'duplicate' });
+      }
       const bad = await request(url, { method: 'POST', headers: { ...d.headers, 'x-service-signature': 'sha256=00' }, body: d.body });
       expect(bad.statusCode).toBe(401);
-      await bad.body.dump();
+      expect(await bad.body.json()).toMatchObject({ status: 'rejected', reason: 'bad_signature' });
       const get = await request(url, { method: 'GET' });
       expect(get.statusCode).toBe(405);
       expect(get.headers.allow).toBe('POST');
@@ -85,7 +89,7 @@ describe('webhook HTTP server', () => {
       expect(await ready.body.json()).toMatchObject({ status: 'ready', spool: { healthy: true, committedSeq: 1 } });
       const metrics = await (await request(`${base}/metrics`)).body.text();
       expect(metrics).toContain('crmsync_webhook_deliveries_total{outcome="accepted",reason="accepted"} 1');
-      expect(metrics).toContain('crmsync_webhook_deliveries_total{outcome="duplicate",reason="duplicate"} 1');
+      expect(metrics).toContain('crmsync_webhook_deliveries_total{outcome="duplicate",reason="duplicate"} 2');
       expect(metrics).toContain('crmsync_webhook_deliveries_total{outcome="rejected",reason="bad_signature"} 1');
       expect(metrics).toContain('crmsync_webhook_deliveries_total{outcome="rejected",reason="method_not_allowed"} 1');
       expect(metrics).not.toContain(SECRET);

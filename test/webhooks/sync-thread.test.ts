@@ -8,10 +8,10 @@ import { withTempDir } from './helpers.js';
 const sync = (thread: ReturnType<typeof startSyncThread>, fd: number): Promise<Error | null> => new Promise((resolve) => thread.datasync(fd, resolve));
 
 describe('the spool sync thread', () => {
-  it('answers every request in order, one fdatasync covering the requests made while another ran', async () => {
+  it.each([1, 2])('answers every request in order with %i thread(s), one fdatasync covering the requests made while another ran', async (threads) => {
     await withTempDir(async (dir) => {
       const fd = openSync(join(dir, 'seg'), 'w');
-      const thread = startSyncThread();
+      const thread = startSyncThread(threads);
       try {
         const order: number[] = [];
         const all = Array.from({ length: 50 }, (_, i) => {
