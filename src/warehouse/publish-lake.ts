@@ -142,8 +142,7 @@ async function publishBuckets(ctx: PublishContext, table: string, layout: Extrac
   }
   // The buckets to write that still hold rows (a dirty bucket whose rows were all deleted is
   // simply left out of the new generation).
-  const where = previousDir ? `WHERE CAST(${column} // ${layout.size} AS VARCHAR) IN (SELECT part FROM _publish_dirty)` : '';
-  const buckets = (await connection.runAndReadAll(`SELECT DISTINCT ${column} // ${layout.size} AS b FROM ${quoteIdent(table)} ${where} ORDER BY b`)).getRows().map((r) => Number(r[0]));
+  const buckets = previousDir ? await dirtyBucketsWithRows(connection, table, layout, dirty) : await allBuckets(connection, table, layout);
   for (const b of buckets) {
     const dir = join(genDir, `${BUCKET_COLUMN}=${b}`);
     await mkdir(dir, { recursive: true });
@@ -155,6 +154,29 @@ async function publishBuckets(ctx: PublishContext, table: string, layout: Extrac
     await mkdir(join(genDir, `${BUCKET_COLUMN}=0`));
     await copyTo(connection, `SELECT * FROM ${quoteIdent(table)} LIMIT 0`, join(genDir, `${BUCKET_COLUMN}=0`, 'part-empty.parquet'));
   }
+}
+
+/**
+ * The dirty buckets that hold rows, each asked with its own range predicate, which zone maps
+ * answer from a few row groups. Not one `DISTINCT col // size` filtered on the bucket: that
+ * reads the whole table on every publish, and a backfill publishes a few buckets at a time, so
+ * its publishes grew with the square of the table (bench/results/backfill.json, "h18").
+ */
+async function dirtyBucketsWithRows(connection: DuckDBConnection, table: string, layout: Extract<LakeLayout, { kind: 'bucket' }>, dirty: ReadonlySet<string>): Promise<number[]> {
+  const column = quoteIdent(layout.column);
+  const parts = [...dirty].map((d) => Number(d.slice(BUCKET_COLUMN.length + 1))).filter((b) => Number.isSafeInteger(b) && b >= 0);
+  const buckets: number[] = [];
+  for (const b of parts.sort((x, y) => x - y)) {
+    const lo = b * layout.size;
+    if ((await readCount(connection, `SELECT count(*) FROM (SELECT 1 FROM ${quoteIdent(table)} WHERE ${column} >= ${lo} AND ${column} < ${lo + layout.size} LIMIT 1)`)) > 0) buckets.push(b);
+  }
+  return buckets;
+}
+
+/** Every bucket that holds rows (a first publish, or a rewrite of a table whose generation is gone). */
+async function allBuckets(connection: DuckDBConnection, table: string, layout: Extract<LakeLayout, { kind: 'bucket' }>): Promise<number[]> {
+  const column = quoteIdent(layout.column);
+  return (await connection.runAndReadAll(`SELECT DISTINCT ${column} // ${layout.size} AS b FROM ${quoteIdent(table)} ORDER BY b`)).getRows().map((r) => Number(r[0]));
 }
 
 async function copyTo(connection: DuckDBConnection, select: string, path: string): Promise<void> {

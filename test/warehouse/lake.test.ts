@@ -100,6 +100,22 @@ describe('publishLake', () => {
     await expectLakeEqualsDuckDb();
   });
 
+  it('leaves a dirty bucket whose rows are all gone out of the next generation, and keeps the others', async () => {
+    // Every contact of bucket 1 loses its tags (a merge deletes their contact_tags rows).
+    const bucket1 = ids.filter((id) => id >= 50_000 && id < 100_000);
+    await w.loadContacts(
+      bucket1.map((id) => makeContact(id, { tags: [] })),
+      ctx(),
+    );
+    expect(await w.query('SELECT count(*) AS n FROM contact_tags WHERE contact_id >= 50000 AND contact_id < 100000')).toEqual([{ n: 0 }]);
+    await w.publishLake(['contact_tags']);
+    const parts = readdirSync(realpathSync(join(p.lakePath, 'contact_tags'))).sort();
+    expect(parts).toEqual(['id_bucket=0', 'id_bucket=2']);
+    expect(await differences('contact_tags')).toBe(0);
+    await w.publishLake();
+    await expectLakeEqualsDuckDb();
+  });
+
   it('adds a file per publish for snapshots and compacts so file counts stay bounded', async () => {
     for (let i = 0; i < MAX_APPEND_FILES + 4; i++) {
       await w.insertReportSnapshot({ report: 'overview', params: { i }, data: { total: i } }, ctx());
