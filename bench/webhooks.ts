@@ -8,6 +8,7 @@
 //   idle sockets from 127.0.0.2 held open against the durable receiver while the deliveries come
 //   from 127.0.0.1; acknowledged count and p99, against the same deliveries with no flood.
 //   BENCH_SYNCS=N: the durable receiver with at most N fdatasyncs in flight (default: the spool's).
+//   BENCH_SYNC_THREADS=N: the spool's sync threads (default 1; see DEFAULT_SYNC_THREADS).
 //   [--compare-pool]: each round also runs the durable receiver with its fdatasyncs on libuv's
 //   thread pool (one call per batch, as before the spool's sync thread), recorded as durablePool.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';

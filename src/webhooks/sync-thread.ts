@@ -57,8 +57,14 @@ for (;;) {
 }
 `;
 
-/** Threads syncing at once, at most: a second lets a new batch's sync overlap the one running. */
-export const DEFAULT_SYNC_THREADS = 2;
+/**
+ * One thread. A second lets a new batch's sync overlap the one running, but the threads share one
+ * open file, and Linux reports a writeback error to only one fsync per open file: an older sync
+ * could take the error for pages a newer, successful sync then acknowledges. More than one thread
+ * needs a descriptor of its own per thread (each `open` sees every error); until then, only
+ * benchmarks ask for more.
+ */
+export const DEFAULT_SYNC_THREADS = 1;
 
 export function startSyncThread(threads = DEFAULT_SYNC_THREADS): SyncThread {
   const shared = new SharedArrayBuffer(5 * Int32Array.BYTES_PER_ELEMENT);
