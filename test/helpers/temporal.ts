@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
+import { runWorkers } from '../../src/temporal/worker.js';
 
 /** Address of the run's shared Temporal dev server (started by test/setup/global-setup.ts). */
 export function testTemporalAddress(): string {
@@ -86,6 +87,40 @@ export async function withTestWorker<T>(options: TestWorkerOptions, fn: (ctx: Te
     }
   } finally {
     await nativeConnection.close();
+  }
+}
+
+/**
+ * Runs `fn` while the production workers (`runWorkers`: the production bundle on a fresh queue,
+ * no main-queue activities, `warehouseActivities` on its warehouse queue with that concurrency)
+ * poll the shared dev server; stops them and closes connections afterwards, even on error.
+ */
+export async function withProductionWorkers<T>(options: { warehouseActivities: object; warehouseConcurrency: number }, fn: (ctx: TestWorkerContext) => Promise<T>): Promise<T> {
+  quietTemporalRuntime();
+  const address = testTemporalAddress();
+  const namespace = inject('temporalNamespace');
+  const taskQueue = `t-${randomUUID().slice(0, 12)}`;
+  const warehouseTaskQueue = `${taskQueue}-warehouse`;
+  const native = await NativeConnection.connect({ address });
+  const connection = await Connection.connect({ address });
+  const abort = new AbortController();
+  const workers = runWorkers({
+    nativeConnection: native,
+    namespace,
+    taskQueues: { main: taskQueue, warehouse: warehouseTaskQueue },
+    activities: {},
+    warehouseActivities: options.warehouseActivities,
+    warehouseConcurrency: options.warehouseConcurrency,
+    workflowBundle: { codePath: testWorkflowBundlePath() },
+    signal: abort.signal,
+  });
+  try {
+    return await fn({ client: new Client({ connection, namespace }), taskQueue, warehouseTaskQueue, address, namespace });
+  } finally {
+    abort.abort();
+    await workers;
+    await connection.close();
+    await native.close();
   }
 }
 

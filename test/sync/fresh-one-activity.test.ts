@@ -1,12 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { NativeConnection } from '@temporalio/worker';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { FreshContactsResult } from '../../activities/sync-fresh-contacts.js';
-import { runWorkers } from '../../src/temporal/worker.js';
 import { DEFAULT_TUNING, type StreamResult, type StreamWorkflowInput } from '../../workflows/sync-types.js';
-import { quietTemporalRuntime, testTemporalAddress, testWorkflowBundlePath } from '../helpers/temporal.js';
+import { withProductionWorkers } from '../helpers/temporal.js';
 
 const NO_STATS = { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
 
@@ -18,11 +15,6 @@ const NO_STATS = { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
  */
 describe('contacts freshness checks', () => {
   it('run as one activity whose three results the stream reports', { timeout: 90_000 }, async () => {
-    quietTemporalRuntime();
-    const address = testTemporalAddress();
-    const namespace = inject('temporalNamespace');
-    const queue = `t-${randomUUID().slice(0, 12)}`;
-    const queues = { main: queue, warehouse: `${queue}-warehouse` };
     const called: string[] = [];
     const separate = (name: string) => async () => {
       called.push(name);
@@ -45,21 +37,7 @@ describe('contacts freshness checks', () => {
       repairMemberships: separate('repairMemberships'),
       sweepContactSlice: separate('sweepContactSlice'),
     };
-    const native = await NativeConnection.connect({ address });
-    const connection = await Connection.connect({ address });
-    const abort = new AbortController();
-    const workers = runWorkers({
-      nativeConnection: native,
-      namespace,
-      taskQueues: queues,
-      activities: {},
-      warehouseActivities,
-      warehouseConcurrency: 4,
-      workflowBundle: { codePath: testWorkflowBundlePath() },
-      signal: abort.signal,
-    });
-    try {
-      const client = new Client({ connection, namespace });
+    await withProductionWorkers({ warehouseActivities, warehouseConcurrency: 4 }, async ({ client, taskQueue, warehouseTaskQueue }) => {
       const input: StreamWorkflowInput = {
         runId: 'run-1',
         stream: 'contacts',
@@ -67,10 +45,10 @@ describe('contacts freshness checks', () => {
         reconcile: 'auto',
         reconcileEveryMs: 86_400_000,
         tuning: { ...DEFAULT_TUNING, sweepRuns: 7 },
-        warehouseTaskQueue: queues.warehouse,
+        warehouseTaskQueue,
       };
       const workflowId = `stream-${randomUUID()}`;
-      const result = (await client.workflow.execute('syncStreamWorkflow', { taskQueue: queues.main, workflowId, args: [input] })) as StreamResult;
+      const result = (await client.workflow.execute('syncStreamWorkflow', { taskQueue: taskQueue, workflowId, args: [input] })) as StreamResult;
       expect(called).toEqual(['refreshContacts sweepRuns=7']);
       expect(result.mode).toBe('incremental');
       expect(result.fresh).toEqual({
@@ -83,11 +61,6 @@ describe('contacts freshness checks', () => {
       const history = await client.workflow.getHandle(workflowId).fetchHistory();
       const scheduled = (history.events ?? []).flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
       expect(scheduled.filter((a) => a !== 'recordStreamRun')).toEqual(['planContactsRun', 'fetchNewContacts', 'refreshContacts']);
-    } finally {
-      abort.abort();
-      await workers;
-      await connection.close();
-      await native.close();
-    }
+    });
   });
 });

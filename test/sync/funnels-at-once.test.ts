@@ -1,10 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
-import { describe, expect, inject, it } from 'vitest';
-import { runWorkers } from '../../src/temporal/worker.js';
+import { describe, expect, it } from 'vitest';
 import { DEFAULT_TUNING, type StreamResult, type StreamWorkflowInput } from '../../workflows/sync-types.js';
-import { quietTemporalRuntime, testTemporalAddress, testWorkflowBundlePath } from '../helpers/temporal.js';
+import { withProductionWorkers } from '../helpers/temporal.js';
 
 /**
  * The funnel_subscribers stream on a real Temporal server with the production workers and
@@ -13,11 +10,6 @@ import { quietTemporalRuntime, testTemporalAddress, testWorkflowBundlePath } fro
  */
 describe('funnel_subscribers', () => {
   it('loads several funnels at once, each exactly once, and sums their counts', { timeout: 90_000 }, async () => {
-    quietTemporalRuntime();
-    const address = testTemporalAddress();
-    const namespace = inject('temporalNamespace');
-    const queue = `t-${randomUUID().slice(0, 12)}`;
-    const queues = { main: queue, warehouse: `${queue}-warehouse` };
     const ids = [11, 12, 13, 14, 15, 16, 17];
     const loaded: number[] = [];
     let inFlight = 0;
@@ -40,21 +32,7 @@ describe('funnel_subscribers', () => {
       },
       pruneFunnelSubscribers: async () => ({ funnels: 0, deleted: 0 }),
     };
-    const native = await NativeConnection.connect({ address });
-    const connection = await Connection.connect({ address });
-    const abort = new AbortController();
-    const workers = runWorkers({
-      nativeConnection: native,
-      namespace,
-      taskQueues: queues,
-      activities: {},
-      warehouseActivities,
-      warehouseConcurrency: 8,
-      workflowBundle: { codePath: testWorkflowBundlePath() },
-      signal: abort.signal,
-    });
-    try {
-      const client = new Client({ connection, namespace });
+    await withProductionWorkers({ warehouseActivities, warehouseConcurrency: 8 }, async ({ client, taskQueue, warehouseTaskQueue }) => {
       const input: StreamWorkflowInput = {
         runId: 'run-1',
         stream: 'funnel_subscribers',
@@ -62,17 +40,12 @@ describe('funnel_subscribers', () => {
         reconcile: 'auto',
         reconcileEveryMs: 86_400_000,
         tuning: DEFAULT_TUNING,
-        warehouseTaskQueue: queues.warehouse,
+        warehouseTaskQueue,
       };
-      const result = (await client.workflow.execute('syncStreamWorkflow', { taskQueue: queues.main, workflowId: `stream-${randomUUID()}`, args: [input] })) as StreamResult;
+      const result = (await client.workflow.execute('syncStreamWorkflow', { taskQueue: taskQueue, workflowId: `stream-${randomUUID()}`, args: [input] })) as StreamResult;
       expect(mostAtOnce).toBeGreaterThanOrEqual(2);
       expect([...loaded].sort((a, b) => a - b)).toEqual(ids);
       expect(result).toMatchObject({ stream: 'funnel_subscribers', rows: 21, unchanged: 21, requests: 1 + ids.length });
-    } finally {
-      abort.abort();
-      await workers;
-      await connection.close();
-      await native.close();
-    }
+    });
   });
 });

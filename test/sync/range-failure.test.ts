@@ -1,13 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Context } from '@temporalio/activity';
-import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
+import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { NativeConnection } from '@temporalio/worker';
-import { inject } from 'vitest';
 import { describe, expect, it } from 'vitest';
-import { runWorkers } from '../../src/temporal/worker.js';
 import { DEFAULT_TUNING, type StreamWorkflowInput } from '../../workflows/sync-types.js';
-import { quietTemporalRuntime, testTemporalAddress, testWorkflowBundlePath } from '../helpers/temporal.js';
+import { withProductionWorkers } from '../helpers/temporal.js';
 
 /**
  * The contacts flow's page ranges when one of them fails for good, on a real Temporal server with
@@ -16,11 +13,6 @@ import { quietTemporalRuntime, testTemporalAddress, testWorkflowBundlePath } fro
  */
 describe('a page range that fails for good', () => {
   it('cancels the other ranges and waits for them to stop before the stream fails', { timeout: 60_000 }, async () => {
-    quietTemporalRuntime();
-    const address = testTemporalAddress();
-    const namespace = inject('temporalNamespace');
-    const queue = `t-${randomUUID().slice(0, 12)}`;
-    const queues = { main: queue, warehouse: `${queue}-warehouse` };
     const ranges: { fromPage: number; stoppedAt?: number; how?: 'cancelled' | 'completed' }[] = [];
     const runs: string[] = [];
     const warehouseActivities = {
@@ -65,21 +57,7 @@ describe('a page range that fails for good', () => {
         return { pages: 0, rows: 0, pagesLoadedNow: 0, requests: 0, drift: false, inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
       },
     };
-    const native = await NativeConnection.connect({ address });
-    const connection = await Connection.connect({ address });
-    const abort = new AbortController();
-    const workers = runWorkers({
-      nativeConnection: native,
-      namespace,
-      taskQueues: queues,
-      activities: {},
-      warehouseActivities,
-      warehouseConcurrency: 8,
-      workflowBundle: { codePath: testWorkflowBundlePath() },
-      signal: abort.signal,
-    });
-    try {
-      const client = new Client({ connection, namespace });
+    await withProductionWorkers({ warehouseActivities, warehouseConcurrency: 8 }, async ({ client, taskQueue, warehouseTaskQueue }) => {
       const input: StreamWorkflowInput = {
         runId: 'run-1',
         stream: 'contacts',
@@ -87,9 +65,9 @@ describe('a page range that fails for good', () => {
         reconcile: 'auto',
         reconcileEveryMs: 86_400_000,
         tuning: { ...DEFAULT_TUNING, parallelism: 3, maxPagesPerRange: 2, heartbeatTimeoutMs: 4_000 },
-        warehouseTaskQueue: queues.warehouse,
+        warehouseTaskQueue,
       };
-      const outcome = await client.workflow.execute('syncStreamWorkflow', { taskQueue: queues.main, workflowId: `stream-${randomUUID()}`, args: [input] }).then(
+      const outcome = await client.workflow.execute('syncStreamWorkflow', { taskQueue: taskQueue, workflowId: `stream-${randomUUID()}`, args: [input] }).then(
         () => undefined,
         (err: unknown) => err,
       );
@@ -105,11 +83,6 @@ describe('a page range that fails for good', () => {
         expect(r.stoppedAt).toBeLessThanOrEqual(reportedAt);
       }
       expect(runs).toEqual(['running', 'failed']);
-    } finally {
-      abort.abort();
-      await workers;
-      await connection.close();
-      await native.close();
-    }
+    });
   });
 });
