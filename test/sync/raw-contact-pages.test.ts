@@ -9,6 +9,7 @@ import { silentLogger } from '../../src/logger.js';
 import { startSimulator, type RunningSimulator as Simulator } from '../../src/simulator/index.js';
 import type { SyncCrmClient } from '../../src/sync/crm-port.js';
 import { openWarehouseOwner, type WarehouseOwner } from '../../src/warehouse/index.js';
+import { contactTablesSnapshot } from '../helpers/contact-tables.js';
 
 const ZONE = 'America/New_York';
 
@@ -43,19 +44,8 @@ async function scanAll(client: SyncCrmClient, writes: WarehouseOwner, contactPag
   return { pages, finish };
 }
 
-const TABLES = {
-  contacts: 'SELECT * EXCLUDE (_load_id, _synced_at, raw), CAST(json(raw) AS VARCHAR) AS raw FROM contacts ORDER BY id',
-  history: 'SELECT * EXCLUDE (_load_id, _synced_at) FROM contacts_history ORDER BY id, valid_from',
-  tags: 'SELECT contact_id, tag_id FROM contact_tags ORDER BY ALL',
-  lists: 'SELECT contact_id, list_id FROM contact_lists ORDER BY ALL',
-};
-
 async function snapshot(writes: WarehouseOwner): Promise<Record<string, unknown>> {
-  return writes.run(async (w) => {
-    const out: Record<string, unknown> = {};
-    for (const [name, q] of Object.entries(TABLES)) out[name] = await w.query(q);
-    return out;
-  });
+  return writes.run((w) => contactTablesSnapshot(w));
 }
 
 async function withOwners<T>(n: number, fn: (owners: WarehouseOwner[]) => Promise<T>): Promise<T> {

@@ -8,6 +8,7 @@ import type { Contact } from '../../src/crm/types.js';
 import type { WarehouseHandle } from '../../src/warehouse/index.js';
 import { sharedFixtureDir } from '../helpers/shared-fixtures.js';
 import { closeTempWarehouse, ctx, openTempWarehouse, type tempPaths } from './temp-warehouse.js';
+import { contactTablesSnapshot } from '../helpers/contact-tables.js';
 
 // Compared with the client's path (parse in JS, then loadContacts) in a warehouse of its own.
 const ZONE = 'America/New_York';
@@ -26,19 +27,6 @@ afterAll(async () => {
 const schema = contactSchema(createTimestampNormalizer(ZONE));
 const parsed = (body: unknown): Contact[] => parsePage(body, ['subscribers'], schema, { page: 1, perPage: 15 }, 'GET /subscribers').items as Contact[];
 const listing = (data: unknown, extra: Record<string, unknown> = {}) => JSON.stringify({ subscribers: { total: 1, per_page: 15, current_page: 1, data }, ...extra });
-
-const TABLES = {
-  contacts: 'SELECT * EXCLUDE (_load_id, _synced_at, raw), CAST(json(raw) AS VARCHAR) AS raw FROM contacts ORDER BY id',
-  history: 'SELECT * EXCLUDE (_load_id, _synced_at) FROM contacts_history ORDER BY id, valid_from',
-  tags: 'SELECT contact_id, tag_id FROM contact_tags ORDER BY ALL',
-  lists: 'SELECT contact_id, list_id FROM contact_lists ORDER BY ALL',
-};
-
-async function snapshot(w: WarehouseHandle): Promise<Record<string, unknown>> {
-  const out: Record<string, unknown> = {};
-  for (const [name, q] of Object.entries(TABLES)) out[name] = await w.query(q);
-  return out;
-}
 
 /** Every 200 listing of /subscribers captured from the real deployments (both sites, site-ny's custom fields too), as page bodies. */
 function capturedListings(): { name: string; body: unknown }[] {
@@ -63,7 +51,7 @@ describe('loadContactPages', () => {
       const b = await sql.w.loadContactPages([{ page: i + 1, body: JSON.stringify(body) }], { loadId: `l${i}`, syncedAt: at });
       expect(b, listings[i]!.name).toEqual({ ...a, rejected: 0 });
     }
-    expect(await snapshot(sql.w)).toEqual(await snapshot(js.w));
+    expect(await contactTablesSnapshot(sql.w)).toEqual(await contactTablesSnapshot(js.w));
   });
 
   it('reads ids and counts as numbers or numeric strings, {} as [], and both timestamp shapes', async () => {
