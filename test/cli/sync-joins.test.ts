@@ -80,6 +80,8 @@ describe('crmsync sync next to other runs', () => {
         // Resumed, not restarted: the rerun fetched fewer pages than the whole backfill (20 of 50).
         const fetchedAfter = (env.sim.stats().byRoute['GET /subscribers'] ?? 0) - fetchedBefore;
         expect(fetchedAfter).toBeLessThan(20 + 3);
+        // The background worker that served the run holds the DuckDB file while it lingers.
+        await stopEmbeddedServer(env.dir);
         const count = await env.read((w) => w.query('SELECT count(*) AS n FROM contacts'));
         expect(Number(count[0]!.n)).toBe(1000);
       } finally {
