@@ -28,8 +28,8 @@ export function lingers(config: Config): boolean {
 }
 
 /**
- * With CRMSYNC_EMBEDDED_IDLE on the embedded default, makes sure the background worker polls
- * (ensureBackgroundWorker) and runs `fn` as a client. Otherwise runs this process's workers while `fn` runs, then drains them (`crmsync sync`, `demo`, `push`
+ * With CRMSYNC_EMBEDDED_IDLE on the embedded default, runs `fn` as a client of the background
+ * worker (withBackgroundWorker). Otherwise runs this process's workers while `fn` runs, then drains them (`crmsync sync`, `demo`, `push`
  * on the embedded default). When a worker already polls the warehouse queue (a `crmsync worker`,
  * or another command's in-process workers) and owns the DuckDB file, `fn` uses it and none start.
  * A poller whose file is free is gone (Temporal lists a killed worker's pollers for a while): its
@@ -39,9 +39,8 @@ export async function withInProcessWorkers<T>(options: WithInProcessWorkersOptio
   const { config, logger } = options;
   if (options.linger ?? lingers(config)) {
     // The worker package and DuckDB stay unloaded here: the background worker has them.
-    const { ensureBackgroundWorker } = await import('./ensure-background-worker.js');
-    await ensureBackgroundWorker({ config, logger, client: options.client });
-    return await fn();
+    const { withBackgroundWorker } = await import('./with-background-worker.js');
+    return await withBackgroundWorker({ config, logger, client: options.client }, fn);
   }
   const nativeConnection = options.nativeConnection;
   if (!nativeConnection) throw new Error('withInProcessWorkers needs a native connection to run workers; connect with { worker: true }');

@@ -155,6 +155,28 @@ describe('the background worker on the embedded default', () => {
     await stopEmbeddedServer(dir);
   });
 
+  it('a background worker killed during a run is replaced, and the command follows the run to its end', { timeout: 300_000 }, async () => {
+    const slow = await startSimulator({ contacts: 600, seed: 43, faults: { latencyMs: { min: 150, max: 200 } } });
+    try {
+      const { dir, env } = await setup('10m', { CRM_BASE_URL: slow.baseUrl, CRM_USERNAME: slow.credentials.username, CRM_PASSWORD: slow.credentials.password });
+      const sync = runCli(['sync', '--stream', 'contacts', '--per-page', '50', '--parallelism', '1'], env, 240_000);
+      await until('the worker to fetch a few pages', () => (slow.stats().byRoute['GET /subscribers'] ?? 0) >= 4, 180_000);
+      const killed = await readBackgroundWorkerRecord(dir);
+      process.kill(killed!.pid, 'SIGKILL');
+      const result = await sync;
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stderr).toMatch(/the background worker stopped during the run; starting another/);
+      expect(result.stdout).toMatch(/^ {2}contacts\s+backfill\s+rows \d+/m);
+      const now = await readBackgroundWorkerRecord(dir);
+      expect(now?.pid).not.toBe(killed!.pid);
+      const count = await runCli(['query', 'select count(*) as n from contacts'], env, 60_000);
+      expect(count.stdout).toMatch(/\b600\b/);
+      await stopEmbeddedServer(dir);
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('a worker that cannot start fails the command with its cause, without hanging', { timeout: 300_000 }, async () => {
     const blocked = await mkdtemp(join(tmpdir(), 'crmsync-bg-file-'));
     dirs.push(blocked);
