@@ -9,6 +9,16 @@ import { Secret } from '../secret.js';
  */
 export function configFingerprint(config: Config): string {
   const { logLevel: _ignored, ...rest } = config;
-  const text = JSON.stringify(rest, (_key, value: unknown) => (value instanceof Secret ? `secret:${value.reveal()}` : value));
-  return createHash('sha256').update(text).digest('hex').slice(0, 16);
+  // Unwrapped before JSON.stringify: a Secret's toJSON would hash every password alike.
+  return createHash('sha256')
+    .update(JSON.stringify(reveal(rest)))
+    .digest('hex')
+    .slice(0, 16);
+}
+
+function reveal(value: unknown): unknown {
+  if (value instanceof Secret) return `secret:${value.reveal()}`;
+  if (Array.isArray(value)) return value.map(reveal);
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, reveal(v)]));
+  return value;
 }
