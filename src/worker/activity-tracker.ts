@@ -5,7 +5,7 @@
  */
 export interface ActivityTracker {
   wrap<A extends object>(activities: A): A;
-  /** Milliseconds since the last activity ended (or the tracker was made); 0 while one runs. */
+  /** Milliseconds since the last activity ended (or the activities were wrapped); 0 while one runs. */
   idleForMs(): number;
 }
 
@@ -14,6 +14,9 @@ export function createActivityTracker(now: () => number = Date.now): ActivityTra
   let lastAt = now();
   return {
     wrap<A extends object>(activities: A): A {
+      // Wrapped just before the warehouse worker polls: the idle time counts from there, so a
+      // start slowed by a loaded machine (bundling, opening DuckDB) is not taken for idleness.
+      lastAt = now();
       const wrapped: Record<string, unknown> = {};
       for (const [name, fn] of Object.entries(activities)) {
         if (typeof fn !== 'function') {

@@ -1,4 +1,4 @@
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 
@@ -34,8 +34,11 @@ export async function readBackgroundWorkerRecord(dataDir: string): Promise<Backg
   }
 }
 
+/** Written aside and renamed: the worker reads its record every few seconds and stops when it names another. */
 export async function writeBackgroundWorkerRecord(dataDir: string, record: BackgroundWorkerRecord): Promise<void> {
-  await writeFile(backgroundWorkerFile(dataDir), `${JSON.stringify(record)}\n`);
+  const file = backgroundWorkerFile(dataDir);
+  await writeFile(`${file}.${process.pid}.tmp`, `${JSON.stringify(record)}\n`);
+  await rename(`${file}.${process.pid}.tmp`, file);
 }
 
 /** Removes the record only if it still names `pid` (a newer worker may have replaced it). */

@@ -137,8 +137,9 @@ async function startFailureCause(log: string, from: number): Promise<string> {
         continue;
       }
       try {
-        const o = JSON.parse(line) as { level?: number; msg?: string; err?: { message?: string } };
-        if ((o.level ?? 0) >= 50) lines.push([o.msg, o.err?.message].filter(Boolean).join(': '));
+        const o = JSON.parse(line) as { level?: number; msg?: string; reason?: string; err?: { message?: string } };
+        // Its errors, and why it stopped when it stopped by itself.
+        if ((o.level ?? 0) >= 50 || o.reason) lines.push([o.msg, o.reason, o.err?.message].filter(Boolean).join(': '));
       } catch {
         lines.push(line);
       }

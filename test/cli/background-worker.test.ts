@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator } from '../../src/simulator/index.js';
 import { isProcessAlive } from '../../src/process-alive.js';
+import { readEmbeddedServerRecord } from '../../src/temporal/embedded-server-file.js';
 import { stopEmbeddedServer } from '../../src/temporal/stop-embedded-server.js';
 import { backgroundWorkerFile, backgroundWorkerLog, readBackgroundWorkerRecord } from '../../src/worker/background-worker-file.js';
 import { runCli } from './run-cli.js';
@@ -125,14 +126,29 @@ describe('the background worker on the embedded default', () => {
   });
 
   it('the worker exits by itself after the idle period', { timeout: 300_000 }, async () => {
-    const { dir, env } = await setup('3s');
+    // Long enough for a loaded machine to hand the worker its first activity after it polls.
+    const { dir, env } = await setup('6s');
     const sync = await runCli(['sync', '--stream', 'tags'], env, 180_000);
     expect(sync.code, sync.stderr).toBe(0);
     const record = await readBackgroundWorkerRecord(dir);
     expect(record).toBeDefined();
     await until('the idle worker to exit', () => !isProcessAlive(record!.pid), 120_000);
-    expect(await readFile(backgroundWorkerLog(dir), 'utf8')).toMatch(/"reason":"no activity for 3s","msg":"background worker stopping"/);
+    expect(await readFile(backgroundWorkerLog(dir), 'utf8')).toMatch(/"reason":"no activity for 6s","msg":"background worker stopping"/);
     await expect(readFile(backgroundWorkerFile(dir), 'utf8')).rejects.toThrow();
+    await stopEmbeddedServer(dir);
+  });
+
+  it('the worker exits when the embedded server it joined goes away', { timeout: 300_000 }, async () => {
+    const { dir, env } = await setup('10m');
+    const sync = await runCli(['sync', '--stream', 'tags'], env, 180_000);
+    expect(sync.code, sync.stderr).toBe(0);
+    const worker = await readBackgroundWorkerRecord(dir);
+    const server = await readEmbeddedServerRecord(dir);
+    expect(worker && server).toBeTruthy();
+    // The server alone, as its own idle stop or a crash ends it (stopEmbeddedServer stops the worker first).
+    process.kill(server!.pid, 'SIGTERM');
+    await until('the worker to exit', () => !isProcessAlive(worker!.pid), 120_000);
+    expect(await readFile(backgroundWorkerLog(dir), 'utf8')).toMatch(/the embedded Temporal this worker joined has stopped/);
     await stopEmbeddedServer(dir);
   });
 
