@@ -4,8 +4,10 @@
 // process; each command is a child process, as a user runs it: `bin/crmsync.js` (dist/ when it
 // matches the sources, else the sources through tsx), or with `--via tsx` the sources through tsx
 // as the figures before the build stamp were taken. Each no-change sync is broken down from its
-// own output: until the workers poll (its `workers polling` log line), until each stream is done
-// (its timestamped progress lines), and the rest (lake publish, drain, exit).
+// own output: until the workers poll (its `workers polling` log line), or until it found the
+// background worker an earlier command left running (CRMSYNC_EMBEDDED_IDLE, the default 10m), until
+// each stream is done (its timestamped progress lines), and the rest (lake publish, drain, exit).
+// The data directory's background worker and embedded server are stopped at the end.
 //   node --import tsx bench/cli-latency.ts [--rounds N] [--label after] [--via bin|tsx]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -62,7 +64,11 @@ function breakdown(r: Run): Record<string, number> {
   for (const line of r.stderr.split('\n')) {
     if (!line.startsWith('{')) continue;
     const l = JSON.parse(line) as { msg?: string; time?: number };
-    if (l.msg === 'workers polling' && l.time !== undefined) out['workers polling'] ??= at(l.time);
+    if (l.time === undefined) continue;
+    if (l.msg === 'workers polling') out['workers polling'] ??= at(l.time);
+    // The background worker an earlier command left (CRMSYNC_EMBEDDED_IDLE): found, or started.
+    if (l.msg === 'a warehouse worker is running; using it') out['worker found'] ??= at(l.time);
+    if (l.msg === 'started a background worker') out['background worker started'] ??= at(l.time);
   }
   for (const line of r.stdout.split('\n')) {
     const m = /^(\S+Z) (\S+)\s+done\b/.exec(line);

@@ -31,6 +31,11 @@ export function createLogger(level: string = 'info', bindings: Record<string, un
   return pino({ ...options, level: humanLevel }, humanStream(process.stderr));
 }
 
+/** JSON lines to `stream` whatever the terminal (the background worker's log file), with the same redaction. */
+export function createJsonLogger(level: string, bindings: Record<string, unknown>, stream: NodeJS.WritableStream): Logger {
+  return pino({ level, base: bindings, redact: { paths: REDACT, censor: '[redacted]' } }, stream);
+}
+
 const LEVEL_NAMES: Record<number, string> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warning', 50: 'error', 60: 'fatal' };
 const SKIP = new Set(['level', 'time', 'pid', 'hostname', 'msg', 'cmd']);
 

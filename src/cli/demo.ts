@@ -83,7 +83,8 @@ export async function demoCommand(config: Config, opts: DemoOptions, logger: Log
       demo,
       async (t) => {
         if (!t.nativeConnection) throw new Error('worker connection missing');
-        return await withInProcessWorkers({ config: demo, logger, client: t.client, nativeConnection: t.nativeConnection, namespace: t.namespace }, () =>
+        // Its CRM is the simulator inside this command: the workers run here too, and stop with it.
+        return await withInProcessWorkers({ config: demo, logger, client: t.client, nativeConnection: t.nativeConnection, namespace: t.namespace, linger: false }, () =>
           runSync({ client: t.client, taskQueues: taskQueues(demo), input: { streams: [...STREAMS], full: true }, onProgress: (p) => renderer.update(p) }),
         );
       },

@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import { Command, Help } from 'commander';
 import { CrmsyncError } from '../errors.js';
 import { setLogFormat } from '../logger.js';
 import { commands } from './commands.js';
@@ -13,14 +13,18 @@ export async function main(argv: string[] = process.argv): Promise<void> {
     if (program.opts<{ logJson?: boolean }>().logJson) setLogFormat('json');
   });
   try {
-    // Only the command being run is loaded; help and unknown commands load them all.
+    // Only the command being run is loaded. Without one (`crmsync --help`) each is listed from
+    // its help entry, loading none; `help <command>` and unknown commands load them all.
     const named = argv.slice(2).find((a) => !a.startsWith('-'));
     const lazy = commands.filter((c) => typeof c !== 'function');
     const only = lazy.find((c) => c.name === named);
+    const listed = new Map<Command, string>();
     for (const c of commands) {
       if (typeof c === 'function') c(program);
+      else if (named === undefined) listed.set(program.command(c.name).description(c.help.description), c.help.term);
       else if (!only || c === only) (await c.load())(program);
     }
+    if (listed.size > 0) program.configureHelp({ subcommandTerm: (cmd) => listed.get(cmd) ?? new Help().subcommandTerm(cmd) });
     await program.parseAsync(argv);
   } catch (err) {
     process.exitCode = reportError(err);

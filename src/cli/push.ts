@@ -14,7 +14,8 @@ import { absoluteFileSource, MAX_SOURCE_TEXT, parseSourceSpec } from '../push/so
 import { quietTemporalRuntime } from '../sync/quiet-temporal-runtime.js';
 import { withTemporal } from '../temporal/connect.js';
 import { taskQueues } from '../temporal/task-queues.js';
-import { withInProcessWorkers } from '../worker/with-in-process-workers.js';
+import { lingers, withInProcessWorkers } from '../worker/with-in-process-workers.js';
+import { WarehouseLockedError, WarehouseOwnedError } from '../warehouse/errors.js';
 import { withWarehouse } from '../warehouse/index.js';
 import type { PushProgress, PushWorkflowInput, PushWorkflowResult } from '../../workflows/push-types.js';
 
@@ -75,12 +76,23 @@ export async function dryRunCommand(config: Config, opts: PushOptions) {
   const client = crmClientFromConfig(config);
   try {
     // A write scope: it runs pending migrations, so the ledger exists even before the first push.
-    return await withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write: true }, (w) =>
-      planPush(
-        { crm: pushCrmFromClient(client), db: w },
-        { from: opts.from, ledgerName: opts.ledgerName, runId: 'dry-run', createMissing: opts.createMissingTags, dryRun: true, sampleSize: opts.sample },
-      ),
-    );
+    const plan = () =>
+      withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write: true }, (w) =>
+        planPush(
+          { crm: pushCrmFromClient(client), db: w },
+          { from: opts.from, ledgerName: opts.ledgerName, runId: 'dry-run', createMissing: opts.createMissingTags, dryRun: true, sampleSize: opts.sample },
+        ),
+      );
+    try {
+      return await plan();
+    } catch (err) {
+      // The background worker a sync left behind holds the file while it lingers: it is stopped
+      // (it drains first), and the next command that needs one starts it again.
+      if (!(err instanceof WarehouseOwnedError || err instanceof WarehouseLockedError)) throw err;
+      const { stopBackgroundWorker } = await import('../worker/stop-background-worker.js');
+      if (!(await stopBackgroundWorker(config.dataDir))) throw err;
+      return await plan();
+    }
   } finally {
     await client.close();
   }
@@ -151,10 +163,10 @@ async function runPushWorkflow(
           signal.removeEventListener('abort', cancel);
         }
       };
-      if (!embedded || !t.nativeConnection) return await run();
+      if (!embedded) return await run();
       return await withInProcessWorkers({ config, logger, client: t.client, nativeConnection: t.nativeConnection, namespace: t.namespace }, run);
     },
-    { worker: embedded },
+    { worker: embedded && !lingers(config) },
   );
 }
 

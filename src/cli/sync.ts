@@ -7,10 +7,9 @@ import { ConfigError } from '../errors.js';
 import { createLogger, type Logger } from '../logger.js';
 import { runSync, type JoinEvent } from '../sync/run-sync.js';
 import { resolveStreams } from '../sync/streams.js';
-import { quietTemporalRuntime } from '../sync/quiet-temporal-runtime.js';
 import { withTemporal } from '../temporal/connect.js';
 import { taskQueues } from '../temporal/task-queues.js';
-import { withInProcessWorkers } from '../worker/with-in-process-workers.js';
+import { lingers, withInProcessWorkers } from '../worker/with-in-process-workers.js';
 import type { FreshSummary, SyncResult, SyncTuning } from '../../workflows/sync-types.js';
 import { createProgressRenderer } from './progress.js';
 
@@ -84,8 +83,10 @@ export async function syncCommand(config: Config, opts: SyncOptions, logger: Log
     if (opts.parallelism) tuning.parallelism = opts.parallelism;
     if (opts.sweepRuns) tuning.sweepRuns = opts.sweepRuns;
     const renderer = createProgressRenderer(out);
-    quietTemporalRuntime(config.logLevel, logger);
     const embedded = !config.temporal.address;
+    // Workers in this process (CRMSYNC_EMBEDDED_IDLE=0) need the worker package; a client does not.
+    const inProcess = embedded && !lingers(config);
+    if (inProcess) (await import('../sync/quiet-temporal-runtime.js')).quietTemporalRuntime(config.logLevel, logger);
     return await withTemporal(
       config,
       async (t) => {
@@ -98,10 +99,10 @@ export async function syncCommand(config: Config, opts: SyncOptions, logger: Log
             onJoin: (e) => out.write(`${describeJoin(e)}\n`),
             signal: interrupt.signal,
           });
-        if (!embedded || !t.nativeConnection) return await run();
+        if (!embedded) return await run();
         return await withInProcessWorkers({ config, logger, client: t.client, nativeConnection: t.nativeConnection, namespace: t.namespace }, run);
       },
-      { worker: embedded },
+      { worker: inProcess },
     );
   } finally {
     process.off('SIGINT', onSigint);

@@ -2,12 +2,16 @@ import { Option, type Command } from 'commander';
 import { z } from 'zod';
 import { loadConfig, requireCrm, type Config } from '../config.js';
 import { ConfigError } from '../errors.js';
-import { createLogger, type Logger } from '../logger.js';
+import { createJsonLogger, createLogger, type Logger } from '../logger.js';
 import { quietTemporalRuntime } from '../sync/quiet-temporal-runtime.js';
 import { withTemporal } from '../temporal/connect.js';
 import { taskQueues } from '../temporal/task-queues.js';
+import { createActivityTracker } from '../worker/activity-tracker.js';
+import { backgroundWorkerLog, removeBackgroundWorkerRecord } from '../worker/background-worker-file.js';
 import { DEFAULT_WAREHOUSE_CONCURRENCY, runComposedWorkers } from '../worker/compose.js';
 import { limitHeapGrowth } from '../worker/limit-heap-growth.js';
+import { sizeBoundedLog } from '../worker/size-bounded-log.js';
+import { watchLinger } from '../worker/watch-linger.js';
 
 export const WorkerOptions = z.object({
   warehouseConcurrency: z.coerce
@@ -18,6 +22,11 @@ export const WorkerOptions = z.object({
     .default(DEFAULT_WAREHOUSE_CONCURRENCY),
   /** A prebuilt workflow bundle (tests and containers skip bundling at start). */
   workflowBundle: z.string().optional(),
+  /**
+   * Started by a command on the embedded default (ensureBackgroundWorker): logs to
+   * `<data dir>/worker.log` only, and stops after CRMSYNC_EMBEDDED_IDLE without activity.
+   */
+  background: z.boolean().default(false),
 });
 export type WorkerOptions = z.infer<typeof WorkerOptions>;
 
@@ -27,11 +36,15 @@ export function registerWorkerCommand(program: Command): void {
     .description('Run the Temporal workers (workflows, and the one warehouse writer) until SIGINT or SIGTERM')
     .option('--warehouse-concurrency <n>', 'warehouse-queue activities at once (writes stay serialized)')
     .addOption(new Option('--workflow-bundle <path>', 'prebuilt workflow bundle').hideHelp())
+    .addOption(new Option('--background', 'started by a command: log to the data directory, stop when idle').hideHelp())
     .action(async (raw: unknown) => {
       const parsed = WorkerOptions.safeParse(raw);
       if (!parsed.success) throw new ConfigError(parsed.error.issues.map((i) => i.message).join('; '));
       const config = loadConfig();
-      await workerCommand(config, parsed.data, createLogger(config.logLevel, { cmd: 'worker' }));
+      const logger = parsed.data.background
+        ? createJsonLogger(config.logLevel, { cmd: 'worker', background: true }, sizeBoundedLog(backgroundWorkerLog(config.dataDir)))
+        : createLogger(config.logLevel, { cmd: 'worker' });
+      await workerCommand(config, parsed.data, logger);
     });
 }
 
@@ -47,6 +60,19 @@ export async function workerCommand(config: Config, opts: WorkerOptions, logger:
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  const idleMs = config.temporal.embeddedIdleMs ?? 0;
+  const tracker = opts.background ? createActivityTracker() : undefined;
+  const unwatch = tracker
+    ? watchLinger({
+        dataDir: config.dataDir,
+        idleMs: idleMs > 0 ? idleMs : Number.POSITIVE_INFINITY,
+        tracker,
+        stop: (reason) => {
+          logger.info({ reason }, 'background worker stopping');
+          abort.abort();
+        },
+      })
+    : undefined;
   try {
     await withTemporal(
       config,
@@ -68,13 +94,19 @@ export async function workerCommand(config: Config, opts: WorkerOptions, logger:
           warehouseConcurrency: opts.warehouseConcurrency,
           ...(opts.workflowBundle ? { workflowBundle: { codePath: opts.workflowBundle } } : {}),
           signal: abort.signal,
+          ...(tracker ? { tracker } : {}),
         });
         if (t.serverLost.aborted) throw t.serverLost.reason;
       },
       { worker: true },
     );
+  } catch (err) {
+    if (opts.background) logger.error({ err }, 'background worker failed');
+    throw err;
   } finally {
+    unwatch?.();
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
+    if (opts.background) await removeBackgroundWorkerRecord(config.dataDir, process.pid).catch(() => undefined);
   }
 }

@@ -6,6 +6,7 @@ import type { Logger } from '../logger.js';
 import { taskQueues } from '../temporal/task-queues.js';
 import { runWorkers } from '../temporal/worker.js';
 import type { WarehouseOwner } from '../warehouse/index.js';
+import type { ActivityTracker } from './activity-tracker.js';
 import { openOwnerFromConfig } from './open-owner-from-config.js';
 
 /** Warehouse-queue activities at once: parallel page ranges of contacts plus the small streams. */
@@ -29,6 +30,8 @@ export interface RunComposedWorkersOptions {
    * the same; a rejected promise fails the workers before any polls).
    */
   owner?: WarehouseOwner | Promise<WarehouseOwner>;
+  /** Sees every activity run (a background worker stops once idle). */
+  tracker?: Pick<ActivityTracker, 'wrap'>;
 }
 
 /**
@@ -43,7 +46,7 @@ export async function runComposedWorkers(options: RunComposedWorkersOptions): Pr
   const warehouseActivities = opening.then((owner) => {
     const activities = createActivities({ config, logger, crm, owner });
     if (Object.keys(activities.main).length > 0) throw new Error('main-queue activities need their worker created after the warehouse file opens; pass them to runWorkers');
-    return activities.warehouse;
+    return options.tracker ? options.tracker.wrap(activities.warehouse) : activities.warehouse;
   });
   warehouseActivities.catch(() => undefined); // runWorkers reports it; unread when aborted before it starts
   try {

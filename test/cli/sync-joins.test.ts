@@ -1,7 +1,9 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { createSchedule } from '../../src/cli/schedule.js';
+import { isProcessAlive } from '../../src/process-alive.js';
 import { stopEmbeddedServer } from '../../src/temporal/stop-embedded-server.js';
+import { readBackgroundWorkerRecord } from '../../src/worker/background-worker-file.js';
 import { streamWorkflowId } from '../../workflows/sync-ids.js';
 import { withSyncEnv } from '../sync/helpers/sync-env.js';
 import { runCli } from './run-cli.js';
@@ -70,6 +72,12 @@ describe('crmsync sync next to other runs', () => {
         await until('the first sync to fetch a few pages', () => (env.sim.stats().byRoute['GET /subscribers'] ?? 0) >= 6, 180_000);
         killed.kill('SIGKILL');
         await exited;
+        // The run's worker is the background one the sync started: it would serve the run on its
+        // own. Killed too, as a crash of the machine's processes leaves it, the run is an orphan.
+        const worker = await readBackgroundWorkerRecord(env.dir);
+        expect(worker, 'the killed sync ran on a background worker').toBeDefined();
+        process.kill(worker!.pid, 'SIGKILL');
+        await until('the background worker to exit', () => !isProcessAlive(worker!.pid), 30_000);
         const fetchedBefore = env.sim.stats().byRoute['GET /subscribers'] ?? 0;
 
         const rerun = await runCli(['sync', '--stream', 'contacts', '--stream', 'tags'], embedded, 240_000);
@@ -80,6 +88,8 @@ describe('crmsync sync next to other runs', () => {
         // Resumed, not restarted: the rerun fetched fewer pages than the whole backfill (20 of 50).
         const fetchedAfter = (env.sim.stats().byRoute['GET /subscribers'] ?? 0) - fetchedBefore;
         expect(fetchedAfter).toBeLessThan(20 + 3);
+        // The background worker that served the run holds the DuckDB file while it lingers.
+        await stopEmbeddedServer(env.dir);
         const count = await env.read((w) => w.query('SELECT count(*) AS n FROM contacts'));
         expect(Number(count[0]!.n)).toBe(1000);
       } finally {
