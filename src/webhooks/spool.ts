@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Logger } from '../logger.js';
 import { SpoolUnavailableError } from './errors.js';
 import { decodeFrames, encodeFrame, type SpoolEntry, type SpoolRecord } from './spool-frame.js';
-import { createSpoolWriter, type SpoolIo, type SpoolWriter, type SyncOn } from './spool-writer.js';
+import { createSpoolWriter, type SpoolIo, type SpoolWriter } from './spool-writer.js';
 import { acquireSpoolLock } from './spool-lock.js';
 import { bodyKey, fsyncDir, recoverSpool, segmentPath, type SegmentInfo } from './spool-recovery.js';
 
@@ -16,16 +16,10 @@ export interface SpoolOptions {
   retentionMs?: number;
   /** More unsynced deliveries than this are refused with 503 rather than queued without bound. */
   maxQueued?: number;
-  /** Where fdatasync runs (default: a sync thread of the spool's own). */
-  syncOn?: SyncOn;
   /** fdatasyncs that may run at once on the sync threads. */
   syncThreads?: number;
-  /** Batches written and not yet durable, at most. */
+  /** Batches written and not yet durable, at most (default: one per sync thread). */
   syncsInFlight?: number;
-  /** A further batch's sync may start while one runs once that one has run this long (ms). */
-  pipelineAfterMs?: number;
-  /** Monotonic ms for sync timing (tests drive it). */
-  syncClock?: () => number;
   /** The write and sync calls (tests hold a sync back or fail it). */
   io?: SpoolIo;
   logger?: Logger;
@@ -126,10 +120,7 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
       maxSegmentBytes,
       ...(logger ? { logger } : {}),
       ...(options.syncsInFlight ? { syncsInFlight: options.syncsInFlight } : {}),
-      ...(options.syncOn ? { syncOn: options.syncOn } : {}),
       ...(options.syncThreads ? { syncThreads: options.syncThreads } : {}),
-      ...(options.pipelineAfterMs !== undefined ? { pipelineAfterMs: options.pipelineAfterMs } : {}),
-      ...(options.syncClock ? { clock: options.syncClock } : {}),
       ...(options.io ? { io: options.io } : {}),
       onSegment: (seg) => segments.push(seg),
       onDurable: (batch, seg) => {
