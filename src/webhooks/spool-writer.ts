@@ -50,7 +50,7 @@ export interface SpoolWriterOptions {
   io?: SpoolIo;
   /** fdatasyncs that may run at once on the sync threads (default DEFAULT_SYNC_THREADS). */
   syncThreads?: number;
-  /** Batches written and not yet durable, at most (default: one per sync thread). */
+  /** Batches written and not yet durable, at most (default MAX_IN_FLIGHT). */
   syncsInFlight?: number;
 }
 
@@ -79,19 +79,26 @@ interface InFlight {
 }
 
 /**
- * Group commit: appends that arrive while the sync threads are busy form the next batch, written
- * (one write, one file position) as soon as a thread is free, so every fdatasync covers every
- * delivery that waited for it. Each write costs the receiver's thread more than the frames it
- * copies (the pages the last sync cleaned are dirtied again), so a batch is not written earlier
- * than a sync could start for it. Batches are acknowledged strictly in log order once their own
- * sync ended. A failed write or sync fails that batch and every later one still unacknowledged
- * (they follow it in the file), then the segment is cut back to the last acknowledged frame.
+ * Batches written and not yet durable, at most. A batch is written at the end of the event-loop
+ * turn that gathered it, even while a sync runs: the sync thread then claims it the moment it is
+ * free, without waiting for the receiver's thread to hear of the last sync and write (on a loaded
+ * machine that round trip took milliseconds). Writing only when a thread is free (one batch in
+ * flight per thread) saves writes but lost more to that wait: bench/results/webhooks*.json.
+ */
+export const MAX_IN_FLIGHT = 64;
+
+/**
+ * Group commit: appends that arrive during one event-loop turn form a batch (one write, one file
+ * position); an idle sync thread claims every batch written so far and syncs once for all of
+ * them. Batches are acknowledged strictly in log order once a sync that started after their write
+ * ended. A failed write or sync fails that batch and every later one still unacknowledged (they
+ * follow it in the file), then the segment is cut back to the last acknowledged frame.
  */
 export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
   const { dir, maxSegmentBytes, logger } = o;
   const threads = o.syncThreads ?? DEFAULT_SYNC_THREADS;
   const thread = o.io ? undefined : startSyncThread(threads);
-  const maxInFlight = o.syncsInFlight ?? threads;
+  const maxInFlight = o.syncsInFlight ?? MAX_IN_FLIGHT;
   const write = o.io?.write ?? fileSpoolIo.write;
   const preallocStep = Math.min(4 * 1024 * 1024, Math.max(64 * 1024, maxSegmentBytes));
   let active = o.active;

@@ -18,7 +18,7 @@ export interface SpoolOptions {
   maxQueued?: number;
   /** fdatasyncs that may run at once on the sync threads. */
   syncThreads?: number;
-  /** Batches written and not yet durable, at most (default: one per sync thread). */
+  /** Batches written and not yet durable, at most (default: the writer's MAX_IN_FLIGHT). */
   syncsInFlight?: number;
   /** The write and sync calls (tests hold a sync back or fail it). */
   io?: SpoolIo;

@@ -66,10 +66,10 @@ describe('spool writer', () => {
     });
   });
 
-  it('what arrives while a sync runs waits for it and goes into the next group commit together', async () => {
+  it('with one batch in flight, what arrives while its sync runs waits for it and goes into the next group commit together', async () => {
     await withTempDir(async (dir) => {
       const io = heldIo();
-      await withSpool({ dir, io }, async (spool) => {
+      await withSpool({ dir, io, syncsInFlight: 1 }, async (spool) => {
         const a = spool.append(entry('a'));
         await until(() => io.held.length === 1);
         const b = spool.append(entry('b'));
