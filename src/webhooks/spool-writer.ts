@@ -9,6 +9,8 @@ import { DEFAULT_SYNC_THREADS, startSyncThread } from './sync-thread.js';
 export interface PendingAppend {
   record: SpoolRecord;
   frame: Buffer;
+  /** The spool's dedup key of the body, handed back with the record in onDurable. */
+  bodyKey: string;
   resolve: () => void;
   reject: (err: Error) => void;
 }

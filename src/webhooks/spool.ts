@@ -131,12 +131,8 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
           seg.newestAt = Math.max(seg.newestAt, r.receivedAt);
           index.set(r.deliveryId, r.seq);
           inflight.delete(r.deliveryId);
-          const key = keys.get(r.seq);
-          if (key !== undefined) {
-            bodies.set(key, r.seq);
-            inflightBodies.delete(key);
-            keys.delete(r.seq);
-          }
+          bodies.set(p.bodyKey, r.seq);
+          inflightBodies.delete(p.bodyKey);
         }
         committedSeq = batch.at(-1)!.record.seq;
       },
@@ -148,8 +144,6 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
 
   const inflight = new Map<string, Promise<AppendOutcome>>();
   const inflightBodies = new Map<string, Promise<AppendOutcome>>();
-  // seq -> body key of records not yet durable.
-  const keys = new Map<number, string>();
   let closed = false;
   // The reader remembers where the last read stopped so the applier does not rescan a segment.
   let cursor: { segNo: number; offset: number; seq: number } | undefined;
@@ -222,19 +216,18 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
         writer.enqueue({
           record,
           frame: encodeFrame(record),
+          bodyKey: key,
           resolve: () => resolve('accepted'),
           // A failed append is not "seen": the CRM's retry of it must be stored, not called a duplicate.
           reject: (err) => {
             inflight.delete(entry.deliveryId);
             inflightBodies.delete(key);
-            keys.delete(record.seq);
             reject(err);
           },
         });
       });
       inflight.set(entry.deliveryId, done);
       inflightBodies.set(key, done);
-      keys.set(record.seq, key);
       return done;
     },
 
