@@ -4,7 +4,7 @@ import type { Logger } from '../logger.js';
 import { SpoolUnavailableError } from './errors.js';
 import type { SpoolRecord } from './spool-frame.js';
 import { fsyncDir, segmentPath, type SegmentInfo } from './spool-recovery.js';
-import { DEFAULT_SYNC_THREADS, startSyncThread } from './sync-thread.js';
+import { startSyncThread } from './sync-thread.js';
 
 export interface PendingAppend {
   record: SpoolRecord;
@@ -98,8 +98,7 @@ export const MAX_IN_FLIGHT = 64;
  */
 export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
   const { dir, maxSegmentBytes, logger } = o;
-  const threads = o.syncThreads ?? DEFAULT_SYNC_THREADS;
-  const thread = o.io ? undefined : startSyncThread(threads);
+  const thread = o.io ? undefined : startSyncThread(o.syncThreads);
   const maxInFlight = o.syncsInFlight ?? MAX_IN_FLIGHT;
   const write = o.io?.write ?? fileSpoolIo.write;
   const preallocStep = Math.min(4 * 1024 * 1024, Math.max(64 * 1024, maxSegmentBytes));

@@ -84,11 +84,12 @@ if (fd >= 0) closeSync(fd);
 `;
 
 /**
- * One thread, so far: a second lets a new batch's sync overlap the one running (it helps on a slow
- * disk), but every fdatasync costs CPU, and on a machine short of cores that CPU is the receiver's.
- * Figures: bench/results/webhooks*.json.
+ * Two: a batch written while one sync runs starts its own sync on the other thread instead of
+ * waiting for that sync to end, which shortens the wait for the acknowledgement when syncs are
+ * slow (a busy disk). Safe because each thread syncs through a descriptor of its own. Figures:
+ * bench/results/webhooks-h17-two-threads.json and bench/results/notes.md ("spool sync threads").
  */
-export const DEFAULT_SYNC_THREADS = 1;
+export const DEFAULT_SYNC_THREADS = 2;
 
 export function startSyncThread(threads = DEFAULT_SYNC_THREADS): SyncThread {
   const shared = new SharedArrayBuffer(PATH_AT + MAX_PATH_BYTES);
