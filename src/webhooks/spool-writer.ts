@@ -273,8 +273,13 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
       }
       settle();
     };
-    if (thread) thread.datasync(active.path, done);
-    else o.io!.datasync(fh.fd, done);
+    try {
+      if (thread) thread.datasync(active.path, done);
+      else o.io!.datasync(fh.fd, done);
+    } catch (err) {
+      // The entry is in the pipeline already: it fails there, in log order, like a failed sync.
+      done(err as Error);
+    }
   };
 
   /** Writes the batch and starts its sync; false when the file must first rotate or grow (awaited). */

@@ -179,6 +179,25 @@ describe('spool writer', () => {
     });
   });
 
+  it('fails a batch whose sync call throws (503), once, and stores the retry', async () => {
+    await withTempDir(async (dir) => {
+      let throwing = true;
+      const io: SpoolIo = {
+        write: fileSpoolIo.write,
+        datasync(fd, done) {
+          if (throwing) throw Object.assign(new Error('EBADF: bad file descriptor, fdatasync'), { code: 'EBADF' });
+          fileSpoolIo.datasync(fd, done);
+        },
+      };
+      await withSpool({ dir, io }, async (spool) => {
+        await expect(spool.append(entry('a'))).rejects.toBeInstanceOf(SpoolUnavailableError);
+        throwing = false;
+        expect(await spool.append(entry('a'))).toBe('accepted');
+        expect((await spool.read(0, 10)).map((r) => r.deliveryId)).toEqual(['a']);
+      });
+    });
+  });
+
   it('preallocates the next step in the background once half of the current one is used, and trims it on close', async () => {
     await withTempDir(async (dir) => {
       // Bodies differ (the spool stores a body once, whatever delivery id it comes under).
