@@ -67,7 +67,6 @@ if (mode === 'baseline') {
     spoolDir,
     ...(process.env.BENCH_SYNCS ? { syncsInFlight: Number(process.env.BENCH_SYNCS) } : {}),
     ...(process.env.BENCH_SYNC_THREADS ? { syncThreads: Number(process.env.BENCH_SYNC_THREADS) } : {}),
-    ...(process.env.BENCH_SYNC_ON === 'pool' || process.env.BENCH_SYNC_ON === 'thread' ? { syncOn: process.env.BENCH_SYNC_ON } : {}),
     host: '127.0.0.1',
     port: 0,
     secrets: createSecretResolver({ secret: new Secret(secret) }),

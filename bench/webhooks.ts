@@ -7,10 +7,10 @@
 //   [--idle 2000] [--deliveries 1000]: the flood scenario after the rounds (0 skips it): that many
 //   idle sockets from 127.0.0.2 held open against the durable receiver while the deliveries come
 //   from 127.0.0.1; acknowledged count and p99, against the same deliveries with no flood.
-//   BENCH_SYNCS=N: the durable receiver with at most N fdatasyncs in flight (default: the spool's).
-//   BENCH_SYNC_THREADS=N: the spool's sync threads (default 1; see DEFAULT_SYNC_THREADS).
-//   [--compare-pool]: each round also runs the durable receiver with its fdatasyncs on libuv's
-//   thread pool (one call per batch, as before the spool's sync thread), recorded as durablePool.
+//   [--versus DIR]: each round also runs the durable receiver of another checkout (DIR, e.g. a
+//   worktree of main, compiled the same way), recorded as `versus`: an A/B in the same run.
+//   BENCH_SYNCS=N: the durable receiver with at most N batches in flight (default: the spool's).
+//   BENCH_SYNC_THREADS=N: the spool's sync threads (default: DEFAULT_SYNC_THREADS).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -30,8 +30,8 @@ const { values } = parseArgs({
     out: { type: 'string', default: 'webhooks' },
     profile: { type: 'string' },
     tsx: { type: 'boolean', default: false },
-    'compare-pool': { type: 'boolean', default: false },
     idle: { type: 'string', default: '2000' },
+    versus: { type: 'string' },
     deliveries: { type: 'string', default: '1000' },
   },
 });
@@ -77,23 +77,24 @@ function delivery(): { headers: Record<string, string>; body: string } {
  * per-function helpers would tax the receiver's many small functions more than the baseline's
  * one handler. `--tsx` runs them from source instead.
  */
-async function compileServers(): Promise<string | undefined> {
+async function compileServers(checkout = join(import.meta.dirname, '..')): Promise<string | undefined> {
   if (values.tsx) return undefined;
-  const outDir = join(import.meta.dirname, '.tmp', 'webhooks-dist');
-  const tsc = spawn(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json', '--outDir', outDir], { stdio: 'inherit' });
+  const outDir = join(import.meta.dirname, '.tmp', checkout === join(import.meta.dirname, '..') ? 'webhooks-dist' : 'webhooks-dist-versus');
+  const tsc = spawn(process.execPath, [join(import.meta.dirname, '..', 'node_modules/typescript/bin/tsc'), '-p', join(checkout, 'tsconfig.json'), '--outDir', outDir], { stdio: 'inherit' });
   const code = await new Promise((r) => tsc.once('exit', r));
   if (code !== 0) throw new Error(`tsc exited with ${String(code)}`);
   return join(outDir, 'bench', 'webhooks-server.js');
 }
 const serverEntry = await compileServers();
+if (values.versus && values.tsx) throw new Error('--versus runs compiled servers: drop --tsx');
+const versusEntry = values.versus ? await compileServers(values.versus) : undefined;
 
-type Mode = 'baseline' | 'durable' | 'durablePool';
+type Mode = 'baseline' | 'durable' | 'versus';
 
 async function startServer(mode: Mode, spoolDir: string): Promise<{ child: ChildProcess; url: string; stop(): Promise<Record<string, unknown>> }> {
   const profile = values.profile ? ['--cpu-prof', '--cpu-prof-dir', join(values.profile, mode)] : [];
-  const entry = serverEntry ? [serverEntry] : ['--import', 'tsx', join(import.meta.dirname, 'webhooks-server.ts')];
-  const env = mode === 'durablePool' ? { ...process.env, BENCH_SYNC_ON: 'pool' } : process.env;
-  const child = spawn(process.execPath, [...profile, ...entry, mode === 'baseline' ? 'baseline' : 'durable', SECRET, spoolDir], { stdio: ['ignore', 'pipe', 'inherit'], env });
+  const entry = mode === 'versus' ? [versusEntry!] : serverEntry ? [serverEntry] : ['--import', 'tsx', join(import.meta.dirname, 'webhooks-server.ts')];
+  const child = spawn(process.execPath, [...profile, ...entry, mode === 'baseline' ? 'baseline' : 'durable', SECRET, spoolDir], { stdio: ['ignore', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout! });
   const queue: string[] = [];
   let wake: (() => void) | undefined;
@@ -226,9 +227,9 @@ async function flood(url: string, idle: number, n: number): Promise<FloodRun> {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 try {
-  const runs: Record<Mode, Run[]> = { baseline: [], durable: [], durablePool: [] };
+  const runs: Record<Mode, Run[]> = { baseline: [], durable: [], versus: [] };
   let spoolStats: Record<string, unknown> = {};
-  const modes: Mode[] = values['compare-pool'] ? ['baseline', 'durable', 'durablePool'] : ['baseline', 'durable'];
+  const modes: Mode[] = versusEntry ? ['baseline', 'durable', 'versus'] : ['baseline', 'durable'];
   // Alternate the servers so that drift in machine load hits them alike.
   for (let round = 0; round < ROUNDS; round++) {
     for (const mode of modes) {
@@ -273,7 +274,9 @@ try {
   const durable = summary(runs.durable);
   // Each round's two runs are adjacent in time: their ratio is the least noisy figure.
   const ratio = Number(median(runs.durable.map((d, i) => d.rps / runs.baseline[i]!.rps)).toFixed(3));
-  const pool = values['compare-pool'] ? { ...summary(runs.durablePool), ratio: Number(median(runs.durablePool.map((d, i) => d.rps / runs.baseline[i]!.rps)).toFixed(3)) } : undefined;
+  const versus = versusEntry
+    ? { checkout: values.versus, ...summary(runs.versus), ratio: Number(median(runs.versus.map((d, i) => d.rps / runs.baseline[i]!.rps)).toFixed(3)) }
+    : undefined;
   const result = {
     benchmark: 'webhooks',
     at: new Date().toISOString(),
@@ -286,7 +289,7 @@ try {
     baseline,
     durable,
     ratio,
-    ...(pool ? { durablePool: pool } : {}),
+    ...(versus ? { versus } : {}),
     lastDurableSpool: spoolStats,
     flood: floodResult,
     targets: { rps: 2000, p99Ms: 50, ratio: 0.5, floodAcknowledged: DELIVERIES, floodP99Ms: 100 },
@@ -304,7 +307,7 @@ try {
     `\ndurable receiver: ${durable.rps} accepted/s, p50 ${durable.p50} ms, p99 ${durable.p99} ms, server CPU ${durable.serverCpuUs} us/req\n` +
       `HMAC-only node:http: ${baseline.rps} req/s, p50 ${baseline.p50} ms, p99 ${baseline.p99} ms, server CPU ${baseline.serverCpuUs} us/req\n` +
       `ratio ${ratio} (median of per-round ratios, target >= 0.5); fsync batches in the last durable run: ${JSON.stringify(spoolStats)}\n` +
-      (pool ? `fdatasync on the thread pool instead: ${pool.rps} accepted/s, server CPU ${pool.serverCpuUs} us/req, ratio ${pool.ratio}\n` : ''),
+      (versus ? `versus ${values.versus}: ${versus.rps} accepted/s, server CPU ${versus.serverCpuUs} us/req (main thread ${versus.mainThreadCpuUs}), ratio ${versus.ratio}\n` : ''),
   );
 } finally {
   rmSync(work, { recursive: true, force: true });

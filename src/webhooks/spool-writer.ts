@@ -9,15 +9,18 @@ import { startSyncThread } from './sync-thread.js';
 export interface PendingAppend {
   record: SpoolRecord;
   frame: Buffer;
+  /** The spool's dedup key of the body, handed back with the record in onDurable. */
+  bodyKey: string;
   resolve: () => void;
   reject: (err: Error) => void;
 }
 
 /**
- * The two file calls made for every batch. The write is synchronous: a positioned write of a few
- * KiB into the page cache of a preallocated file costs a few microseconds, while the same write
- * through the thread pool costs tens of microseconds of dispatch and wake-ups per batch. The sync
- * runs on the thread pool. Injectable so that tests can hold a sync back or fail it.
+ * The two file calls made for every batch, when a test injects them to hold a sync back or fail
+ * it. The write is synchronous: a positioned write of a few KiB into the page cache of a
+ * preallocated file costs a few microseconds, while the same write through the thread pool costs
+ * tens of microseconds of dispatch and wake-ups per batch. Without an injected `io`, the spool's
+ * sync threads sync (sync-thread.ts).
  */
 export interface SpoolIo {
   /** Writes all of `buf` at `position`; throws on failure. */
@@ -47,25 +50,11 @@ export interface SpoolWriterOptions {
   onSegment(segment: SegmentInfo): void;
   logger?: Logger;
   io?: SpoolIo;
-  /**
-   * Where fdatasync runs when no `io` is given: on a sync thread of the writer's own (the default,
-   * see sync-thread.ts), or on libuv's thread pool, one call per batch ('pool').
-   */
-  syncOn?: SyncOn;
   /** fdatasyncs that may run at once on the sync threads (default DEFAULT_SYNC_THREADS). */
   syncThreads?: number;
-  /** Batches written and not yet durable, at most (default: 64 on the sync thread, else MAX_IN_FLIGHT). */
+  /** Batches written and not yet durable, at most (default MAX_IN_FLIGHT). */
   syncsInFlight?: number;
-  /**
-   * A further batch starts its sync while another is still syncing only once the newest sync has
-   * run this long (default PIPELINE_AFTER_MS): see MAX_IN_FLIGHT.
-   */
-  pipelineAfterMs?: number;
-  /** Monotonic milliseconds for the timing of syncs (default performance.now; tests drive it). */
-  clock?: () => number;
 }
-
-export type SyncOn = 'thread' | 'pool';
 
 export interface SpoolWriterStats {
   batches: number;
@@ -82,18 +71,6 @@ export interface SpoolWriter {
   close(): Promise<void>;
 }
 
-/**
- * Syncs in flight at once, and when a further one may start. Appends gather while a sync runs, so
- * a group commit grows with the load, and every fdatasync costs CPU: on a fast disk one sync at a
- * time uses the least CPU per delivery. On a slow or busy disk a sync takes many milliseconds and
- * the receiver sits idle waiting for it, while concurrent syncs overlap on the device. So a
- * further batch starts its sync only once the newest sync has run PIPELINE_AFTER_MS (a quick
- * sync ends first and the batch joins the next group commit), up to MAX_IN_FLIGHT at once.
- * Figures for both regimes: bench/results/webhooks.json and docs/webhooks.md.
- */
-const MAX_IN_FLIGHT = 4;
-const PIPELINE_AFTER_MS = 2;
-
 interface InFlight {
   batch: PendingAppend[];
   segment: SegmentInfo;
@@ -104,26 +81,34 @@ interface InFlight {
 }
 
 /**
- * Group commit with a pipeline: appends that arrive while a batch is written form the next batch;
- * writes are serialized (one file position), each batch is then fdatasynced without waiting for
- * the previous sync, and batches are acknowledged strictly in log order once their own sync ended.
- * A failed write or sync fails that batch and every later one still unacknowledged (they follow
- * it in the file), then the segment is cut back to the last acknowledged frame.
+ * Batches written and not yet durable, at most. A batch is written at the end of the event-loop
+ * turn that gathered it, even while a sync runs: the sync thread then claims it the moment it is
+ * free, without waiting for the receiver's thread to hear of the last sync and write (on a loaded
+ * machine that round trip took milliseconds). Writing only when a thread is free (one batch in
+ * flight per thread) saves writes but lost more to that wait: bench/results/webhooks*.json.
+ */
+export const MAX_IN_FLIGHT = 64;
+
+/**
+ * Group commit: appends that arrive during one event-loop turn form a batch (one write, one file
+ * position); an idle sync thread claims every batch written so far and syncs once for all of
+ * them. Batches are acknowledged strictly in log order once a sync that started after their write
+ * ended. A failed write or sync fails that batch and every later one still unacknowledged (they
+ * follow it in the file), then the segment is cut back to the last acknowledged frame.
  */
 export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
   const { dir, maxSegmentBytes, logger } = o;
-  const thread = o.io || o.syncOn === 'pool' ? undefined : startSyncThread(o.syncThreads);
-  const io: SpoolIo = o.io ?? (thread ? { write: fileSpoolIo.write, datasync: (fd, done) => thread.datasync(fd, done) } : fileSpoolIo);
-  const maxInFlight = o.syncsInFlight ?? (thread ? 64 : MAX_IN_FLIGHT);
-  const pipelineAfterMs = o.pipelineAfterMs ?? (thread ? 0 : PIPELINE_AFTER_MS);
-  const clock = o.clock ?? (() => performance.now());
-  let pipelineTimer: NodeJS.Timeout | undefined;
+  const thread = o.io ? undefined : startSyncThread(o.syncThreads);
+  const maxInFlight = o.syncsInFlight ?? MAX_IN_FLIGHT;
+  const write = o.io?.write ?? fileSpoolIo.write;
   const preallocStep = Math.min(4 * 1024 * 1024, Math.max(64 * 1024, maxSegmentBytes));
   let active = o.active;
   let fh = o.fh;
   let allocated = o.allocated;
   let written = active.size;
   let queue: PendingAppend[] = [];
+  /** Appends queued or in flight: the spool refuses more than its limit. */
+  let unsettled = 0;
   const pipeline: InFlight[] = [];
   let writing = false;
   let failing = false;
@@ -167,6 +152,7 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
       broken = new SpoolUnavailableError('The webhook spool is damaged and cannot be written; restart the receiver.', { cause: err });
       const waiting = queue;
       queue = [];
+      unsettled -= waiting.length;
       for (const p of waiting) p.reject(broken);
     } finally {
       recovering = false;
@@ -177,8 +163,9 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
   const settle = (): void => {
     while (pipeline.length > 0 && pipeline[0]!.state !== 'syncing') {
       const e = pipeline.shift()!;
+      unsettled -= e.batch.length;
       if (e.state === 'synced' && !failing) {
-        const took = clock() - e.started;
+        const took = performance.now() - e.started;
         stats.batches++;
         stats.syncMsTotal += took;
         stats.syncMsMax = Math.max(stats.syncMsMax, took);
@@ -196,10 +183,15 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
         for (const p of e.batch) p.reject(err);
       }
     }
-    recover().then(() => {
-      kick();
-      notifyDrained();
-    }, backgroundFailed);
+    if (failing) {
+      recover().then(() => {
+        kick();
+        notifyDrained();
+      }, backgroundFailed);
+      return;
+    }
+    kick();
+    notifyDrained();
   };
 
   let zeroStep: Buffer | undefined;
@@ -272,7 +264,7 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
   /** Starts the sync of a batch just written; batches are answered in log order as their syncs end. */
   const startSync = (entry: InFlight): void => {
     pipeline.push(entry);
-    io.datasync(fh.fd, (err) => {
+    const done = (err: Error | null): void => {
       if (err) {
         entry.state = 'failed';
         entry.error = err;
@@ -280,34 +272,43 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
         entry.state = 'synced';
       }
       settle();
-    });
+    };
+    try {
+      if (thread) thread.datasync(active.path, done);
+      else o.io!.datasync(fh.fd, done);
+    } catch (err) {
+      // The entry is in the pipeline already: it fails there, in log order, like a failed sync.
+      done(err as Error);
+    }
   };
 
-  // Rotating and growing the file are rare and awaited; the usual batch is written synchronously.
-  const writeNext = async (): Promise<void> => {
-    const batch = queue;
-    queue = [];
-    if (broken) {
-      for (const p of batch) p.reject(broken);
-      return;
-    }
-    const started = clock();
-    let start = written;
+  /** Writes the batch and starts its sync; false when the file must first rotate or grow (awaited). */
+  const writeBatch = (batch: PendingAppend[], started: number): boolean => {
+    const start = written;
+    if (start >= maxSegmentBytes) return false;
+    const buf = batch.length === 1 ? batch[0]!.frame : Buffer.concat(batch.map((p) => p.frame));
+    if (start + buf.length > allocated) return false;
+    write(fh.fd, buf, start);
+    written = start + buf.length;
+    startSync({ batch, segment: active, end: written, started, state: 'syncing' });
+    extendAhead();
+    return true;
+  };
+
+  // Rotating and growing the file are rare and awaited.
+  const writeAfterGrowing = async (batch: PendingAppend[], started: number): Promise<void> => {
+    const start = written;
     try {
       if (written >= maxSegmentBytes) {
-        // The syncs in flight belong to the old file handle.
+        // The syncs in flight belong to the old file.
         await waitPipelineEmpty();
         if (failing) throw new Error('an earlier batch failed');
         await rotate();
-        start = written;
       }
-      const buf = batch.length === 1 ? batch[0]!.frame : Buffer.concat(batch.map((p) => p.frame));
-      if (start + buf.length > allocated) await extended();
-      if (start + buf.length > allocated) await preallocate(start + buf.length);
-      io.write(fh.fd, buf, start);
-      written = start + buf.length;
-      startSync({ batch, segment: active, end: written, started, state: 'syncing' });
-      extendAhead();
+      const size = batch.reduce((n, p) => n + p.frame.length, 0);
+      if (written + size > allocated) await extended();
+      if (written + size > allocated) await preallocate(written + size);
+      if (!writeBatch(batch, started)) throw new Error('the spool segment did not grow');
     } catch (err) {
       // Nothing of this batch is acknowledged; later batches wait for the cut-back in recover().
       pipeline.push({ batch, segment: active, end: start, started, state: 'failed', error: err });
@@ -315,29 +316,37 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
     }
   };
 
-  // While failing, new appends wait for the cut-back (quick) instead of being refused.
-  const kick = (): void => {
-    if (writing || failing || recovering || queue.length === 0 || pipeline.length >= maxInFlight) return;
-    const newest = pipeline[pipeline.length - 1];
-    if (newest) {
-      const wait = newest.started + pipelineAfterMs - clock();
-      if (wait > 0) {
-        pipelineTimer ??= setTimeout(() => {
-          pipelineTimer = undefined;
-          kick();
-        }, Math.ceil(wait));
-        pipelineTimer.unref();
-        return;
-      }
+  // The usual batch is written synchronously, on the event loop's turn that gathered it.
+  const writeNext = (): void => {
+    const batch = queue;
+    queue = [];
+    if (broken) {
+      unsettled -= batch.length;
+      for (const p of batch) p.reject(broken);
+      return;
+    }
+    const started = performance.now();
+    try {
+      if (writeBatch(batch, started)) return;
+    } catch (err) {
+      pipeline.push({ batch, segment: active, end: written, started, state: 'failed', error: err });
+      settle();
+      return;
     }
     writing = true;
-    writeNext()
+    writeAfterGrowing(batch, started)
       .finally(() => {
         writing = false;
         kick();
         recover().then(notifyDrained, backgroundFailed);
       })
       .catch(backgroundFailed);
+  };
+
+  // While failing, new appends wait for the cut-back (quick) instead of being refused.
+  const kick = (): void => {
+    if (writing || failing || recovering || queue.length === 0 || pipeline.length >= maxInFlight) return;
+    writeNext();
   };
 
   // Appends made during one turn of the event loop (every request read in one poll) share a batch:
@@ -351,13 +360,14 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
   return {
     enqueue(p) {
       queue.push(p);
+      unsettled++;
       if (!flushScheduled) {
         flushScheduled = true;
         setImmediate(flush);
       }
     },
     get queued() {
-      return queue.length + pipeline.reduce((n, e) => n + e.batch.length, 0);
+      return unsettled;
     },
     get broken() {
       return broken;
@@ -365,7 +375,6 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
     stats: () => ({ ...stats, syncMsTotal: Math.round(stats.syncMsTotal), syncMsMax: Math.round(stats.syncMsMax) }),
     async close() {
       await idle();
-      clearTimeout(pipelineTimer);
       await extended();
       try {
         if (!broken) await trim().catch(() => undefined);

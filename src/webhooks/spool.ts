@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Logger } from '../logger.js';
 import { SpoolUnavailableError } from './errors.js';
 import { decodeFrames, encodeFrame, type SpoolEntry, type SpoolRecord } from './spool-frame.js';
-import { createSpoolWriter, type SpoolIo, type SpoolWriter, type SyncOn } from './spool-writer.js';
+import { createSpoolWriter, type SpoolIo, type SpoolWriter } from './spool-writer.js';
 import { acquireSpoolLock } from './spool-lock.js';
 import { bodyKey, fsyncDir, recoverSpool, segmentPath, type SegmentInfo } from './spool-recovery.js';
 
@@ -16,16 +16,10 @@ export interface SpoolOptions {
   retentionMs?: number;
   /** More unsynced deliveries than this are refused with 503 rather than queued without bound. */
   maxQueued?: number;
-  /** Where fdatasync runs (default: a sync thread of the spool's own). */
-  syncOn?: SyncOn;
   /** fdatasyncs that may run at once on the sync threads. */
   syncThreads?: number;
-  /** Batches written and not yet durable, at most. */
+  /** Batches written and not yet durable, at most (default: the writer's MAX_IN_FLIGHT). */
   syncsInFlight?: number;
-  /** A further batch's sync may start while one runs once that one has run this long (ms). */
-  pipelineAfterMs?: number;
-  /** Monotonic ms for sync timing (tests drive it). */
-  syncClock?: () => number;
   /** The write and sync calls (tests hold a sync back or fail it). */
   io?: SpoolIo;
   logger?: Logger;
@@ -126,10 +120,7 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
       maxSegmentBytes,
       ...(logger ? { logger } : {}),
       ...(options.syncsInFlight ? { syncsInFlight: options.syncsInFlight } : {}),
-      ...(options.syncOn ? { syncOn: options.syncOn } : {}),
       ...(options.syncThreads ? { syncThreads: options.syncThreads } : {}),
-      ...(options.pipelineAfterMs !== undefined ? { pipelineAfterMs: options.pipelineAfterMs } : {}),
-      ...(options.syncClock ? { clock: options.syncClock } : {}),
       ...(options.io ? { io: options.io } : {}),
       onSegment: (seg) => segments.push(seg),
       onDurable: (batch, seg) => {
@@ -140,12 +131,8 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
           seg.newestAt = Math.max(seg.newestAt, r.receivedAt);
           index.set(r.deliveryId, r.seq);
           inflight.delete(r.deliveryId);
-          const key = keys.get(r.seq);
-          if (key !== undefined) {
-            bodies.set(key, r.seq);
-            inflightBodies.delete(key);
-            keys.delete(r.seq);
-          }
+          bodies.set(p.bodyKey, r.seq);
+          inflightBodies.delete(p.bodyKey);
         }
         committedSeq = batch.at(-1)!.record.seq;
       },
@@ -157,8 +144,6 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
 
   const inflight = new Map<string, Promise<AppendOutcome>>();
   const inflightBodies = new Map<string, Promise<AppendOutcome>>();
-  // seq -> body key of records not yet durable.
-  const keys = new Map<number, string>();
   let closed = false;
   // The reader remembers where the last read stopped so the applier does not rescan a segment.
   let cursor: { segNo: number; offset: number; seq: number } | undefined;
@@ -231,19 +216,18 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
         writer.enqueue({
           record,
           frame: encodeFrame(record),
+          bodyKey: key,
           resolve: () => resolve('accepted'),
           // A failed append is not "seen": the CRM's retry of it must be stored, not called a duplicate.
           reject: (err) => {
             inflight.delete(entry.deliveryId);
             inflightBodies.delete(key);
-            keys.delete(record.seq);
             reject(err);
           },
         });
       });
       inflight.set(entry.deliveryId, done);
       inflightBodies.set(key, done);
-      keys.set(record.seq, key);
       return done;
     },
 

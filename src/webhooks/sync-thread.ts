@@ -8,22 +8,29 @@ import { Worker } from 'node:worker_threads';
  * far and syncs once for all of them, and sleeps only when nothing is left to claim.
  */
 export interface SyncThread {
-  /** Calls `done` once a sync that started after this call has ended (or failed) for `fd`. */
-  datasync(fd: number, done: (err: Error | null) => void): void;
+  /**
+   * Calls `done` once a sync of the file at `path` that started after this call has ended (or
+   * failed). Every earlier request must have been answered before `path` changes (a rotation).
+   */
+  datasync(path: string, done: (err: Error | null) => void): void;
   /** fdatasync calls made so far (each covers every batch requested before it started). */
   syncs(): number;
   /** Ends the threads once every requested sync has been answered. */
   close(): Promise<void>;
 }
 
-// Slots of the shared state (Int32): the batch number last requested, the fd to sync, the threads
-// asleep, the stop flag, and the batch number the newest sync was claimed for. Batch numbers only
-// grow; 2^31 batches is far beyond a receiver's life.
+// Slots of the shared state (Int32): the batch number last requested, the threads asleep, the
+// stop flag, the batch number the newest sync was claimed for, the file's generation and its
+// path's length in bytes; the path itself follows. Batch numbers only grow; 2^31 batches is far
+// beyond a receiver's life.
 const REQUESTED = 0;
-const FD = 1;
-const SLEEPERS = 2;
-const STOP = 3;
-const CLAIMED = 4;
+const SLEEPERS = 1;
+const STOP = 2;
+const CLAIMED = 3;
+const GENERATION = 4;
+const PATH_LENGTH = 5;
+const PATH_AT = 8 * Int32Array.BYTES_PER_ELEMENT;
+const MAX_PATH_BYTES = 4096;
 
 /**
  * The threads' loop, as CommonJS source (an eval worker runs the same under tsx and compiled).
@@ -32,11 +39,29 @@ const CLAIMED = 4;
  * With two threads, a batch written while one sync runs starts its own sync at once instead of
  * waiting for that one to end; each sync covers every batch written before it started, so an
  * answer for batch N also answers every batch before N.
+ *
+ * Each thread syncs through a descriptor of its own, opened by path: Linux reports a writeback
+ * error to one fsync per open file description, so threads sharing the receiver's descriptor could
+ * each miss an error the other took, and acknowledge pages that never reached the disk.
  */
 const LOOP = `
 const { workerData, parentPort } = require('node:worker_threads');
-const { fdatasyncSync } = require('node:fs');
+const { closeSync, fdatasyncSync, openSync } = require('node:fs');
 const state = new Int32Array(workerData);
+const pathBytes = new Uint8Array(workerData, ${PATH_AT}, ${MAX_PATH_BYTES});
+let fd = -1;
+let generation = 0;
+const descriptor = () => {
+  const current = Atomics.load(state, ${GENERATION});
+  if (current !== generation || fd < 0) {
+    if (fd >= 0) closeSync(fd);
+    fd = -1;
+    generation = current;
+    const path = Buffer.from(pathBytes.slice(0, Atomics.load(state, ${PATH_LENGTH}))).toString('utf8');
+    fd = openSync(path, 'r+');
+  }
+  return fd;
+};
 for (;;) {
   const claimed = Atomics.load(state, ${CLAIMED});
   const target = Atomics.load(state, ${REQUESTED});
@@ -49,29 +74,33 @@ for (;;) {
   }
   if (Atomics.compareExchange(state, ${CLAIMED}, claimed, target) !== claimed) continue;
   try {
-    fdatasyncSync(Atomics.load(state, ${FD}));
+    fdatasyncSync(descriptor());
     parentPort.postMessage([target]);
   } catch (err) {
     parentPort.postMessage([target, String(err && err.code), String(err && err.message)]);
   }
 }
+if (fd >= 0) closeSync(fd);
 `;
 
 /**
- * One thread. A second lets a new batch's sync overlap the one running, but the threads share one
- * open file, and Linux reports a writeback error to only one fsync per open file: an older sync
- * could take the error for pages a newer, successful sync then acknowledges. More than one thread
- * needs a descriptor of its own per thread (each `open` sees every error); until then, only
- * benchmarks ask for more.
+ * Two: a batch written while one sync runs starts its own sync on the other thread instead of
+ * waiting for that sync to end, which shortens the wait for the acknowledgement when syncs are
+ * slow (a busy disk). Safe because each thread syncs through a descriptor of its own. Figures:
+ * bench/results/webhooks-h17-two-threads.json and bench/results/notes.md ("spool sync threads").
  */
-export const DEFAULT_SYNC_THREADS = 1;
+export const DEFAULT_SYNC_THREADS = 2;
 
 export function startSyncThread(threads = DEFAULT_SYNC_THREADS): SyncThread {
-  const shared = new SharedArrayBuffer(5 * Int32Array.BYTES_PER_ELEMENT);
-  const state = new Int32Array(shared);
+  const shared = new SharedArrayBuffer(PATH_AT + MAX_PATH_BYTES);
+  const state = new Int32Array(shared, 0, PATH_AT / Int32Array.BYTES_PER_ELEMENT);
+  const pathBytes = new Uint8Array(shared, PATH_AT, MAX_PATH_BYTES);
   const workers = Array.from({ length: Math.max(1, threads) }, () => new Worker(LOOP, { eval: true, workerData: shared }));
   // A receiver with nothing to sync must be able to exit; a request in flight keeps it alive.
+  let referenced = true;
   const ref = (on: boolean): void => {
+    if (on === referenced) return;
+    referenced = on;
     for (const w of workers)
       if (on) w.ref();
       else w.unref();
@@ -79,7 +108,7 @@ export function startSyncThread(threads = DEFAULT_SYNC_THREADS): SyncThread {
   ref(false);
   const waiting: { batch: number; done: (err: Error | null) => void }[] = [];
   let requested = 0;
-  let fd = -1;
+  let path: string | undefined;
   let failed: Error | undefined;
   let syncs = 0;
 
@@ -114,10 +143,18 @@ export function startSyncThread(threads = DEFAULT_SYNC_THREADS): SyncThread {
         done(failed);
         return;
       }
-      // A batch of another file (after a rotation, once every sync of the old one has ended).
-      if (target !== fd) {
-        fd = target;
-        Atomics.store(state, FD, fd);
+      if (target !== path) {
+        // Another file (a rotation): the threads open it at their next claim.
+        if (waiting.length > 0) throw new Error('sync thread: the file changed while syncs of the previous one were still running');
+        const bytes = Buffer.from(target, 'utf8');
+        if (bytes.length > MAX_PATH_BYTES) {
+          done(new Error(`The spool path is longer than ${MAX_PATH_BYTES} bytes; use a shorter spool directory.`));
+          return;
+        }
+        path = target;
+        pathBytes.set(bytes);
+        Atomics.store(state, PATH_LENGTH, bytes.length);
+        Atomics.add(state, GENERATION, 1);
       }
       waiting.push({ batch: ++requested, done });
       ref(true);

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { handleWebhookRequest, type WebhookHandlerDeps } from './handle-webhook-request.js';
+import { handleWebhookRequest, type WebhookHandlerDeps, type WebhookResponse } from './handle-webhook-request.js';
 import { DEFAULT_CONNECTION_LIMITS, guardConnections, type ConnectionLimits, type ConnectionStats } from './guard-connections.js';
 import { incomingBody } from './read-limited-body.js';
 
@@ -48,6 +48,19 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     res.writeHead(status, { 'content-type': type, 'content-length': String(Buffer.byteLength(body)), ...headers });
     res.end(body);
   };
+  // The answers to nearly every delivery (frozen, shared) are serialized once.
+  const wire = new WeakMap<WebhookResponse, { body: string; headers: string[] }>();
+  const answer = (res: ServerResponse, r: WebhookResponse): void => {
+    if (r.headers || !Object.isFrozen(r)) return send(res, r.status, JSON.stringify(r.body), r.headers);
+    let w = wire.get(r);
+    if (!w) {
+      const body = JSON.stringify(r.body);
+      w = { body, headers: ['content-type', 'application/json', 'content-length', String(Buffer.byteLength(body))] };
+      wire.set(r, w);
+    }
+    res.writeHead(r.status, w.headers);
+    res.end(w.body);
+  };
 
   const limits: ConnectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };
   let connections: () => ConnectionStats = () => ({ open: 0, mostFromOneAddress: 0, evicted: 0, refused: 0 });
@@ -56,10 +69,12 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   const server = createServer(
     { requestTimeout: limits.requestTimeoutMs, headersTimeout: limits.headersTimeoutMs, keepAliveTimeout: limits.keepAliveTimeoutMs, connectionsCheckingInterval: 1_000 },
     (req: IncomingMessage, res: ServerResponse) => {
-      const url = (req.url ?? '/').split('?')[0];
+      const raw = req.url ?? '/';
+      const query = raw.indexOf('?');
+      const url = query < 0 ? raw : raw.slice(0, query);
       if (url === path) {
         handleWebhookRequest({ method: req.method ?? 'GET', headers: req.headers, body: incomingBody(req) }, options.handler).then(
-          (r) => send(res, r.status, JSON.stringify(r.body), r.headers),
+          (r) => answer(res, r),
           (err: unknown) => {
             logger?.error({ err: { message: (err as Error).message, code: (err as { code?: string }).code } }, 'webhook handler failed');
             send(res, 500, JSON.stringify({ status: 'error' }));

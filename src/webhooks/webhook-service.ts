@@ -4,7 +4,6 @@ import type { ConnectionLimits } from './guard-connections.js';
 import { DEFAULT_MAX_BODY_BYTES } from './handle-webhook-request.js';
 import type { SecretResolver } from './secret-resolver.js';
 import { openSpool, type Spool } from './spool.js';
-import type { SyncOn } from './spool-writer.js';
 import { createWebhookMetrics, type WebhookMetrics } from './webhook-metrics.js';
 import { startWebhookServer, type WebhookServer } from './webhook-server.js';
 
@@ -21,9 +20,8 @@ export interface WebhookServiceOptions {
   /** Timeouts and connection caps of the HTTP server. */
   limits?: Partial<ConnectionLimits>;
   maxSegmentBytes?: number;
-  /** fdatasyncs in flight at once, and where they run (see the spool writer). */
+  /** Batches written and not yet durable, at most (see the spool writer). */
   syncsInFlight?: number;
-  syncOn?: SyncOn;
   /** fdatasyncs that may run at once (bench and tests; default: the spool's). */
   syncThreads?: number;
   /**
@@ -67,7 +65,6 @@ export async function startWebhookService(options: WebhookServiceOptions): Promi
     dir: options.spoolDir,
     ...(options.maxSegmentBytes ? { maxSegmentBytes: options.maxSegmentBytes } : {}),
     ...(options.syncsInFlight ? { syncsInFlight: options.syncsInFlight } : {}),
-    ...(options.syncOn ? { syncOn: options.syncOn } : {}),
     ...(options.syncThreads ? { syncThreads: options.syncThreads } : {}),
     ...(logger ? { logger } : {}),
   });

@@ -66,11 +66,10 @@ describe('spool writer', () => {
     });
   });
 
-  it('while a sync is quick, what arrives meanwhile waits for it and goes into the next group commit together', async () => {
+  it('with one batch in flight, what arrives while its sync runs waits for it and goes into the next group commit together', async () => {
     await withTempDir(async (dir) => {
       const io = heldIo();
-      // The sync clock stands still: a's sync never counts as slow.
-      await withSpool({ dir, io, syncClock: () => 0 }, async (spool) => {
+      await withSpool({ dir, io, syncsInFlight: 1 }, async (spool) => {
         const a = spool.append(entry('a'));
         await until(() => io.held.length === 1);
         const b = spool.append(entry('b'));
@@ -78,8 +77,10 @@ describe('spool writer', () => {
         const c = spool.append(entry('c'));
         // b and c are neither synced nor answered while a's sync runs.
         expect(await settled(b)).toBe(false);
-        await new Promise((r) => setTimeout(r, 10)); // past the pipelining delay in real time too
+        await new Promise((r) => setTimeout(r, 10));
+        // Not even written: the write waits until a sync can start for it.
         expect(io.held.length).toBe(1);
+        expect(io.writes).toBe(1);
         io.release(0);
         expect(await a).toBe('accepted');
         await until(() => io.held.length === 2);
@@ -93,34 +94,10 @@ describe('spool writer', () => {
     });
   });
 
-  it('once a sync has run pipelineAfterMs (a slow disk), the next batch starts its own sync without waiting for it', async () => {
-    await withTempDir(async (dir) => {
-      const io = heldIo();
-      let now = 0;
-      await withSpool({ dir, io, syncClock: () => now, pipelineAfterMs: 5 }, async (spool) => {
-        const a = spool.append(entry('a'));
-        await until(() => io.held.length === 1);
-        const b = spool.append(entry('b'));
-        await new Promise((r) => setTimeout(r, 10));
-        expect(io.held.length).toBe(1); // a's sync has not run 5 ms on the sync clock yet
-        now = 5;
-        await until(() => io.held.length === 2); // b is written and synced while a's sync still runs
-        expect(io.writes).toBe(2);
-        // Still answered in log order.
-        io.release(1);
-        expect(await settled(b)).toBe(false);
-        io.release(0);
-        expect(await a).toBe('accepted');
-        expect(await b).toBe('accepted');
-        expect((await spool.read(0, 10)).map((r) => r.deliveryId)).toEqual(['a', 'b']);
-      });
-    });
-  });
-
   it('never has more than syncsInFlight syncs running', async () => {
     await withTempDir(async (dir) => {
       const io = heldIo();
-      await withSpool({ dir, io, syncClock: () => 1e9 + io.held.length * 100, pipelineAfterMs: 0, syncsInFlight: 2 }, async (spool) => {
+      await withSpool({ dir, io, syncsInFlight: 2 }, async (spool) => {
         const appends = [spool.append(entry('a'))];
         await until(() => io.held.length === 1);
         appends.push(spool.append(entry('b')));
@@ -199,6 +176,25 @@ describe('spool writer', () => {
       const seg = readdirSync(dir).find((n) => n.startsWith('segment-'))!;
       // Only whole frames remain once closed (the preallocated tail is trimmed).
       expect(readFileSync(join(dir, seg)).includes(Buffer.from('"c"'))).toBe(false);
+    });
+  });
+
+  it('fails a batch whose sync call throws (503), once, and stores the retry', async () => {
+    await withTempDir(async (dir) => {
+      let throwing = true;
+      const io: SpoolIo = {
+        write: fileSpoolIo.write,
+        datasync(fd, done) {
+          if (throwing) throw Object.assign(new Error('EBADF: bad file descriptor, fdatasync'), { code: 'EBADF' });
+          fileSpoolIo.datasync(fd, done);
+        },
+      };
+      await withSpool({ dir, io }, async (spool) => {
+        await expect(spool.append(entry('a'))).rejects.toBeInstanceOf(SpoolUnavailableError);
+        throwing = false;
+        expect(await spool.append(entry('a'))).toBe('accepted');
+        expect((await spool.read(0, 10)).map((r) => r.deliveryId)).toEqual(['a']);
+      });
     });
   });
 

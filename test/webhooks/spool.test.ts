@@ -1,5 +1,6 @@
 import { appendFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { SpoolUnavailableError } from '../../src/webhooks/errors.js';
 import { openSpool, withSpool } from '../../src/webhooks/spool.js';
@@ -39,6 +40,41 @@ describe('spool', () => {
         const next = await spool.read(150, 500);
         expect(next[0]!.seq).toBe(151);
         expect(next).toHaveLength(150);
+      });
+    });
+  });
+
+  it('reads and deduplicates frames written with the older JSON metadata, then appends after them', async () => {
+    await withTempDir(async (dir) => {
+      // The frame layout of spools written before the binary metadata: a receiver upgraded over a
+      // spool that still holds unapplied deliveries must read them.
+      const jsonFrame = (seq: number, e: SpoolEntry): Buffer => {
+        const meta = Buffer.from(JSON.stringify({ s: seq, d: e.deliveryId, w: e.webhookId, e: e.event, k: e.known ? 1 : 0, t: e.receivedAt }));
+        const payload = Buffer.concat([Buffer.alloc(4), meta, e.body]);
+        payload.writeUInt32LE(meta.length, 0);
+        const head = Buffer.alloc(8);
+        head.writeUInt32LE(payload.length, 0);
+        head.writeUInt32LE(crc32(payload), 4);
+        return Buffer.concat([head, payload]);
+      };
+      const old = [entry('old-1', 1_000), { ...entry('old-2', 2_000), known: false, event: 'contact.merged', webhookId: 7 }];
+      writeFileSync(join(dir, 'segment-000000000001.log'), Buffer.concat(old.map((e, i) => jsonFrame(i + 1, e))));
+      await withSpool({ dir }, async (spool) => {
+        expect(await spool.append(entry('old-1'))).toBe('duplicate');
+        expect(await spool.append({ ...entry('again'), body: old[1]!.body })).toBe('replayed');
+        expect(await spool.append(entry('new'))).toBe('accepted');
+        const all = await spool.read(0, 10);
+        expect(all.map(({ seq, deliveryId, webhookId, event, known, receivedAt }) => ({ seq, deliveryId, webhookId, event, known, receivedAt }))).toEqual([
+          { seq: 1, deliveryId: 'old-1', webhookId: 1, event: 'contact.updated', known: true, receivedAt: 1_000 },
+          { seq: 2, deliveryId: 'old-2', webhookId: 7, event: 'contact.merged', known: false, receivedAt: 2_000 },
+          { seq: 3, deliveryId: 'new', webhookId: 1, event: 'contact.updated', known: true, receivedAt: all[2]!.receivedAt },
+        ]);
+        expect(all.map((r) => r.body.toString())).toEqual([old[0]!.body.toString(), old[1]!.body.toString(), entry('new').body.toString()]);
+      });
+      // And the binary frames written since read back alike after a restart.
+      await withSpool({ dir }, async (spool) => {
+        expect((await spool.read(0, 10)).map((r) => r.deliveryId)).toEqual(['old-1', 'old-2', 'new']);
+        expect(await spool.append(entry('new'))).toBe('duplicate');
       });
     });
   });

@@ -1,23 +1,25 @@
-import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startSyncThread } from '../../src/webhooks/sync-thread.js';
-import { withSpool } from '../../src/webhooks/spool.js';
+import { SpoolUnavailableError } from '../../src/webhooks/errors.js';
+import { withSpool, type Spool } from '../../src/webhooks/spool.js';
 import { withTempDir } from './helpers.js';
 
-const sync = (thread: ReturnType<typeof startSyncThread>, fd: number): Promise<Error | null> => new Promise((resolve) => thread.datasync(fd, resolve));
+const sync = (thread: ReturnType<typeof startSyncThread>, path: string): Promise<Error | null> => new Promise((resolve) => thread.datasync(path, resolve));
 
 describe('the spool sync thread', () => {
   it.each([1, 2])('answers every request in order with %i thread(s), one fdatasync covering the requests made while another ran', async (threads) => {
     await withTempDir(async (dir) => {
-      const fd = openSync(join(dir, 'seg'), 'w');
+      const path = join(dir, 'seg');
+      const fd = openSync(path, 'w');
       const thread = startSyncThread(threads);
       try {
         const order: number[] = [];
         const all = Array.from({ length: 50 }, (_, i) => {
           writeSync(fd, Buffer.from(`${i}\n`));
           return new Promise<Error | null>((resolve) =>
-            thread.datasync(fd, (err) => {
+            thread.datasync(path, (err) => {
               order.push(i);
               resolve(err);
             }),
@@ -36,20 +38,43 @@ describe('the spool sync thread', () => {
     });
   });
 
-  it('fails a sync of a bad descriptor with its code, and goes on syncing the next file', async () => {
+  it('fails a sync of a file it cannot open with its code, and goes on syncing the next file', async () => {
     await withTempDir(async (dir) => {
       const thread = startSyncThread();
-      const fd = openSync(join(dir, 'seg'), 'w');
+      const path = join(dir, 'seg');
+      closeSync(openSync(path, 'w'));
       try {
-        // Far above any descriptor limit: a just-closed descriptor could be reused by the
-        // thread's own start-up (or another test in this process) before the sync runs.
-        const err = await sync(thread, 2 ** 30);
+        const err = await sync(thread, join(dir, 'missing'));
         expect(err).toBeInstanceOf(Error);
-        expect((err as NodeJS.ErrnoException).code).toBe('EBADF');
-        expect(await sync(thread, fd)).toBeNull();
+        expect((err as NodeJS.ErrnoException).code).toBe('ENOENT');
+        expect(await sync(thread, path)).toBeNull();
       } finally {
         await thread.close();
+      }
+    });
+  });
+
+  it.each([1, 2])('syncs through descriptors of its own, opened by path (%i thread(s)), never the writer\'s', async (threads) => {
+    await withTempDir(async (dir) => {
+      // Linux reports a writeback error to one fsync per open file description: a thread that
+      // synced through the writer's descriptor could lose an error to another sync of it.
+      const path = join(dir, 'seg');
+      const thread = startSyncThread(threads);
+      try {
+        const fd = openSync(path, 'w');
+        writeSync(fd, Buffer.from('frame\n'));
         closeSync(fd);
+        expect(await sync(thread, path)).toBeNull();
+        const mine = readdirSync('/proc/self/fd').filter((n) => {
+          try {
+            return readlinkSync(`/proc/self/fd/${n}`) === path;
+          } catch {
+            return false; // closed meanwhile
+          }
+        });
+        expect(mine.length).toBeGreaterThanOrEqual(1);
+      } finally {
+        await thread.close();
       }
     });
   });
@@ -58,27 +83,40 @@ describe('the spool sync thread', () => {
     await withTempDir(async (dir) => {
       const thread = startSyncThread();
       await thread.close();
-      const fd = openSync(join(dir, 'seg'), 'w');
-      try {
-        const err = await sync(thread, fd);
-        expect(err?.message).toMatch(/sync thread stopped/);
-      } finally {
-        closeSync(fd);
-      }
+      const path = join(dir, 'seg');
+      closeSync(openSync(path, 'w'));
+      const err = await sync(thread, path);
+      expect(err?.message).toMatch(/sync thread stopped/);
     });
   });
 
-  it('is where the spool syncs by default, and the thread-pool path stores the same', async () => {
-    for (const syncOn of [undefined, 'pool'] as const) {
-      await withTempDir(async (dir) => {
-        await withSpool({ dir, ...(syncOn ? { syncOn } : {}) }, async (spool) => {
-          const outcomes = await Promise.all(
-            Array.from({ length: 20 }, (_, i) => spool.append({ deliveryId: `d${i}`, webhookId: 1, event: 'contact.updated', known: true, receivedAt: Date.now(), body: Buffer.from(`{"i":${i}}`) })),
-          );
-          expect(outcomes).toEqual(Array.from({ length: 20 }, () => 'accepted'));
-          expect((await spool.read(0, 100)).map((r) => r.deliveryId)).toEqual(Array.from({ length: 20 }, (_, i) => `d${i}`));
-        });
+  it.each([1, 2])('fails a batch whose sync failed on a thread (%i thread(s)) instead of acknowledging it, and stores the retry', async (threads) => {
+    await withTempDir(async (dir) => {
+      const append = (spool: Spool, id: string): Promise<string> => spool.append({ deliveryId: id, webhookId: 1, event: 'contact.updated', known: true, receivedAt: Date.now(), body: Buffer.from(`{"id":"${id}"}`) });
+      await withSpool({ dir, syncThreads: threads }, async (spool) => {
+        // The threads open the segment by path at their first sync: moved away, it cannot be
+        // synced, which stands in for an fdatasync error (both come back from the thread alike).
+        const seg = join(dir, readdirSync(dir).find((n) => n.startsWith('segment-'))!);
+        renameSync(seg, join(dir, 'moved'));
+        await expect(append(spool, 'a')).rejects.toBeInstanceOf(SpoolUnavailableError);
+        await expect(append(spool, 'b')).rejects.toBeInstanceOf(SpoolUnavailableError);
+        expect(spool.stats().committedSeq).toBe(0);
+        renameSync(join(dir, 'moved'), seg);
+        expect(await append(spool, 'b')).toBe('accepted');
+        expect((await spool.read(0, 10)).map((r) => r.deliveryId)).toEqual(['b']);
       });
-    }
+    });
+  });
+
+  it('is where the spool syncs by default', async () => {
+    await withTempDir(async (dir) => {
+      await withSpool({ dir }, async (spool) => {
+        const outcomes = await Promise.all(
+          Array.from({ length: 20 }, (_, i) => spool.append({ deliveryId: `d${i}`, webhookId: 1, event: 'contact.updated', known: true, receivedAt: Date.now(), body: Buffer.from(`{"i":${i}}`) })),
+        );
+        expect(outcomes).toEqual(Array.from({ length: 20 }, () => 'accepted'));
+        expect((await spool.read(0, 100)).map((r) => r.deliveryId)).toEqual(Array.from({ length: 20 }, (_, i) => `d${i}`));
+      });
+    });
   });
 });
