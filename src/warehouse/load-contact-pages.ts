@@ -15,6 +15,13 @@ export interface ContactPage {
   page: number;
   /** The response body, unparsed. */
   body: string;
+  /**
+   * Load only the rows with an id above this (an incremental read of rows past those held, or
+   * past the sweep's cursor). Rows whose id cannot be read are kept, so they are rejected.
+   */
+  minId?: number;
+  /** Load only the page's first rows (the updated-first scan: the rows changed since its watermark). */
+  firstRows?: number;
 }
 
 export interface ContactPagesStats extends LoadStats {
@@ -37,9 +44,13 @@ export const MAX_LOAD_BYTES = 512 << 20;
 export async function loadContactPages(connection: DuckDBConnection, pages: readonly ContactPage[], ctx: LoadContext, opts: { siteTimeZone: string }): Promise<ContactPagesStats> {
   checkPages(pages);
   const numbered = pages.map((p, seq) => ({ seq, ...p }));
-  await stageColumns(connection, '_stage_contact_pages', ['seq', 'page', 'body'], numbered, (p) => [String(p.seq), String(p.page), p.body]);
+  const filtered = pages.some((p) => p.minId !== undefined || p.firstRows !== undefined);
+  const columns = filtered ? ['seq', 'page', 'body', 'min_id', 'first_rows'] : ['seq', 'page', 'body'];
+  const num = (n: number | undefined) => (n === undefined ? null : String(n));
+  await stageColumns(connection, '_stage_contact_pages', columns, numbered, (p) => [String(p.seq), String(p.page), p.body, num(p.minId), num(p.firstRows)]);
   try {
     await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_contacts_checked AS ${typedContactRowsSql(`(${pageRowsSql('_stage_contact_pages')})`, opts.siteTimeZone)};
+      ${filtered ? `${UNASKED_ROWS_SQL};` : ''}
       DROP TABLE _stage_contact_pages`);
   } catch (err) {
     await run(connection, 'DROP TABLE IF EXISTS _stage_contact_pages');
@@ -57,12 +68,22 @@ export async function loadContactPages(connection: DuckDBConnection, pages: read
   }
 }
 
+/**
+ * Drops the rows a page's filters leave out, before any is rejected or loaded: past `first_rows`,
+ * or with a readable id not above `min_id` (an unreadable id stays, to be rejected).
+ */
+const UNASKED_ROWS_SQL = `DELETE FROM _stage_contacts_checked c USING _stage_contact_pages p
+  WHERE c.seq = CAST(p.seq AS INTEGER) AND (c.position > CAST(p.first_rows AS BIGINT) OR c.id <= CAST(p.min_id AS BIGINT))`;
+
 function checkPages(pages: readonly ContactPage[]): void {
   if (pages.length > MAX_PAGES_PER_LOAD) throw new WarehouseInputError(`loadContactPages got ${pages.length} pages; load at most ${MAX_PAGES_PER_LOAD} per call (split the batch).`);
   let bytes = 0;
   for (const p of pages) {
     bytes += p.body.length;
     if (!Number.isSafeInteger(p.page)) throw new WarehouseInputError(`Page number ${String(p.page)} is not an integer; pass the page number that was requested.`);
+    for (const [k, n] of [['minId', p.minId], ['firstRows', p.firstRows]] as const) {
+      if (n !== undefined && !Number.isSafeInteger(n)) throw new WarehouseInputError(`${k} ${String(n)} of contact page ${p.page} is not an integer; pass a whole number or leave it out.`);
+    }
     if (p.body.length > MAX_PAGE_BYTES) throw new WarehouseInputError(`Contact page ${p.page} is ${p.body.length} bytes; the limit is ${MAX_PAGE_BYTES} (request fewer contacts per page).`);
   }
   if (bytes > MAX_LOAD_BYTES) throw new WarehouseInputError(`loadContactPages got ${bytes} bytes of pages; load at most ${MAX_LOAD_BYTES} per call (split the batch).`);

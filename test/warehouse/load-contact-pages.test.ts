@@ -161,6 +161,24 @@ describe('loadContactPages', () => {
     ]);
   });
 
+  it('loads only the rows a page asks for: ids above minId, the first firstRows rows', async () => {
+    const row = (id: number | string, email = `f${id}@x.test`) => ({ id, email, status: 'subscribed', tags: [], lists: [] });
+    const stats = await sql.w.loadContactPages(
+      [
+        // Held ids (at or below 940002) are left out; an unreadable id is kept, and rejected.
+        { page: 1, body: listing([row(940004), row(940003), row(940002), row('zz'), row(940001, 'not-asked@x.test')]), minId: 940002 },
+        // Only the first two rows; the third would be a reject, and is not asked for.
+        { page: 2, body: listing([row(940012), row(940011), { id: 940010, email: { no: 1 } }]), firstRows: 2 },
+        { page: 3, body: listing([row(940021)]) },
+      ],
+      { loadId: 'filters-1', syncedAt: new Date() },
+    );
+    expect(stats).toMatchObject({ inserted: 5, rejected: 1 });
+    expect(await sql.w.query('SELECT id FROM contacts WHERE id BETWEEN 940000 AND 949999 ORDER BY id')).toEqual([{ id: 940003 }, { id: 940004 }, { id: 940011 }, { id: 940012 }, { id: 940021 }]);
+    expect(await sql.w.query(`SELECT page, position, contact_id FROM _contact_rejects WHERE _load_id = 'filters-1'`)).toEqual([{ page: 1, position: 4, contact_id: 'zz' }]);
+    await expect(sql.w.loadContactPages([{ page: 1, body: listing([]), minId: 1.5 }], ctx())).rejects.toThrow(/minId 1.5 of contact page 1 is not an integer/);
+  });
+
   it('refuses a body that is not JSON, naming the fix', async () => {
     const refused = sql.w.loadContactPages([{ page: 3, body: '<html>secret-looking error</html>' }], ctx());
     await expect(refused).rejects.toThrow(/pages 3-3 is not readable JSON.*fetch those pages again/);
