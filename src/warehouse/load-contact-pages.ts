@@ -89,6 +89,16 @@ function checkPages(pages: readonly ContactPage[]): void {
   if (bytes > MAX_LOAD_BYTES) throw new WarehouseInputError(`loadContactPages got ${bytes} bytes of pages; load at most ${MAX_LOAD_BYTES} per call (split the batch).`);
 }
 
+/**
+ * `_stage_contacts`: when `allFit` (no reject, no id twice), the checked rows themselves (every
+ * statement after names its columns), renamed instead of copied with their raw records; else the
+ * rows `select` picks.
+ */
+async function stageFitting(connection: DuckDBConnection, allFit: boolean, select: string): Promise<void> {
+  if (allFit) await run(connection, 'DROP TABLE IF EXISTS _stage_contacts; ALTER TABLE _stage_contacts_checked RENAME TO _stage_contacts');
+  else await run(connection, `CREATE OR REPLACE TEMP TABLE _stage_contacts AS ${select}`);
+}
+
 async function loadChecked(connection: DuckDBConnection, ctx: LoadContext): Promise<ContactPagesStats> {
   const load = quoteLiteral(ctx.loadId);
   const at = timestampLiteral(ctx.syncedAt);
@@ -111,21 +121,15 @@ async function loadChecked(connection: DuckDBConnection, ctx: LoadContext): Prom
   const fits = (where = '') => `_reason IS NULL${where}${latest}`;
   const cols = [...CONTACT_FIELD_NAMES, '_fingerprint'].map(quoteIdent).join(', ');
   if (Number(counts.min_id) > maxHeld) {
-    if (rejected === 0 && latest === '') {
-      // The common case: every row fits and every id is new. The checked rows are the stage
-      // (the inserts name their columns), no copy of the raw records.
-      await run(connection, 'DROP TABLE IF EXISTS _stage_contacts; ALTER TABLE _stage_contacts_checked RENAME TO _stage_contacts');
-    } else {
-      await run(connection, `CREATE OR REPLACE TEMP TABLE _stage_contacts AS SELECT ${cols}, raw FROM _stage_contacts_checked WHERE ${fits()}`);
-    }
+    // The common case: every row fits and every id is new.
+    await stageFitting(connection, rejected === 0 && latest === '', `SELECT ${cols}, raw FROM _stage_contacts_checked WHERE ${fits()}`);
     const parts = await readRows(connection, `SELECT DISTINCT id // ${CONTACT_BUCKET_SIZE} AS part FROM _stage_contacts`);
     await appendStagedContacts(connection, ctx, new Set(parts.map((r) => Number(r.part))));
     return { inserted: total, updated: 0, unchanged: 0, deleted: 0, rejected };
   }
-  await run(connection, `CREATE OR REPLACE TEMP TABLE _stage_contacts AS SELECT ${cols} FROM _stage_contacts_checked WHERE ${fits()}`);
-  const stats = await mergeStagedContacts(connection, total, ctx, async (allNew) => {
-    const which = allNew ? '' : ' AND id IN (SELECT id FROM _stage_contacts_keys)';
-    await run(connection, `CREATE OR REPLACE TEMP TABLE _stage_contact_raw AS SELECT id, raw FROM _stage_contacts_checked WHERE ${fits(which)}`);
-  });
+  // The stage keeps each row's raw record, DuckDB's own parse: the diff takes it from there for
+  // the rows that changed. Every row fitting once, the checked rows are the stage, not a copy.
+  await stageFitting(connection, rejected === 0 && latest === '', `SELECT ${cols}, raw FROM _stage_contacts_checked WHERE ${fits()}`);
+  const stats = await mergeStagedContacts(connection, total, ctx, 'in-stage');
   return { ...stats, rejected };
 }

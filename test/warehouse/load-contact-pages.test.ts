@@ -179,6 +179,17 @@ describe('loadContactPages', () => {
     await expect(sql.w.loadContactPages([{ page: 1, body: listing([]), minId: 1.5 }], ctx())).rejects.toThrow(/minId 1.5 of contact page 1 is not an integer/);
   });
 
+  it('rejects a listed row that is null or not an object, with its record', async () => {
+    const ok = { id: 950001, email: 'n1@x.test', status: 'subscribed', tags: [], lists: [] };
+    const stats = await sql.w.loadContactPages([{ page: 9, body: listing([ok, null, 7]) }], { loadId: 'nulls-1', syncedAt: new Date() });
+    expect(stats).toMatchObject({ inserted: 1, rejected: 2 });
+    const rejects = await sql.w.query(`SELECT position, CAST(raw AS VARCHAR) AS raw, reason FROM _contact_rejects WHERE _load_id = 'nulls-1' ORDER BY position`);
+    expect(rejects).toEqual([
+      { position: 2, raw: 'null', reason: expect.stringContaining('id: expected an integer or numeric string, got nothing') as unknown },
+      { position: 3, raw: '7', reason: expect.stringContaining('id: expected an integer or numeric string, got nothing') as unknown },
+    ]);
+  });
+
   it('refuses a body that is not JSON, naming the fix', async () => {
     const refused = sql.w.loadContactPages([{ page: 3, body: '<html>secret-looking error</html>' }], ctx());
     await expect(refused).rejects.toThrow(/pages 3-3 is not readable JSON.*fetch those pages again/);
