@@ -1,8 +1,9 @@
-// Where a contact page load's time goes, statement by statement: loads --contacts contacts as
-// listing pages through loadContactPages in loads of --batch (the backfill's append), then loads
-// them again with one in --changed changed (the incremental merge), and prints each statement's
-// wall and process CPU ms summed over the loads, largest first. With --explain, prints DuckDB's
-// EXPLAIN ANALYZE of the merge's statements for one load instead of running them plainly.
+// Where a contact page load's time goes, statement by statement, in three phases over --contacts
+// contacts as listing pages through loadContactPages in loads of --batch: every id new in
+// ascending order (one range: the append), every id new in descending order of loads (parallel
+// ranges: loads below ids already held), then all again with one in --changed changed (the
+// incremental merge). Prints each phase's wall and process CPU ms and its statements' sums,
+// largest first. The machine is shared: compare phases or runs back to back, with the load.
 //   node --import tsx bench/warehouse-contact-pages-profile.ts [--contacts 100000] [--batch 5000] [--per-page 500] [--changed 100]
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -31,26 +32,37 @@ function bodies(version: (id: number) => number): string[] {
 
 const dir = mkdtempSync(join(tmpdir(), 'crmsync-pages-prof-'));
 try {
-  const w = await openWarehouse({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake'), siteTimeZone: 'UTC' });
+  let w = await openWarehouse({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake'), siteTimeZone: 'UTC' });
   await w.migrate();
   let sums = new Map<string, { n: number; ms: number; cpu: number }>();
-  timeStatements(w, (sql, ms, cpu) => {
+  const record = (sql: string, ms: number, cpu: number): void => {
     const key = sql.replace(/'[^']*'/g, "'?'").replace(/\d+/g, 'N').slice(0, 110);
     const s = sums.get(key) ?? { n: 0, ms: 0, cpu: 0 };
     s.n++;
     s.ms += ms;
     s.cpu += cpu;
     sums.set(key, s);
-  });
+  };
+  timeStatements(w, record);
   const perLoad = Math.max(1, Math.round(BATCH / PER_PAGE));
-  for (const [phase, pages] of [
-    ['append (every id new)', bodies(() => 0)],
-    [`merge (1 in ${CHANGED} changed)`, bodies((id) => (id % CHANGED === 0 ? 1 : 0))],
+  const fresh = bodies(() => 0);
+  const starts = (n: number) => Array.from({ length: Math.ceil(n / perLoad) }, (_, k) => k * perLoad);
+  for (const [phase, pages, order] of [
+    ['append (every id new, ascending)', fresh, starts(fresh.length)],
+    ['new below held (every id new, loads descending)', fresh, starts(fresh.length).reverse()],
+    [`merge (1 in ${CHANGED} changed)`, bodies((id) => (id % CHANGED === 0 ? 1 : 0)), starts(fresh.length)],
   ] as const) {
+    if (phase.startsWith('new below')) {
+      await w.close();
+      rmSync(join(dir, 'crm.duckdb'), { force: true });
+      w = await openWarehouse({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake'), siteTimeZone: 'UTC' });
+      await w.migrate();
+      timeStatements(w, record);
+    }
     sums = new Map();
     const t = performance.now();
     const cpu = process.cpuUsage();
-    for (let s = 0; s < pages.length; s += perLoad) {
+    for (const s of order) {
       await w.loadContactPages(
         pages.slice(s, s + perLoad).map((body, i) => ({ page: s + i + 1, body })),
         { loadId: `p${s}`, syncedAt: new Date() },

@@ -76,19 +76,24 @@ export async function mergeStagedContacts(connection: DuckDBConnection, total: n
   const changed = await readCount(connection, 'SELECT count(*) FROM _stage_contacts_keys');
   if (changed > 0) {
     const allNew = inserted === total;
-    if (raw !== 'in-stage') await raw(allNew);
-    if (allNew) {
+    if (allNew && raw === 'in-stage') {
+      // Every id new though not above the highest held (parallel ranges of a backfill land out of
+      // order): the append's one batch of statements, as when every id is above it.
+      const parts = await connection.runAndReadAll(`SELECT DISTINCT id // ${CONTACT_BUCKET_SIZE} AS part FROM _stage_contacts`);
+      await appendStagedContacts(connection, ctx, new Set(parts.getColumns()[0]!.map((v) => Number(v))));
+    } else if (raw === 'in-stage') {
+      await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_contacts_diff AS SELECT s.*, k._is_new FROM _stage_contacts_keys k JOIN _stage_contacts s ON s.id = k.id`);
+      await applyDiff(connection, { typed: '_stage_contacts_diff', withRaw: '_stage_contacts_diff' }, ctx, changed - inserted);
+    } else if (allNew) {
+      await raw(true);
       // Views, not copies; only the contacts insert needs raw, so only it pays for the join.
       await connection.run(`CREATE OR REPLACE TEMP VIEW _stage_contacts_all_new AS SELECT *, TRUE AS _is_new FROM _stage_contacts;
-        ${raw === 'in-stage' ? '' : 'CREATE OR REPLACE TEMP VIEW _stage_contacts_all_new_raw AS SELECT s.*, r.raw FROM _stage_contacts_all_new s JOIN _stage_contact_raw r ON r.id = s.id'}`);
-      await applyDiff(connection, { typed: '_stage_contacts_all_new', withRaw: raw === 'in-stage' ? '_stage_contacts_all_new' : '_stage_contacts_all_new_raw' }, ctx, 0);
+        CREATE OR REPLACE TEMP VIEW _stage_contacts_all_new_raw AS SELECT s.*, r.raw FROM _stage_contacts_all_new s JOIN _stage_contact_raw r ON r.id = s.id`);
+      await applyDiff(connection, { typed: '_stage_contacts_all_new', withRaw: '_stage_contacts_all_new_raw' }, ctx, 0);
     } else {
-      await connection.run(
-        raw === 'in-stage'
-          ? `CREATE OR REPLACE TEMP TABLE _stage_contacts_diff AS SELECT s.*, k._is_new FROM _stage_contacts_keys k JOIN _stage_contacts s ON s.id = k.id`
-          : `CREATE OR REPLACE TEMP TABLE _stage_contacts_diff AS SELECT s.*, r.raw, k._is_new FROM _stage_contacts_keys k
-        JOIN _stage_contacts s ON s.id = k.id JOIN _stage_contact_raw r ON r.id = s.id`,
-      );
+      await raw(false);
+      await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_contacts_diff AS SELECT s.*, r.raw, k._is_new FROM _stage_contacts_keys k
+        JOIN _stage_contacts s ON s.id = k.id JOIN _stage_contact_raw r ON r.id = s.id`);
       await applyDiff(connection, { typed: '_stage_contacts_diff', withRaw: '_stage_contacts_diff' }, ctx, changed - inserted);
     }
   }

@@ -5,6 +5,7 @@ import { parsePage } from '../../src/crm/parse.js';
 import { contactSchema } from '../../src/crm/schemas/contact.js';
 import { createTimestampNormalizer } from '../../src/crm/timestamps.js';
 import type { Contact } from '../../src/crm/types.js';
+import { CONTACT_BUCKET_SIZE } from '../../src/warehouse/contact-columns.js';
 import type { WarehouseHandle } from '../../src/warehouse/index.js';
 import { sharedFixtureDir } from '../helpers/shared-fixtures.js';
 import { closeTempWarehouse, ctx, openTempWarehouse, type tempPaths } from './temp-warehouse.js';
@@ -188,6 +189,29 @@ describe('loadContactPages', () => {
       { position: 2, raw: 'null', reason: expect.stringContaining('id: expected an integer or numeric string, got nothing') as unknown },
       { position: 3, raw: '7', reason: expect.stringContaining('id: expected an integer or numeric string, got nothing') as unknown },
     ]);
+  });
+
+  it('loads new contacts below the highest id held (ranges landing out of order) as the client path does', async () => {
+    const row = (id: number) => ({ id, email: `o${id}@x.test`, status: 'subscribed', first_name: `O${id}`, tags: [{ id: 1 + (id % 3) }], lists: [{ id: 2 }], created_at: '2026-03-01 10:00:00', updated_at: '2026-03-02 11:00:00' });
+    const high = listing([row(960011), row(960012)]);
+    const low = listing([row(960001), row(960002), row(960003)]);
+    const at = new Date('2026-11-22T01:00:00Z');
+    for (const [i, body] of [high, low].entries()) {
+      const a = await js.w.loadContacts(parsed(JSON.parse(body)), { loadId: `o${i}`, syncedAt: at });
+      const b = await sql.w.loadContactPages([{ page: 1, body }], { loadId: `o${i}`, syncedAt: at });
+      expect(b).toEqual({ ...a, rejected: 0 });
+    }
+    for (const q of [
+      'SELECT * EXCLUDE (raw), CAST(json(raw) AS VARCHAR) AS raw FROM contacts WHERE id BETWEEN 960000 AND 960099 ORDER BY id',
+      'SELECT * FROM contacts_history WHERE id BETWEEN 960000 AND 960099 ORDER BY id',
+      'SELECT * FROM contact_tags WHERE contact_id BETWEEN 960000 AND 960099 ORDER BY ALL',
+      'SELECT * FROM contact_lists WHERE contact_id BETWEEN 960000 AND 960099 ORDER BY ALL',
+      `SELECT * FROM _lake_dirty WHERE part = '${Math.floor(960001 / CONTACT_BUCKET_SIZE)}' ORDER BY ALL`,
+    ]) {
+      const got = await sql.w.query(q);
+      expect(got.length, q).toBeGreaterThan(0);
+      expect(got, q).toEqual(await js.w.query(q));
+    }
   });
 
   it('refuses a body that is not JSON, naming the fix', async () => {
