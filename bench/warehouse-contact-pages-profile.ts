@@ -4,8 +4,10 @@
 // ranges: loads below ids already held), then all again with one in --changed changed (the
 // incremental merge). Prints each phase's wall and process CPU ms and its statements' sums,
 // largest first. The machine is shared: compare phases or runs back to back, with the load.
-//   node --import tsx bench/warehouse-contact-pages-profile.ts [--contacts 100000] [--batch 5000] [--per-page 500] [--changed 100]
-import { mkdtempSync, rmSync } from 'node:fs';
+// --explain: DuckDB's profiler on every statement, printing each statement over 20 ms with its
+// three costliest operators (as EXPLAIN ANALYZE gives them), e.g. with --contacts 20000 --batch 20000.
+//   node --import tsx bench/warehouse-contact-pages-profile.ts [--contacts 100000] [--batch 5000] [--per-page 500] [--changed 100] [--explain]
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openWarehouse } from '../src/warehouse/index.js';
@@ -20,6 +22,32 @@ const N = arg('contacts', 100_000);
 const BATCH = arg('batch', 5_000);
 const PER_PAGE = arg('per-page', 500);
 const CHANGED = arg('changed', 100);
+const EXPLAIN = process.argv.includes('--explain');
+
+interface ProfileNode {
+  operator_name?: string;
+  operator_timing?: number;
+  operator_cardinality?: number;
+  children?: ProfileNode[];
+}
+/** The statement's three costliest operators from DuckDB's JSON profile. */
+function topOperators(file: string): string {
+  const ops: { name: string; s: number; rows: number }[] = [];
+  const walk = (n: ProfileNode): void => {
+    if (n.operator_name) ops.push({ name: n.operator_name, s: n.operator_timing ?? 0, rows: n.operator_cardinality ?? 0 });
+    for (const c of n.children ?? []) walk(c);
+  };
+  try {
+    walk(JSON.parse(readFileSync(file, 'utf8')) as ProfileNode);
+  } catch {
+    return '';
+  }
+  return ops
+    .sort((a, b) => b.s - a.s)
+    .slice(0, 3)
+    .map((o) => `${o.name} ${Math.round(o.s * 1000)} ms (${o.rows} rows)`)
+    .join(', ');
+}
 
 function bodies(version: (id: number) => number): string[] {
   const out: string[] = [];
@@ -35,7 +63,9 @@ try {
   let w = await openWarehouse({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake'), siteTimeZone: 'UTC' });
   await w.migrate();
   let sums = new Map<string, { n: number; ms: number; cpu: number }>();
+  const profile = join(dir, 'profile.json');
   const record = (sql: string, ms: number, cpu: number): void => {
+    if (EXPLAIN && ms > 20 && !/^PRAGMA/.test(sql)) console.log(`${String(Math.round(ms)).padStart(6)} ms  ${sql.slice(0, 70)}\n         ${topOperators(profile)}`);
     const key = sql.replace(/'[^']*'/g, "'?'").replace(/\d+/g, 'N').slice(0, 110);
     const s = sums.get(key) ?? { n: 0, ms: 0, cpu: 0 };
     s.n++;
@@ -43,6 +73,10 @@ try {
     s.cpu += cpu;
     sums.set(key, s);
   };
+  const profiled = async (): Promise<void> => {
+    if (EXPLAIN) await w.connection.run(`PRAGMA enable_profiling = 'json'; PRAGMA profiling_output = '${profile}'`);
+  };
+  await profiled();
   timeStatements(w, record);
   const perLoad = Math.max(1, Math.round(BATCH / PER_PAGE));
   const fresh = bodies(() => 0);
@@ -57,6 +91,7 @@ try {
       rmSync(join(dir, 'crm.duckdb'), { force: true });
       w = await openWarehouse({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake'), siteTimeZone: 'UTC' });
       await w.migrate();
+      await profiled();
       timeStatements(w, record);
     }
     sums = new Map();

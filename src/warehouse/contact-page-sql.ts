@@ -195,13 +195,6 @@ export function typedContactRowsSql(rows: string, zone: string): string {
 }
 
 /**
- * The listing's `subscribers.data` rows as JSON text, NULL when it is not an array. A transform to
- * a list of JSON values, not `json_extract(body, '$.subscribers.data[*]')`: the same text per row
- * at about half the CPU (bench/results/notes.md, "Issue 19, the load statements").
- */
-const LISTED = `json_transform(body, '{"subscribers":{"data":["JSON"]}}').subscribers.data`;
-
-/**
  * The contact rows of each staged page `(seq, page, body)`: the listing's `subscribers.data`
  * array (the common shape, read with one parse of the body); else a PHP keyed `data` object,
  * `subscribers` as a plain array, or a top-level `data` array.
@@ -211,10 +204,9 @@ export function pageRowsSql(pages: string): string {
       WHEN json_type(body, '$.subscribers') = 'ARRAY' THEN json_extract(body, '$.subscribers[*]')
       WHEN json_type(body, '$.data') = 'OBJECT' THEN json_extract(body, '$.data.*')
       ELSE json_extract(body, '$.data[*]') END`;
-  // A null row comes out of the transform as SQL NULL: kept as JSON null, so it is rejected with its record.
-  return `SELECT seq, page, coalesce(raw, CAST('null' AS JSON)) AS raw, position FROM (SELECT seq, page, unnest(rows) AS raw, generate_subscripts(rows, 1) AS position FROM (
+  return `SELECT seq, page, unnest(rows) AS raw, generate_subscripts(rows, 1) AS position FROM (
     SELECT seq, page, CASE WHEN len(listed) > 0 THEN listed ELSE ${other} END AS rows FROM (
-      SELECT CAST(seq AS INTEGER) AS seq, CAST(page AS INTEGER) AS page, body, ${LISTED} AS listed FROM ${quoteIdent(pages)}
+      SELECT CAST(seq AS INTEGER) AS seq, CAST(page AS INTEGER) AS page, body, json_extract(body, '$.subscribers.data[*]') AS listed FROM ${quoteIdent(pages)}
     )
-  ))`;
+  )`;
 }
