@@ -6,9 +6,10 @@
 // largest first. The machine is shared: compare phases or runs back to back, with the load.
 // --explain: DuckDB's profiler on every statement, printing each statement over 20 ms with its
 // three costliest operators (as EXPLAIN ANALYZE gives them), e.g. with --contacts 20000 --batch 20000.
-//   node --import tsx bench/warehouse-contact-pages-profile.ts [--contacts 100000] [--batch 5000] [--per-page 500] [--changed 100] [--explain]
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+//   node --import tsx bench/warehouse-contact-pages-profile.ts [--contacts 100000] [--batch 5000] [--per-page 500] [--changed 100] [--explain] [--label L]
+// With --label, each phase's figures go to bench/results/warehouse-contact-pages-profile.json under it.
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openWarehouse } from '../src/warehouse/index.js';
 import { timeStatements } from './time-statements.js';
@@ -23,6 +24,9 @@ const BATCH = arg('batch', 5_000);
 const PER_PAGE = arg('per-page', 500);
 const CHANGED = arg('changed', 100);
 const EXPLAIN = process.argv.includes('--explain');
+const labelAt = process.argv.indexOf('--label');
+const LABEL = labelAt >= 0 ? process.argv[labelAt + 1] : undefined;
+const phases: Record<string, { wallSeconds: number; cpuSeconds: number; loadAverage: number }> = {};
 
 interface ProfileNode {
   operator_name?: string;
@@ -104,10 +108,17 @@ try {
       );
     }
     const u = process.cpuUsage(cpu);
+    phases[phase] = { wallSeconds: Math.round(performance.now() - t) / 1000, cpuSeconds: Math.round((u.user + u.system) / 1000) / 1000, loadAverage: Math.round(loadavg()[0]! * 10) / 10 };
     console.log(`\n${phase}: ${N} contacts in loads of ${perLoad * PER_PAGE}: ${Math.round(performance.now() - t)} ms, cpu ${Math.round((u.user + u.system) / 1000)} ms, load average ${loadavg()[0]!.toFixed(1)}`);
     for (const [sql, s] of [...sums].sort((a, b) => b[1].cpu - a[1].cpu).slice(0, 16)) console.log(`${String(Math.round(s.ms)).padStart(6)} ms  cpu ${String(Math.round(s.cpu)).padStart(6)} ms  x${s.n}  ${sql}`);
   }
   await w.close();
+  if (LABEL) {
+    const file = join(import.meta.dirname, 'results', 'warehouse-contact-pages-profile.json');
+    const previous = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { runs?: Record<string, unknown> }) : {};
+    const run = { at: new Date().toISOString(), machine: { cpus: cpus().length, node: process.version }, contacts: N, contactsPerLoad: perLoad * PER_PAGE, phases };
+    writeFileSync(file, JSON.stringify({ ...previous, runs: { ...previous.runs, [LABEL]: run } }, null, 2) + '\n');
+  }
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
