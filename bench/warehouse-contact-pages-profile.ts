@@ -70,7 +70,10 @@ try {
   const profile = join(dir, 'profile.json');
   const record = (sql: string, ms: number, cpu: number): void => {
     if (EXPLAIN && ms > 20 && !/^PRAGMA/.test(sql)) console.log(`${String(Math.round(ms)).padStart(6)} ms  ${sql.slice(0, 70)}\n         ${topOperators(profile)}`);
-    const key = sql.replace(/'[^']*'/g, "'?'").replace(/\d+/g, 'N').slice(0, 110);
+    const key = sql
+      .replace(/'[^']*'/g, "'?'")
+      .replace(/\d+/g, 'N')
+      .slice(0, 110);
     const s = sums.get(key) ?? { n: 0, ms: 0, cpu: 0 };
     s.n++;
     s.ms += ms;
@@ -109,8 +112,11 @@ try {
     }
     const u = process.cpuUsage(cpu);
     phases[phase] = { wallSeconds: Math.round(performance.now() - t) / 1000, cpuSeconds: Math.round((u.user + u.system) / 1000) / 1000, loadAverage: Math.round(loadavg()[0]! * 10) / 10 };
-    console.log(`\n${phase}: ${N} contacts in loads of ${perLoad * PER_PAGE}: ${Math.round(performance.now() - t)} ms, cpu ${Math.round((u.user + u.system) / 1000)} ms, load average ${loadavg()[0]!.toFixed(1)}`);
-    for (const [sql, s] of [...sums].sort((a, b) => b[1].cpu - a[1].cpu).slice(0, 16)) console.log(`${String(Math.round(s.ms)).padStart(6)} ms  cpu ${String(Math.round(s.cpu)).padStart(6)} ms  x${s.n}  ${sql}`);
+    console.log(
+      `\n${phase}: ${N} contacts in loads of ${perLoad * PER_PAGE}: ${Math.round(performance.now() - t)} ms, cpu ${Math.round((u.user + u.system) / 1000)} ms, load average ${loadavg()[0]!.toFixed(1)}`,
+    );
+    for (const [sql, s] of [...sums].sort((a, b) => b[1].cpu - a[1].cpu).slice(0, 16))
+      console.log(`${String(Math.round(s.ms)).padStart(6)} ms  cpu ${String(Math.round(s.cpu)).padStart(6)} ms  x${s.n}  ${sql}`);
   }
   await w.close();
   if (LABEL) {

@@ -81,7 +81,10 @@ function checkPages(pages: readonly ContactPage[]): void {
   for (const p of pages) {
     bytes += p.body.length;
     if (!Number.isSafeInteger(p.page)) throw new WarehouseInputError(`Page number ${String(p.page)} is not an integer; pass the page number that was requested.`);
-    for (const [k, n] of [['minId', p.minId], ['firstRows', p.firstRows]] as const) {
+    for (const [k, n] of [
+      ['minId', p.minId],
+      ['firstRows', p.firstRows],
+    ] as const) {
       if (n !== undefined && !Number.isSafeInteger(n)) throw new WarehouseInputError(`${k} ${String(n)} of contact page ${p.page} is not an integer; pass a whole number or leave it out.`);
     }
     if (p.body.length > MAX_PAGE_BYTES) throw new WarehouseInputError(`Contact page ${p.page} is ${p.body.length} bytes; the limit is ${MAX_PAGE_BYTES} (request fewer contacts per page).`);

@@ -192,7 +192,16 @@ describe('loadContactPages', () => {
   });
 
   it('loads new contacts below the highest id held (ranges landing out of order) as the client path does', async () => {
-    const row = (id: number) => ({ id, email: `o${id}@x.test`, status: 'subscribed', first_name: `O${id}`, tags: [{ id: 1 + (id % 3) }], lists: [{ id: 2 }], created_at: '2026-03-01 10:00:00', updated_at: '2026-03-02 11:00:00' });
+    const row = (id: number) => ({
+      id,
+      email: `o${id}@x.test`,
+      status: 'subscribed',
+      first_name: `O${id}`,
+      tags: [{ id: 1 + (id % 3) }],
+      lists: [{ id: 2 }],
+      created_at: '2026-03-01 10:00:00',
+      updated_at: '2026-03-02 11:00:00',
+    });
     const high = listing([row(960011), row(960012)]);
     const low = listing([row(960001), row(960002), row(960003)]);
     const at = new Date('2026-11-22T01:00:00Z');
