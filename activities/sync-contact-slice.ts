@@ -1,6 +1,7 @@
-import type { Contact, Page } from '../src/crm/types.js';
+import type { Contact, Page, RawPage, RowRef } from '../src/crm/types.js';
 import { createContactLoadBatch } from '../src/sync/contact-load-batch.js';
 import { readContactsState, writeContactsState } from '../src/sync/contacts-state.js';
+import { rawPageBodies, rowsAbove } from '../src/sync/raw-page-bodies.js';
 import { liveContactCount } from '../src/warehouse/scan-tables.js';
 import { liveContactsUpTo } from '../src/warehouse/live-contacts-up-to.js';
 import type { LoadStats } from '../src/warehouse/types.js';
@@ -14,7 +15,12 @@ export interface SliceResult extends LoadStats {
   fromId: number;
   toId: number;
   cycleDone: boolean;
+  /** Rows of raw pages that did not fit the contact schema, kept in `_contact_rejects` (absent in results before it). */
+  rejected?: number;
 }
+
+/** A page of the slice: parsed, or raw (its rows' ids read by the scan, the rows left to DuckDB). */
+type SlicePage = Page<Contact> | RawPage;
 
 /** Pages of the slice: the id-ascending page count spread over `sweepRuns` runs. */
 export function slicePages(liveCount: number, perPage: number, sweepRuns: number): number {
@@ -35,7 +41,11 @@ export function createContactSliceActivities(deps: SyncActivityDeps) {
      */
     async sweepContactSlice(input: { perPage: number; loadId: string; sweepRuns: number }): Promise<SliceResult> {
       const client = activityClient(deps.client);
-      const fetchSlicePage = (page: number, perPage: number) => client.contacts.listPage({ page, perPage, order: 'asc', orderBy: 'id', customFields: true });
+      const raw = (deps.contactPages ?? 'raw') === 'raw';
+      const fetchSlicePage = (page: number, perPage: number): Promise<SlicePage> => {
+        const q = { page, perPage, order: 'asc' as const, orderBy: 'id' as const, customFields: true };
+        return raw ? client.contacts.listPageRaw(q) : client.contacts.listPage(q);
+      };
       const startedAtMs = now();
       const { state, offset, pages } = await writes.run(async (w) => {
         const s = await readContactsState(w);
@@ -66,18 +76,21 @@ export function createContactSliceActivities(deps: SyncActivityDeps) {
         }
         const first = page;
         // The page found above is not asked for again; the slice ends where it was planned to.
-        const readPage = (n: number, perPage: number): Promise<Page<Contact>> => (n === first ? Promise.resolve(head) : read(n, perPage));
+        const readPage = (n: number, perPage: number): Promise<SlicePage> => (n === first ? Promise.resolve(head) : read(n, perPage));
         let no = first - 1;
-        let last: Page<Contact> | undefined;
-        for await (const p of client.paginate(readPage, { perPage: input.perPage, order: 'asc', startPage: first, endPage: Math.max(first, startPage + pages - 1) })) {
+        let last: SlicePage | undefined;
+        for await (const p of client.paginate<Contact | RowRef, SlicePage>(readPage, { perPage: input.perPage, order: 'asc', startPage: first, endPage: Math.max(first, startPage + pages - 1) })) {
           hb.throwIfCancelled();
           no++;
           last = p;
-          const rows: Contact[] = p.items.filter((c) => c.id > cursor);
+          // Raw: DuckDB parses the page and loads the rows past the cursor (and rejects rows whose
+          // id it cannot read); parsed, the JavaScript path picks the same rows.
+          const rows: (Contact | RowRef)[] = 'body' in p ? rowsAbove(p.items, cursor) : p.items.filter((c) => c.id > cursor);
           if (rows.length > 0) {
-            await batch.add(rows);
+            if ('body' in p) await batch.addPages(rawPageBodies(p, no, { minId: cursor }), rows.length);
+            else await batch.add(rows as Contact[]);
             result.rows += rows.length;
-            result.toId = Math.max(result.toId, ...rows.map((c) => c.id));
+            for (const c of rows) if (c.id !== undefined && c.id > result.toId) result.toId = c.id;
           }
           hb.beat();
         }
@@ -89,6 +102,7 @@ export function createContactSliceActivities(deps: SyncActivityDeps) {
         result.inserted += s.inserted;
         result.updated += s.updated;
         result.unchanged += s.unchanged;
+        result.rejected = s.rejected;
       } finally {
         hb.stop();
       }

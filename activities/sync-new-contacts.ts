@@ -1,5 +1,6 @@
-import type { Contact, Page } from '../src/crm/types.js';
+import type { Contact, Page, RawPage, RowRef } from '../src/crm/types.js';
 import { readContactsState, writeContactsState } from '../src/sync/contacts-state.js';
+import { rawPageBodies, rowsAbove } from '../src/sync/raw-page-bodies.js';
 import { liveContactCount } from '../src/warehouse/scan-tables.js';
 import type { LoadStats } from '../src/warehouse/types.js';
 import { activityClient, startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
@@ -11,16 +12,19 @@ export interface NewContactsResult extends LoadStats {
   crmTotal: number;
   liveCount: number;
   maxId: number;
+  /** Rows of raw pages that did not fit the contact schema, kept in `_contact_rejects` (absent in results before it). */
+  rejected?: number;
 }
 
 const MAX_NEW_PAGES = 100_000;
 const NO_STATS: LoadStats = { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
 
-function addStats(into: LoadStats, add: LoadStats): void {
+function addStats(into: NewContactsResult, add: LoadStats & { rejected?: number }): void {
   into.inserted += add.inserted;
   into.updated += add.updated;
   into.unchanged += add.unchanged;
   into.deleted += add.deleted;
+  into.rejected = (into.rejected ?? 0) + (add.rejected ?? 0);
 }
 
 export function createNewContactActivities(deps: SyncActivityDeps) {
@@ -36,27 +40,31 @@ export function createNewContactActivities(deps: SyncActivityDeps) {
     async fetchNewContacts(input: { perPage: number; loadId: string }): Promise<NewContactsResult> {
       const client = activityClient(deps.client);
       const sinceMaxId = (await writes.run(readContactsState)).maxId;
-      const result: NewContactsResult = { ...NO_STATS, pages: 0, rows: 0, requests: 0, crmTotal: 0, liveCount: 0, maxId: sinceMaxId };
-      const fetchNewestPage = (page: number, perPage: number) => {
+      const result: NewContactsResult = { ...NO_STATS, pages: 0, rows: 0, requests: 0, crmTotal: 0, liveCount: 0, maxId: sinceMaxId, rejected: 0 };
+      const raw = (deps.contactPages ?? 'raw') === 'raw';
+      const fetchNewestPage = (page: number, perPage: number): Promise<Page<Contact> | RawPage> => {
         result.requests++;
-        return client.contacts.listPage({ page, perPage, order: 'desc', orderBy: 'id', customFields: true });
+        const q = { page, perPage, order: 'desc' as const, orderBy: 'id' as const, customFields: true };
+        return raw ? client.contacts.listPageRaw(q) : client.contacts.listPage(q);
       };
       const hb = startHeartbeats(() => ({ pages: result.pages }));
       try {
         // Newest first: once a row is one already held, every row after it is held too.
-        const reachedHeld = (p: Page<Contact>) => p.items.some((c) => c.id <= sinceMaxId);
-        for await (const p of client.paginate(fetchNewestPage, { perPage: input.perPage, order: 'desc', maxPages: MAX_NEW_PAGES, stopAfter: reachedHeld })) {
+        const reachedHeld = (p: Page<Contact | RowRef>) => p.items.some((c) => c.id !== undefined && c.id <= sinceMaxId);
+        for await (const p of client.paginate<Contact | RowRef, Page<Contact> | RawPage>(fetchNewestPage, { perPage: input.perPage, order: 'desc', maxPages: MAX_NEW_PAGES, stopAfter: reachedHeld })) {
           hb.throwIfCancelled();
           if (result.pages === 0) result.crmTotal = p.total ?? p.items.length;
-          const fresh = p.items.filter((c) => c.id > sinceMaxId);
+          result.pages++;
+          // Raw: DuckDB parses the page and loads the rows above the highest id held (and rejects
+          // rows whose id it cannot read); parsed, the JavaScript path picks the same rows.
+          const fresh: (Contact | RowRef)[] = 'body' in p ? rowsAbove(p.items, sinceMaxId) : p.items.filter((c) => c.id > sinceMaxId);
           if (fresh.length > 0) {
             const ctx = ctxFor(input.loadId);
-            const stats = await writes.run((w) => w.loadContacts(fresh, ctx));
+            const stats = await writes.run((w) => ('body' in p ? w.loadContactPages(rawPageBodies(p, result.pages, { minId: sinceMaxId }), ctx) : w.loadContacts(fresh as Contact[], ctx)));
             addStats(result, stats);
             result.rows += fresh.length;
-            result.maxId = Math.max(result.maxId, ...fresh.map((c) => c.id));
+            for (const c of fresh) if (c.id !== undefined && c.id > result.maxId) result.maxId = c.id;
           }
-          result.pages++;
           hb.beat();
         }
       } finally {

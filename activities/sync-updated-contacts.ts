@@ -1,7 +1,8 @@
-import type { Contact, Page } from '../src/crm/types.js';
+import type { Contact, Page, RawPage, RowRef } from '../src/crm/types.js';
 import { CrmsyncError } from '../src/errors.js';
 import { createContactLoadBatch } from '../src/sync/contact-load-batch.js';
 import { readContactsState, writeContactsState, type ContactsState } from '../src/sync/contacts-state.js';
+import { rawPageBodies } from '../src/sync/raw-page-bodies.js';
 import { isNewestUpdatedFirst, updatedMs, updatedOrderVerdict } from '../src/sync/updated-order.js';
 import type { LoadStats } from '../src/warehouse/types.js';
 import { activityClient, startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
@@ -15,7 +16,12 @@ export interface UpdatedScanResult extends LoadStats {
   requests: number;
   /** The CRM returned rows out of updated order: the capability is dropped and the next run sweeps. */
   orderBroken: boolean;
+  /** Rows of raw pages that did not fit the contact schema, kept in `_contact_rejects` (absent in results before it). */
+  rejected?: number;
 }
+
+/** A page of the scan: parsed, or raw with each row's id and `updated_at` read by the scan. */
+type UpdatedPage = Page<Contact> | RawPage;
 
 /** Rows of the ascending probe page: enough to see an order, cheap. */
 const PROBE_ROWS = 20;
@@ -40,21 +46,25 @@ export function createUpdatedContactActivities(deps: SyncActivityDeps) {
      */
     async scanUpdatedContacts(input: { perPage: number; loadId: string; overlapMs: number; reprobeAfterMs: number }): Promise<UpdatedScanResult> {
       const state = await writes.run(readContactsState);
-      const result: UpdatedScanResult = { ran: false, probed: false, pages: 0, rows: 0, requests: 0, orderBroken: false, inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
+      const result: UpdatedScanResult = { ran: false, probed: false, pages: 0, rows: 0, requests: 0, orderBroken: false, inserted: 0, updated: 0, unchanged: 0, deleted: 0, rejected: 0 };
       const known = state.updatedOrder;
       const probe = !known || (!known.supported && now() - known.probedAtMs >= input.reprobeAfterMs);
       if (known && !known.supported && !probe) return result;
       result.probed = probe;
 
       const client = activityClient(deps.client);
-      const fetchUpdatedPage = (n: number, order: 'asc' | 'desc', perPage: number) => client.contacts.listPage({ page: n, perPage, order, orderBy: 'updated_at', customFields: true });
+      const raw = (deps.contactPages ?? 'raw') === 'raw';
+      const fetchUpdatedPage = (n: number, order: 'asc' | 'desc', perPage: number): Promise<UpdatedPage> => {
+        const q = { page: n, perPage, order, orderBy: 'updated_at' as const, customFields: true };
+        return raw ? client.contacts.listPageRaw(q, { updatedAt: true }) : client.contacts.listPage(q);
+      };
       const unsupported = async (why: string): Promise<UpdatedScanResult> => {
         logger.info({ why }, 'the CRM does not order contacts by updated_at; the rolling sweep keeps them fresh');
         await saveOrder({ updatedOrder: { supported: false, probedAtMs: now() } });
         return result;
       };
 
-      let first: Page<Contact>;
+      let first: UpdatedPage;
       try {
         first = await fetchUpdatedPage(1, 'desc', input.perPage);
         result.requests++;
@@ -78,18 +88,18 @@ export function createUpdatedContactActivities(deps: SyncActivityDeps) {
       const batch = createContactLoadBatch(writes, () => ({ loadId: input.loadId, syncedAt: new Date(now()) }));
       const head = first;
       // Page 1 was read above (it is the probe's first half): the scan does not ask for it again.
-      const readPage = async (n: number, perPage: number): Promise<Page<Contact>> => {
+      const readPage = async (n: number, perPage: number): Promise<UpdatedPage> => {
         if (n === 1) return head;
         result.requests++;
         return await fetchUpdatedPage(n, 'desc', perPage);
       };
       try {
         // Past the watermark (less the overlap): every later row is older still.
-        const pastCutoff = (p: Page<Contact>) => {
+        const pastCutoff = (p: Page<Contact | RowRef>) => {
           const last = p.items[p.items.length - 1];
           return !last || updatedMs(last) < cutoffMs;
         };
-        for await (const p of client.paginate(readPage, { perPage: input.perPage, maxPages: MAX_PAGES, stopAfter: pastCutoff })) {
+        for await (const p of client.paginate<Contact | RowRef, UpdatedPage>(readPage, { perPage: input.perPage, maxPages: MAX_PAGES, stopAfter: pastCutoff })) {
           hb.throwIfCancelled();
           result.pages++;
           // Checked on every page: the parameter is not trusted, the rows are.
@@ -97,9 +107,12 @@ export function createUpdatedContactActivities(deps: SyncActivityDeps) {
             result.orderBroken = true;
             break;
           }
-          const changed: Contact[] = p.items.filter((c) => updatedMs(c) >= cutoffMs);
+          const changed: (Contact | RowRef)[] = p.items.filter((c) => updatedMs(c) >= cutoffMs);
           if (changed.length > 0) {
-            await batch.add(changed);
+            // The order was just checked, so the changed rows are the page's first ones: a raw
+            // page loads those (DuckDB parses them), a parsed one the same rows.
+            if ('body' in p) await batch.addPages(rawPageBodies(p, result.pages, { firstRows: changed.length }), changed.length);
+            else await batch.add(changed as Contact[]);
             result.rows += changed.length;
             newestMs = Math.max(newestMs, updatedMs(changed[0]!));
           }
@@ -111,6 +124,7 @@ export function createUpdatedContactActivities(deps: SyncActivityDeps) {
         result.inserted += stats.inserted;
         result.updated += stats.updated;
         result.unchanged += stats.unchanged;
+        result.rejected = stats.rejected;
       } finally {
         hb.stop();
       }

@@ -1,6 +1,13 @@
 import { parseSuccessBody } from './classify-response.js';
 import { readPageEnvelope, schemaError } from './parse.js';
+import type { TimestampNormalizer } from './timestamps.js';
 import type { RawPage, RowRef } from './types.js';
+
+/** What a scan reads of each row besides its id. */
+export interface ScanFields {
+  /** Read each row's `updated_at` too, normalized as the parsed path does (the updated-first scan orders by it). */
+  updatedAt?: TimestampNormalizer;
+}
 
 /** Nesting deeper than this is not a contact listing (and would cost the scan its stack). */
 const MAX_DEPTH = 256;
@@ -20,10 +27,10 @@ class NotAListing extends Error {}
  * another of the envelopes the client accepts (a PHP keyed `data` object, a bare array) is parsed
  * with `JSON.parse` instead: rare, and read exactly as `readPageEnvelope` reads it.
  */
-export function scanContactPage(body: string, requested: { page: number; perPage: number }, route: string): RawPage {
+export function scanContactPage(body: string, requested: { page: number; perPage: number }, route: string, fields: ScanFields = {}): RawPage {
   let fast: RawPage | undefined;
   try {
-    fast = scanListing(body, requested);
+    fast = scanListing(body, requested, fields);
   } catch {
     // Not JSON in the common shape (NotAListing, or a string escape JSON.parse refused): the full
     // parse below gives the client's own error for it.
@@ -34,7 +41,8 @@ export function scanContactPage(body: string, requested: { page: number; perPage
   const env = readPageEnvelope(parsed, ['subscribers'], requested, route);
   const items = env.items.map((row): RowRef => {
     if (!row || typeof row !== 'object' || Array.isArray(row)) throw schemaError(route, 'expected each listed contact to be an object');
-    return { id: idOf((row as { id?: unknown }).id) };
+    const r = row as { id?: unknown; updated_at?: unknown };
+    return fields.updatedAt ? { id: idOf(r.id), updated_at: fields.updatedAt(r.updated_at) } : { id: idOf(r.id) };
   });
   return { ...env, items, body };
 }
@@ -64,7 +72,7 @@ function metaInt(v: string | undefined): number | undefined {
  * The common envelope `{"subscribers": {..., "data": [{...}, ...]}}`; undefined for another
  * envelope, NotAListing for a body that is not JSON.
  */
-function scanListing(s: string, requested: { page: number; perPage: number }): RawPage | undefined {
+function scanListing(s: string, requested: { page: number; perPage: number }, fields: ScanFields): RawPage | undefined {
   let i = 0;
   const n = s.length;
 
@@ -201,6 +209,7 @@ function scanListing(s: string, requested: { page: number; perPage: number }): R
   };
   const key = (start: number, end: number): string => s.slice(start, end);
 
+  const readUpdated = fields.updatedAt;
   const meta: Record<string, string | undefined> = {};
   let items: RowRef[] | undefined;
   let other = false;
@@ -220,14 +229,19 @@ function scanListing(s: string, requested: { page: number; perPage: number }): R
         skip(3);
       } else {
         let id: number | undefined;
+        let updated: string | undefined;
         object((start, end) => {
-          // Only a row's own `id` is read; keys are compared in place, not copied.
+          // Only a row's own `id` (and `updated_at` when asked) is read; keys are compared in place, not copied.
           if (end - start === 2 && s.charCodeAt(start) === 105 && s.charCodeAt(start + 1) === 100) {
             const v = scalar(4);
             id = v === undefined ? undefined : idOf(v);
+          } else if (readUpdated && end - start === 10 && s.startsWith('updated_at', start)) {
+            // A JSON string's contents; anything else (null, a number) is no timestamp, as in the parsed path.
+            if (s.charCodeAt(i) === 34) updated = scalar(4);
+            else skip(4);
           } else skip(4);
         });
-        out.push({ id });
+        out.push(readUpdated ? { id, updated_at: readUpdated(updated) } : { id });
       }
       ws();
       if (s.charCodeAt(i) !== 44) break;

@@ -24,6 +24,8 @@ export interface Page<T> {
 /** A listing row as a scan of the body saw it: its id when that is an integer or numeric string. */
 export interface RowRef {
   id: number | undefined;
+  /** Normalized as the parsed path does; present only when the scan was asked for it (`ScanFields`). */
+  updated_at?: string | null;
 }
 
 /**

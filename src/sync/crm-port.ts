@@ -17,8 +17,14 @@ export interface SyncCrmClient {
       /** Ask for custom values (`custom_fields=true`; without it the real CRM leaves them out). */
       customFields?: boolean;
     }): Promise<Page<Contact>>;
-    /** The same page unparsed, for the warehouse to parse: ids and paginator numbers read by a scan of the body. */
-    listPageRaw(opts: { page: number; perPage: number; order: 'asc' | 'desc'; orderBy: 'id' | 'updated_at'; customFields?: boolean }): Promise<RawPage>;
+    /**
+     * The same page unparsed, for the warehouse to parse: ids and paginator numbers read by a scan
+     * of the body (and each row's normalized `updated_at` with `read.updatedAt`).
+     */
+    listPageRaw(
+      opts: { page: number; perPage: number; order: 'asc' | 'desc'; orderBy: 'id' | 'updated_at'; tags?: number[]; lists?: number[]; customFields?: boolean },
+      read?: { updatedAt?: boolean },
+    ): Promise<RawPage>;
     /** `with: ['subscriber.custom_values']` asks for custom values (the real CRM sends them only then). */
     get(id: number, opts?: { with?: string[] }): Promise<Contact | null>;
   };

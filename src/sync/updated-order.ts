@@ -1,12 +1,15 @@
-import type { Contact } from '../crm/types.js';
+/** A row's normalized `updated_at`: a parsed contact's, or a raw page's as its scan read it. */
+export interface UpdatedRow {
+  updated_at?: string | null;
+}
 
 /** Milliseconds of a contact's `updated_at`, NaN when it has none. */
-export function updatedMs(c: Pick<Contact, 'updated_at'>): number {
-  return c.updated_at === null ? Number.NaN : Date.parse(c.updated_at);
+export function updatedMs(c: UpdatedRow): number {
+  return c.updated_at === null || c.updated_at === undefined ? Number.NaN : Date.parse(c.updated_at);
 }
 
 /** Whether the rows come newest-updated first (equal seconds allowed: the real CRM has no tie-breaker). */
-export function isNewestUpdatedFirst(rows: readonly Pick<Contact, 'updated_at'>[], afterMs = Number.POSITIVE_INFINITY): boolean {
+export function isNewestUpdatedFirst(rows: readonly UpdatedRow[], afterMs = Number.POSITIVE_INFINITY): boolean {
   let prev = afterMs;
   for (const r of rows) {
     const t = updatedMs(r);
@@ -22,7 +25,7 @@ export function isNewestUpdatedFirst(rows: readonly Pick<Contact, 'updated_at'>[
  * parameter returns one order for both (its first rows are equal), which also rules out a table
  * that merely happens to be in updated order by id. Too few rows to tell counts as no.
  */
-export function updatedOrderVerdict(desc: readonly Pick<Contact, 'updated_at'>[], asc: readonly Pick<Contact, 'updated_at'>[]): boolean {
+export function updatedOrderVerdict(desc: readonly UpdatedRow[], asc: readonly UpdatedRow[]): boolean {
   if (desc.length === 0 || asc.length === 0) return false;
   if (!isNewestUpdatedFirst(desc)) return false;
   if (!isNewestUpdatedFirst([...asc].reverse())) return false;

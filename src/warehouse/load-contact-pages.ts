@@ -15,6 +15,13 @@ export interface ContactPage {
   page: number;
   /** The response body, unparsed. */
   body: string;
+  /**
+   * Load only the rows with an id above this (an incremental read of rows past those held, or
+   * past the sweep's cursor). Rows whose id cannot be read are kept, so they are rejected.
+   */
+  minId?: number;
+  /** Load only the page's first rows (the updated-first scan: the rows changed since its watermark). */
+  firstRows?: number;
 }
 
 export interface ContactPagesStats extends LoadStats {
@@ -37,9 +44,13 @@ export const MAX_LOAD_BYTES = 512 << 20;
 export async function loadContactPages(connection: DuckDBConnection, pages: readonly ContactPage[], ctx: LoadContext, opts: { siteTimeZone: string }): Promise<ContactPagesStats> {
   checkPages(pages);
   const numbered = pages.map((p, seq) => ({ seq, ...p }));
-  await stageColumns(connection, '_stage_contact_pages', ['seq', 'page', 'body'], numbered, (p) => [String(p.seq), String(p.page), p.body]);
+  const filtered = pages.some((p) => p.minId !== undefined || p.firstRows !== undefined);
+  const columns = filtered ? ['seq', 'page', 'body', 'min_id', 'first_rows'] : ['seq', 'page', 'body'];
+  const num = (n: number | undefined) => (n === undefined ? null : String(n));
+  await stageColumns(connection, '_stage_contact_pages', columns, numbered, (p) => [String(p.seq), String(p.page), p.body, num(p.minId), num(p.firstRows)]);
   try {
     await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_contacts_checked AS ${typedContactRowsSql(`(${pageRowsSql('_stage_contact_pages')})`, opts.siteTimeZone)};
+      ${filtered ? `${UNASKED_ROWS_SQL};` : ''}
       DROP TABLE _stage_contact_pages`);
   } catch (err) {
     await run(connection, 'DROP TABLE IF EXISTS _stage_contact_pages');
@@ -57,15 +68,38 @@ export async function loadContactPages(connection: DuckDBConnection, pages: read
   }
 }
 
+/**
+ * Drops the rows a page's filters leave out, before any is rejected or loaded: past `first_rows`,
+ * or with a readable id not above `min_id` (an unreadable id stays, to be rejected).
+ */
+const UNASKED_ROWS_SQL = `DELETE FROM _stage_contacts_checked c USING _stage_contact_pages p
+  WHERE c.seq = CAST(p.seq AS INTEGER) AND (c.position > CAST(p.first_rows AS BIGINT) OR c.id <= CAST(p.min_id AS BIGINT))`;
+
 function checkPages(pages: readonly ContactPage[]): void {
   if (pages.length > MAX_PAGES_PER_LOAD) throw new WarehouseInputError(`loadContactPages got ${pages.length} pages; load at most ${MAX_PAGES_PER_LOAD} per call (split the batch).`);
   let bytes = 0;
   for (const p of pages) {
     bytes += p.body.length;
     if (!Number.isSafeInteger(p.page)) throw new WarehouseInputError(`Page number ${String(p.page)} is not an integer; pass the page number that was requested.`);
+    for (const [k, n] of [
+      ['minId', p.minId],
+      ['firstRows', p.firstRows],
+    ] as const) {
+      if (n !== undefined && !Number.isSafeInteger(n)) throw new WarehouseInputError(`${k} ${String(n)} of contact page ${p.page} is not an integer; pass a whole number or leave it out.`);
+    }
     if (p.body.length > MAX_PAGE_BYTES) throw new WarehouseInputError(`Contact page ${p.page} is ${p.body.length} bytes; the limit is ${MAX_PAGE_BYTES} (request fewer contacts per page).`);
   }
   if (bytes > MAX_LOAD_BYTES) throw new WarehouseInputError(`loadContactPages got ${bytes} bytes of pages; load at most ${MAX_LOAD_BYTES} per call (split the batch).`);
+}
+
+/**
+ * `_stage_contacts`: when `allFit` (no reject, no id twice), the checked rows themselves (every
+ * statement after names its columns), renamed instead of copied with their raw records; else the
+ * rows `select` picks.
+ */
+async function stageFitting(connection: DuckDBConnection, allFit: boolean, select: string): Promise<void> {
+  if (allFit) await run(connection, 'DROP TABLE IF EXISTS _stage_contacts; ALTER TABLE _stage_contacts_checked RENAME TO _stage_contacts');
+  else await run(connection, `CREATE OR REPLACE TEMP TABLE _stage_contacts AS ${select}`);
 }
 
 async function loadChecked(connection: DuckDBConnection, ctx: LoadContext): Promise<ContactPagesStats> {
@@ -90,21 +124,15 @@ async function loadChecked(connection: DuckDBConnection, ctx: LoadContext): Prom
   const fits = (where = '') => `_reason IS NULL${where}${latest}`;
   const cols = [...CONTACT_FIELD_NAMES, '_fingerprint'].map(quoteIdent).join(', ');
   if (Number(counts.min_id) > maxHeld) {
-    if (rejected === 0 && latest === '') {
-      // The common case: every row fits and every id is new. The checked rows are the stage
-      // (the inserts name their columns), no copy of the raw records.
-      await run(connection, 'DROP TABLE IF EXISTS _stage_contacts; ALTER TABLE _stage_contacts_checked RENAME TO _stage_contacts');
-    } else {
-      await run(connection, `CREATE OR REPLACE TEMP TABLE _stage_contacts AS SELECT ${cols}, raw FROM _stage_contacts_checked WHERE ${fits()}`);
-    }
+    // The common case: every row fits and every id is new.
+    await stageFitting(connection, rejected === 0 && latest === '', `SELECT ${cols}, raw FROM _stage_contacts_checked WHERE ${fits()}`);
     const parts = await readRows(connection, `SELECT DISTINCT id // ${CONTACT_BUCKET_SIZE} AS part FROM _stage_contacts`);
     await appendStagedContacts(connection, ctx, new Set(parts.map((r) => Number(r.part))));
     return { inserted: total, updated: 0, unchanged: 0, deleted: 0, rejected };
   }
-  await run(connection, `CREATE OR REPLACE TEMP TABLE _stage_contacts AS SELECT ${cols} FROM _stage_contacts_checked WHERE ${fits()}`);
-  const stats = await mergeStagedContacts(connection, total, ctx, async (allNew) => {
-    const which = allNew ? '' : ' AND id IN (SELECT id FROM _stage_contacts_keys)';
-    await run(connection, `CREATE OR REPLACE TEMP TABLE _stage_contact_raw AS SELECT id, raw FROM _stage_contacts_checked WHERE ${fits(which)}`);
-  });
+  // The stage keeps each row's raw record, DuckDB's own parse: the diff takes it from there for
+  // the rows that changed. Every row fitting once, the checked rows are the stage, not a copy.
+  await stageFitting(connection, rejected === 0 && latest === '', `SELECT ${cols}, raw FROM _stage_contacts_checked WHERE ${fits()}`);
+  const stats = await mergeStagedContacts(connection, total, ctx, 'in-stage');
   return { ...stats, rejected };
 }

@@ -64,23 +64,34 @@ export async function appendStagedContacts(connection: DuckDBConnection, ctx: Lo
 }
 
 /**
- * Diffs the typed stage `_stage_contacts` (without `raw`; `total` rows, unique ids) against
- * `contacts` and writes the new and changed rows. `stageRawOf` stages `_stage_contact_raw (id,
- * raw)` for every staged row when all are new, else for the ids in `_stage_contacts_keys`.
+ * Diffs the typed stage `_stage_contacts` (`total` rows, unique ids) against `contacts` and writes
+ * the new and changed rows. `raw`: `'in-stage'` when the stage holds each row's `raw` already (a
+ * page load: DuckDB parsed it, so it is not copied again); else a function that stages
+ * `_stage_contact_raw (id, raw)` for every staged row when all are new, else for the ids in
+ * `_stage_contacts_keys` (only changed rows get their raw record serialized).
  */
-export async function mergeStagedContacts(connection: DuckDBConnection, total: number, ctx: LoadContext, stageRawOf: (allNew: boolean) => Promise<void>): Promise<LoadStats> {
+export async function mergeStagedContacts(connection: DuckDBConnection, total: number, ctx: LoadContext, raw: 'in-stage' | ((allNew: boolean) => Promise<void>)): Promise<LoadStats> {
   await connection.run(diffKeysSql());
   const inserted = await readCount(connection, 'SELECT count(*) FROM _stage_contacts_keys WHERE _is_new');
   const changed = await readCount(connection, 'SELECT count(*) FROM _stage_contacts_keys');
   if (changed > 0) {
     const allNew = inserted === total;
-    await stageRawOf(allNew);
-    if (allNew) {
+    if (allNew && raw === 'in-stage') {
+      // Every id new though not above the highest held (parallel ranges of a backfill land out of
+      // order): the append's one batch of statements, as when every id is above it.
+      const parts = await connection.runAndReadAll(`SELECT DISTINCT id // ${CONTACT_BUCKET_SIZE} AS part FROM _stage_contacts`);
+      await appendStagedContacts(connection, ctx, new Set(parts.getColumns()[0]!.map((v) => Number(v))));
+    } else if (raw === 'in-stage') {
+      await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_contacts_diff AS SELECT s.*, k._is_new FROM _stage_contacts_keys k JOIN _stage_contacts s ON s.id = k.id`);
+      await applyDiff(connection, { typed: '_stage_contacts_diff', withRaw: '_stage_contacts_diff' }, ctx, changed - inserted);
+    } else if (allNew) {
+      await raw(true);
       // Views, not copies; only the contacts insert needs raw, so only it pays for the join.
       await connection.run(`CREATE OR REPLACE TEMP VIEW _stage_contacts_all_new AS SELECT *, TRUE AS _is_new FROM _stage_contacts;
         CREATE OR REPLACE TEMP VIEW _stage_contacts_all_new_raw AS SELECT s.*, r.raw FROM _stage_contacts_all_new s JOIN _stage_contact_raw r ON r.id = s.id`);
       await applyDiff(connection, { typed: '_stage_contacts_all_new', withRaw: '_stage_contacts_all_new_raw' }, ctx, 0);
     } else {
+      await raw(false);
       await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_contacts_diff AS SELECT s.*, r.raw, k._is_new FROM _stage_contacts_keys k
         JOIN _stage_contacts s ON s.id = k.id JOIN _stage_contact_raw r ON r.id = s.id`);
       await applyDiff(connection, { typed: '_stage_contacts_diff', withRaw: '_stage_contacts_diff' }, ctx, changed - inserted);

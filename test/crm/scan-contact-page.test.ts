@@ -47,6 +47,28 @@ describe('scanContactPage', () => {
     }
   });
 
+  it('reads each row’s updated_at when asked, as the parsed path normalizes it', () => {
+    const ts = createTimestampNormalizer('America/New_York');
+    let rows = 0;
+    for (const { name, text } of capturedListings()) {
+      const parsed = parsePage(JSON.parse(text), ['subscribers'], schema, q, ROUTE);
+      const scanned = scanContactPage(text, q, ROUTE, { updatedAt: ts });
+      expect(scanned.items, name).toEqual(parsed.items.map((c) => ({ id: c.id, updated_at: c.updated_at })));
+      rows += scanned.items.length;
+    }
+    expect(rows).toBeGreaterThan(20);
+    // Inner objects' updated_at are not the row's; null and a number are no timestamp; another envelope reads the same.
+    const body = `{"subscribers":{"total":3,"data":[{"id":1,"tags":[{"id":2,"updated_at":"2020-01-01 00:00:00"}],"updated_at":"2026-07-01 12:00:00"},{"id":2,"updated_at":null},{"id":3,"updated_at":5}]}}`;
+    const want = [
+      { id: 1, updated_at: '2026-07-01T16:00:00.000Z' },
+      { id: 2, updated_at: null },
+      { id: 3, updated_at: null },
+    ];
+    expect(scanContactPage(body, q, ROUTE, { updatedAt: ts }).items).toEqual(want);
+    const keyed = JSON.stringify({ subscribers: { total: 3, data: Object.fromEntries((JSON.parse(body) as { subscribers: { data: unknown[] } }).subscribers.data.map((r, i) => [String(i), r])) } });
+    expect(scanContactPage(keyed, q, ROUTE, { updatedAt: ts }).items).toEqual(want);
+  });
+
   it('takes ids as numbers or numeric strings, and only a row’s own id', () => {
     const body = `{"subscribers":{"total":"3","per_page":"15","current_page":"2","data":[
       {"tags":[{"id":99,"title":"a \\"quoted\\" \\\\ tag"}],"id":"7","custom_values":{"id":"x"}},

@@ -5,6 +5,7 @@ import { parsePage } from '../../src/crm/parse.js';
 import { contactSchema } from '../../src/crm/schemas/contact.js';
 import { createTimestampNormalizer } from '../../src/crm/timestamps.js';
 import type { Contact } from '../../src/crm/types.js';
+import { CONTACT_BUCKET_SIZE } from '../../src/warehouse/contact-columns.js';
 import type { WarehouseHandle } from '../../src/warehouse/index.js';
 import { sharedFixtureDir } from '../helpers/shared-fixtures.js';
 import { closeTempWarehouse, ctx, openTempWarehouse, type tempPaths } from './temp-warehouse.js';
@@ -159,6 +160,67 @@ describe('loadContactPages', () => {
       { first_name: 'Two', open: false },
       { first_name: 'Three', open: true },
     ]);
+  });
+
+  it('loads only the rows a page asks for: ids above minId, the first firstRows rows', async () => {
+    const row = (id: number | string, email = `f${id}@x.test`) => ({ id, email, status: 'subscribed', tags: [], lists: [] });
+    const stats = await sql.w.loadContactPages(
+      [
+        // Held ids (at or below 940002) are left out; an unreadable id is kept, and rejected.
+        { page: 1, body: listing([row(940004), row(940003), row(940002), row('zz'), row(940001, 'not-asked@x.test')]), minId: 940002 },
+        // Only the first two rows; the third would be a reject, and is not asked for.
+        { page: 2, body: listing([row(940012), row(940011), { id: 940010, email: { no: 1 } }]), firstRows: 2 },
+        { page: 3, body: listing([row(940021)]) },
+      ],
+      { loadId: 'filters-1', syncedAt: new Date() },
+    );
+    expect(stats).toMatchObject({ inserted: 5, rejected: 1 });
+    expect(await sql.w.query('SELECT id FROM contacts WHERE id BETWEEN 940000 AND 949999 ORDER BY id')).toEqual([{ id: 940003 }, { id: 940004 }, { id: 940011 }, { id: 940012 }, { id: 940021 }]);
+    expect(await sql.w.query(`SELECT page, position, contact_id FROM _contact_rejects WHERE _load_id = 'filters-1'`)).toEqual([{ page: 1, position: 4, contact_id: 'zz' }]);
+    await expect(sql.w.loadContactPages([{ page: 1, body: listing([]), minId: 1.5 }], ctx())).rejects.toThrow(/minId 1.5 of contact page 1 is not an integer/);
+  });
+
+  it('rejects a listed row that is null or not an object, with its record', async () => {
+    const ok = { id: 950001, email: 'n1@x.test', status: 'subscribed', tags: [], lists: [] };
+    const stats = await sql.w.loadContactPages([{ page: 9, body: listing([ok, null, 7]) }], { loadId: 'nulls-1', syncedAt: new Date() });
+    expect(stats).toMatchObject({ inserted: 1, rejected: 2 });
+    const rejects = await sql.w.query(`SELECT position, CAST(raw AS VARCHAR) AS raw, reason FROM _contact_rejects WHERE _load_id = 'nulls-1' ORDER BY position`);
+    expect(rejects).toEqual([
+      { position: 2, raw: 'null', reason: expect.stringContaining('id: expected an integer or numeric string, got nothing') as unknown },
+      { position: 3, raw: '7', reason: expect.stringContaining('id: expected an integer or numeric string, got nothing') as unknown },
+    ]);
+  });
+
+  it('loads new contacts below the highest id held (ranges landing out of order) as the client path does', async () => {
+    const row = (id: number) => ({
+      id,
+      email: `o${id}@x.test`,
+      status: 'subscribed',
+      first_name: `O${id}`,
+      tags: [{ id: 1 + (id % 3) }],
+      lists: [{ id: 2 }],
+      created_at: '2026-03-01 10:00:00',
+      updated_at: '2026-03-02 11:00:00',
+    });
+    const high = listing([row(960011), row(960012)]);
+    const low = listing([row(960001), row(960002), row(960003)]);
+    const at = new Date('2026-11-22T01:00:00Z');
+    for (const [i, body] of [high, low].entries()) {
+      const a = await js.w.loadContacts(parsed(JSON.parse(body)), { loadId: `o${i}`, syncedAt: at });
+      const b = await sql.w.loadContactPages([{ page: 1, body }], { loadId: `o${i}`, syncedAt: at });
+      expect(b).toEqual({ ...a, rejected: 0 });
+    }
+    for (const q of [
+      'SELECT * EXCLUDE (raw), CAST(json(raw) AS VARCHAR) AS raw FROM contacts WHERE id BETWEEN 960000 AND 960099 ORDER BY id',
+      'SELECT * FROM contacts_history WHERE id BETWEEN 960000 AND 960099 ORDER BY id',
+      'SELECT * FROM contact_tags WHERE contact_id BETWEEN 960000 AND 960099 ORDER BY ALL',
+      'SELECT * FROM contact_lists WHERE contact_id BETWEEN 960000 AND 960099 ORDER BY ALL',
+      `SELECT * FROM _lake_dirty WHERE part = '${Math.floor(960001 / CONTACT_BUCKET_SIZE)}' ORDER BY ALL`,
+    ]) {
+      const got = await sql.w.query(q);
+      expect(got.length, q).toBeGreaterThan(0);
+      expect(got, q).toEqual(await js.w.query(q));
+    }
   });
 
   it('refuses a body that is not JSON, naming the fix', async () => {

@@ -37,8 +37,9 @@ export interface ContactsApi {
   /**
    * The same page as the CRM sent it: the body unparsed, with the paginator's numbers and each
    * row's id read by a scan of it (`scanContactPage`). For loads that let DuckDB parse the rows.
+   * `read.updatedAt`: also each row's `updated_at`, normalized in the client's time zone.
    */
-  listPageRaw(q: ContactListQuery): Promise<RawPage>;
+  listPageRaw(q: ContactListQuery, read?: { updatedAt?: boolean }): Promise<RawPage>;
   /** null when the contact does not exist (404, or the real deployment's 422 "Subscriber not found"). */
   get(id: number, opts?: { with?: string[] }): Promise<Contact | null>;
   getByEmail(email: string): Promise<Contact | null>;
@@ -82,10 +83,10 @@ export function createContactsApi(ctx: ClientContext): ContactsApi {
       return parsePage(body, ['subscribers'], schemas.Contact, q, 'GET /subscribers');
     },
 
-    async listPageRaw(q) {
+    async listPageRaw(q, read = {}) {
       const body = await exec(listRequest(q), { raw: true });
       // An empty 2xx body comes back parsed (null) and is no listing; the scan names the shape.
-      return scanContactPage(typeof body === 'string' ? body : JSON.stringify(body), q, 'GET /subscribers');
+      return scanContactPage(typeof body === 'string' ? body : JSON.stringify(body), q, 'GET /subscribers', read.updatedAt ? { updatedAt: ctx.ts } : {});
     },
 
     async get(id, opts = {}) {
