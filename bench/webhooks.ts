@@ -274,9 +274,7 @@ try {
   const durable = summary(runs.durable);
   // Each round's two runs are adjacent in time: their ratio is the least noisy figure.
   const ratio = Number(median(runs.durable.map((d, i) => d.rps / runs.baseline[i]!.rps)).toFixed(3));
-  const versus = versusEntry
-    ? { checkout: values.versus, ...summary(runs.versus), ratio: Number(median(runs.versus.map((d, i) => d.rps / runs.baseline[i]!.rps)).toFixed(3)) }
-    : undefined;
+  const versus = versusEntry ? { checkout: values.versus, ...summary(runs.versus), ratio: Number(median(runs.versus.map((d, i) => d.rps / runs.baseline[i]!.rps)).toFixed(3)) } : undefined;
   const result = {
     benchmark: 'webhooks',
     at: new Date().toISOString(),

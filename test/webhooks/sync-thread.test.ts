@@ -54,7 +54,7 @@ describe('the spool sync thread', () => {
     });
   });
 
-  it.each([1, 2])('syncs through descriptors of its own, opened by path (%i thread(s)), never the writer\'s', async (threads) => {
+  it.each([1, 2])("syncs through descriptors of its own, opened by path (%i thread(s)), never the writer's", async (threads) => {
     await withTempDir(async (dir) => {
       // Linux reports a writeback error to one fsync per open file description: a thread that
       // synced through the writer's descriptor could lose an error to another sync of it.
@@ -92,11 +92,15 @@ describe('the spool sync thread', () => {
 
   it.each([1, 2])('fails a batch whose sync failed on a thread (%i thread(s)) instead of acknowledging it, and stores the retry', async (threads) => {
     await withTempDir(async (dir) => {
-      const append = (spool: Spool, id: string): Promise<string> => spool.append({ deliveryId: id, webhookId: 1, event: 'contact.updated', known: true, receivedAt: Date.now(), body: Buffer.from(`{"id":"${id}"}`) });
+      const append = (spool: Spool, id: string): Promise<string> =>
+        spool.append({ deliveryId: id, webhookId: 1, event: 'contact.updated', known: true, receivedAt: Date.now(), body: Buffer.from(`{"id":"${id}"}`) });
       await withSpool({ dir, syncThreads: threads }, async (spool) => {
         // The threads open the segment by path at their first sync: moved away, it cannot be
         // synced, which stands in for an fdatasync error (both come back from the thread alike).
-        const seg = join(dir, readdirSync(dir).find((n) => n.startsWith('segment-'))!);
+        const seg = join(
+          dir,
+          readdirSync(dir).find((n) => n.startsWith('segment-'))!,
+        );
         renameSync(seg, join(dir, 'moved'));
         await expect(append(spool, 'a')).rejects.toBeInstanceOf(SpoolUnavailableError);
         await expect(append(spool, 'b')).rejects.toBeInstanceOf(SpoolUnavailableError);
