@@ -30,7 +30,7 @@ export interface WarehouseOwner {
    * final publish writes them).
    */
   publishBeside(tables: readonly string[], buckets: readonly number[]): Promise<void>;
-  /** Jobs waiting or running. */
+  /** Jobs waiting or running, and publishes beside them. */
   readonly pending: number;
   /** Waits for queued jobs, checkpoints and closes the file. Later jobs are refused. */
   close(): Promise<void>;
@@ -128,7 +128,7 @@ export async function openWarehouseOwner(opts: WarehouseOwnerOptions): Promise<W
       });
     },
     get pending() {
-      return pending;
+      return pending + beside.size;
     },
     close(): Promise<void> {
       closing ??= (async () => {
