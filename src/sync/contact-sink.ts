@@ -226,10 +226,7 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
     if (groups.length === 0) return;
     for (const g of groups) for (const b of g) touched.delete(b);
     publishing++;
-    const job = (buckets: number[]): Promise<void> =>
-      (writes.publishBeside ? writes.publishBeside(BUCKETED_LAKE_TABLES, buckets) : writes.run((w) => w.publishLake(BUCKETED_LAKE_TABLES, { buckets }))).catch((err: unknown) =>
-        options.onPublishError?.(err),
-      );
+    const job = (buckets: number[]): Promise<void> => writes.run((w) => w.publishLake(BUCKETED_LAKE_TABLES, { buckets })).catch((err: unknown) => options.onPublishError?.(err));
     // The first job is queued now, the next ones as each finishes: other writes queue in between.
     let chain = job(groups[0]!);
     for (const buckets of groups.slice(1)) chain = chain.then(() => job(buckets));

@@ -11,6 +11,4 @@ export type WarehouseSession = Warehouse & Pick<WarehouseHandle, 'connection' | 
 /** Where sync's writes run: the worker's WarehouseOwner (one job at a time). */
 export interface WriteJobs {
   run<T>(job: (w: WarehouseSession) => Promise<T>): Promise<T>;
-  /** Publishes lake buckets with the file writes beside the jobs (WarehouseOwner); without it, a publish is a job. */
-  publishBeside?(tables: readonly string[], buckets: readonly number[]): Promise<void>;
 }

@@ -7,7 +7,7 @@ import { loadContactPages, type ContactPage, type ContactPagesStats } from './lo
 import { loadContacts } from './load-contacts.js';
 import { loadRows } from './load-rows.js';
 import { migrate } from './migrate.js';
-import { createLakePublisher, type LakePublisher } from './lake-publisher.js';
+import { publishLake } from './publish-lake.js';
 import { insertReportSnapshot, insertReportSnapshots } from './report-snapshots.js';
 import { readCount, readRows, run } from './sql-run.js';
 import { getSyncState, recordRun, setSyncState } from './sync-state.js';
@@ -26,8 +26,6 @@ export interface WarehouseHandle extends Warehouse {
   readonly webhooks: WebhookStore;
   /** Contact listing pages as the CRM sent them, parsed and typed by DuckDB (see load-contact-pages.ts). */
   loadContactPages(pages: readonly ContactPage[], ctx: LoadContext): Promise<ContactPagesStats>;
-  /** The lake publishes of this file, on its connection or beside it (lake-publisher.ts). */
-  readonly lake: LakePublisher;
   /** Flush the write-ahead log into the database file. */
   checkpoint(): Promise<void>;
   close(): Promise<void>;
@@ -48,7 +46,6 @@ export class DuckDbWarehouse implements WarehouseHandle {
   readonly connection: DuckDBConnection;
   readonly source: WarehouseSource;
   readonly webhooks: WebhookStore;
-  readonly lake: LakePublisher;
   readonly #deps: DuckDbWarehouseDeps;
   #closed = false;
 
@@ -57,8 +54,6 @@ export class DuckDbWarehouse implements WarehouseHandle {
     this.connection = deps.connection;
     this.source = deps.source;
     this.webhooks = webhookStoreOver(this.connection, (operation) => this.#requireWrite(operation));
-    const { instance, connection, lakePath, catalogPath, sqlDir, logger } = deps;
-    this.lake = createLakePublisher({ instance, connection, lakePath, sqlDir, ...(catalogPath ? { catalogPath } : {}), ...(logger ? { logger } : {}) });
   }
 
   get #writable(): boolean {
@@ -148,7 +143,8 @@ export class DuckDbWarehouse implements WarehouseHandle {
 
   async publishLake(tables?: readonly string[], options?: { buckets?: readonly number[] }): Promise<void> {
     this.#requireWrite('publishLake');
-    await this.lake.publish(tables, options);
+    const { lakePath, catalogPath, sqlDir, logger } = this.#deps;
+    await publishLake({ connection: this.connection, lakePath, sqlDir, ...(catalogPath ? { catalogPath } : {}), ...(logger ? { logger } : {}) }, tables, options);
   }
 
   async checkpoint(): Promise<void> {
@@ -158,7 +154,6 @@ export class DuckDbWarehouse implements WarehouseHandle {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.lake.close();
     this.connection.closeSync();
     this.#deps.instance.closeSync();
   }

@@ -10,7 +10,6 @@ import { readLakeManifest, writeLakeManifest, type LakeManifest } from './lake-m
 import { quoteIdent, quoteLiteral } from './quote.js';
 import { findSqlDir } from './sql-dir.js';
 import { readCount } from './sql-run.js';
-import type { TakenParts } from './take-dirty-parts.js';
 import { refreshLakeCatalog } from './write-lake-catalog.js';
 
 const KEEP_GENERATIONS = 3;
@@ -42,11 +41,6 @@ export interface PublishOptions {
    * publish at its end has only the last ones left.
    */
   buckets?: readonly number[];
-  /**
-   * The partitions to publish, already taken off `_lake_dirty` (takeDirtyParts): the publish
-   * then only reads the DuckDB file, so it can run on a second connection beside the writes.
-   */
-  taken?: TakenParts;
 }
 
 /**
@@ -68,7 +62,7 @@ export async function publishLake(ctx: PublishContext, tables?: readonly string[
   const manifest: LakeManifest = (await readLakeManifest(ctx.lakePath)) ?? { publishedAt: null, tables: {} };
   const published: string[] = [];
   for (const table of wanted) {
-    if (await publishTable(ctx, table, LAKE_TABLES[table]!, manifest, options)) published.push(table);
+    if (await publishTable(ctx, table, LAKE_TABLES[table]!, manifest, options.buckets)) published.push(table);
   }
   if (published.length > 0) {
     manifest.publishedAt = new Date().toISOString();
@@ -82,20 +76,14 @@ export async function publishLake(ctx: PublishContext, tables?: readonly string[
   return published;
 }
 
-async function publishTable(ctx: PublishContext, table: string, layout: LakeLayout, manifest: LakeManifest, options: PublishOptions): Promise<boolean> {
+async function publishTable(ctx: PublishContext, table: string, layout: LakeLayout, manifest: LakeManifest, buckets?: readonly number[]): Promise<boolean> {
   const { connection } = ctx;
-  const { buckets, taken } = options;
   const current = await currentGeneration(ctx.lakePath, table);
   const t = quoteIdent(table);
   // A bucket filter applies to bucketed tables that already have a generation to link the other
   // buckets from; anything else is published whole, as without a filter.
   const only = buckets && layout.kind === 'bucket' && current?.dir ? ` AND part IN (${buckets.map((b) => quoteLiteral(String(Math.trunc(b)))).join(', ') || 'NULL'})` : '';
-  const parts = taken ? (taken[table] ?? []) : undefined;
-  await connection.run(
-    parts
-      ? `CREATE OR REPLACE TEMP TABLE _publish_dirty AS SELECT unnest([${parts.map(quoteLiteral).join(', ')}]::VARCHAR[]) AS part`
-      : `CREATE OR REPLACE TEMP TABLE _publish_dirty AS SELECT part FROM _lake_dirty WHERE table_name = ${quoteLiteral(table)}${only}`,
-  );
+  await connection.run(`CREATE OR REPLACE TEMP TABLE _publish_dirty AS SELECT part FROM _lake_dirty WHERE table_name = ${quoteLiteral(table)}${only}`);
   const dirtyCount = await readCount(connection, 'SELECT count(*) FROM _publish_dirty');
   let contentHash: string | undefined;
   if (layout.kind === 'whole') {
@@ -126,7 +114,7 @@ async function publishTable(ctx: PublishContext, table: string, layout: LakeLayo
   }
 
   await swapSymlink(ctx.lakePath, table, genDir);
-  if (!parts) await connection.run(`DELETE FROM _lake_dirty WHERE table_name = ${quoteLiteral(table)} AND part IN (SELECT part FROM _publish_dirty)`);
+  await connection.run(`DELETE FROM _lake_dirty WHERE table_name = ${quoteLiteral(table)} AND part IN (SELECT part FROM _publish_dirty)`);
   const files = await listParquet(genDir);
   const rows = await readCount(connection, `SELECT count(*) FROM ${t}`);
   manifest.tables[table] = { generation, publishedAt: new Date().toISOString(), rows, files: files.length, ...(contentHash ? { contentHash } : {}) };

@@ -23,14 +23,7 @@ export interface WarehouseOwner {
   readonly dbPath: string;
   /** Runs `job` after every job queued before it; resolves with its result. */
   run<T>(job: (w: WarehouseHandle) => Promise<T>): Promise<T>;
-  /**
-   * Publishes these buckets of the bucketed lake tables with the Parquet writes beside the queue:
-   * one short job takes their dirty marks, then a second connection reads one snapshot and
-   * writes the files while later jobs go on. A failed publish puts the marks back (the run's
-   * final publish writes them).
-   */
-  publishBeside(tables: readonly string[], buckets: readonly number[]): Promise<void>;
-  /** Jobs waiting or running, and publishes beside them. */
+  /** Jobs waiting or running. */
   readonly pending: number;
   /** Waits for queued jobs, checkpoints and closes the file. Later jobs are refused. */
   close(): Promise<void>;
@@ -92,26 +85,8 @@ export async function openWarehouseOwner(opts: WarehouseOwnerOptions): Promise<W
   let tail: Promise<unknown> = Promise.resolve();
   let pending = 0;
   let closing: Promise<void> | undefined;
-  /** Publishes beside the queue not yet settled: close waits for them. */
-  const beside = new Set<Promise<unknown>>();
-  const owner: WarehouseOwner = {
+  return {
     dbPath: opts.dbPath,
-    publishBeside(tables, buckets): Promise<void> {
-      if (closing) return Promise.reject(new WarehouseOwnerClosedError(opts.dbPath));
-      const done = (async () => {
-        const taken = await owner.run((w) => w.lake.take(tables, buckets));
-        try {
-          await handle.lake.publishBeside(taken);
-        } catch (err) {
-          // Put back by this job, or by the next publish if that runs first; at close otherwise.
-          if (!closing) owner.run((w) => w.lake.restore()).catch(() => undefined);
-          throw describe(err);
-        }
-      })();
-      const settled: Promise<unknown> = done.catch(() => undefined).then(() => beside.delete(settled));
-      beside.add(settled);
-      return done;
-    },
     run<T>(job: (w: WarehouseHandle) => Promise<T>): Promise<T> {
       if (closing) return Promise.reject(new WarehouseOwnerClosedError(opts.dbPath));
       pending++;
@@ -128,14 +103,12 @@ export async function openWarehouseOwner(opts: WarehouseOwnerOptions): Promise<W
       });
     },
     get pending() {
-      return pending + beside.size;
+      return pending;
     },
     close(): Promise<void> {
       closing ??= (async () => {
-        await Promise.all(beside);
         await tail;
         try {
-          await handle.lake.restore();
           await handle.checkpoint();
         } finally {
           await handle.close();
@@ -145,5 +118,4 @@ export async function openWarehouseOwner(opts: WarehouseOwnerOptions): Promise<W
       return closing;
     },
   };
-  return owner;
 }
