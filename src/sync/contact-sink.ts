@@ -73,7 +73,9 @@ export interface ContactSinkOptions {
    * touched for this long, while the scan goes on, whenever no page waits for a load (default
    * 2,000 ms; `false`: never, the run's final publish does it all). A backfill moves through the
    * id ranges in order, so by its end only the last buckets are left to publish, instead of the
-   * whole lake after the last page (bench/results/notes.md, "cold buckets").
+   * whole lake after the last page (bench/results/notes.md, "cold buckets"). Only buckets below
+   * every bucket still being loaded count as cold: the ranges run side by side, so a bucket above
+   * a busy one is where that range's next pages go, and publishing it then meant writing it twice.
    */
   publishColdBucketsAfterMs?: number | false;
   /**
@@ -205,8 +207,11 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
     if (coldMs === false || publishing > 0 || touched.size === 0) return;
     if ((scheduled || pending.length > 0) && (!fetchersWaited || loadsSincePublish < publishEvery)) return;
     const before = now() - coldMs;
+    // The lowest bucket a load touched lately: a range is still in it, and may go on upwards.
+    let lowestHot = Infinity;
+    for (const [b, at] of touched) if (at > before && b < lowestHot) lowestHot = b;
     const cold = [...touched]
-      .filter(([, at]) => at <= before)
+      .filter(([b, at]) => at <= before && b < lowestHot)
       .map(([b]) => b)
       .sort((a, b) => a - b)
       .slice(0, BUCKETS_PER_PUBLISH);

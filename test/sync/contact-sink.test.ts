@@ -156,6 +156,35 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
     }
   });
 
+  it('leaves a cold bucket above one still being loaded unpublished: that range goes on into it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crmsync-sink-'));
+    const inner = await ownerOf(join(dir, 'crm.duckdb'), join(dir, 'lake'));
+    try {
+      const calls: string[] = [];
+      const writes = recordingQueue(inner, calls);
+      let clock = 0;
+      const sink = createContactSink(writes, { publishColdBucketsAfterMs: 1_000, now: () => clock });
+      const range = (from: number) => Array.from({ length: 20 }, (_, i) => makeContact(from + i));
+      const page = (page: number, from: number) => sink.add({ scanKey: 'k', page, items: range(from), reportedTotal: 60, loadId: 'L', syncedAt: new Date() });
+      await inner.run((w) => w.publishLake());
+      // Two ranges side by side: one starts in bucket 0, the one after it in bucket 2.
+      await page(1, 1);
+      await page(3, 100_001);
+      clock = 5_000;
+      // The first range has moved on to bucket 1; the second has not loaded for a while.
+      await page(2, 50_001);
+      for (let i = 0; i < 200 && inner.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
+      // Bucket 2 is cold by the clock, but the range in bucket 1 may still reach it.
+      expect(calls).toEqual(['load 1', 'load 100001', 'load 50001', 'publish {"buckets":[0]}']);
+      sink.publishTouched();
+      for (let i = 0; i < 200 && inner.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
+      expect(calls.slice(4)).toEqual(['publish {"buckets":[1,2]}']);
+    } finally {
+      for (let i = 0; i < 200 && inner.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('publishes every bucket it touched, hot ones too, at the end of a scan (publishTouched), a few per job', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'crmsync-sink-'));
     const lake = join(dir, 'lake');
