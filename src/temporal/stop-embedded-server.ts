@@ -1,6 +1,6 @@
 import { stopBackgroundWorker } from '../worker/stop-background-worker.js';
 import { readEmbeddedServerRecord, removeEmbeddedServerRecord } from './embedded-server-file.js';
-import { isProcessAlive } from '../process-alive.js';
+import { terminateProcess } from '../process-alive.js';
 
 /**
  * Stops the embedded Temporal dev server recorded for `dataDir`, if one runs (SIGTERM lets it
@@ -11,14 +11,7 @@ export async function stopEmbeddedServer(dataDir: string, timeoutMs = 15_000): P
   await stopBackgroundWorker(dataDir, timeoutMs).catch(() => undefined);
   const record = await readEmbeddedServerRecord(dataDir);
   if (!record) return false;
-  try {
-    process.kill(record.pid, 'SIGTERM');
-  } catch {
-    // Gone already.
-  }
-  const deadline = Date.now() + timeoutMs;
-  while (isProcessAlive(record.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-  if (isProcessAlive(record.pid)) process.kill(record.pid, 'SIGKILL');
+  await terminateProcess(record.pid, timeoutMs);
   await removeEmbeddedServerRecord(dataDir, record.pid);
   return true;
 }

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { isProcessAlive } from '../process-alive.js';
+import { isProcessAlive, terminateProcess } from '../process-alive.js';
 import { readBackgroundWorkerRecord, removeBackgroundWorkerRecord } from './background-worker-file.js';
 
 /** Whether `pid` is a live background `crmsync worker` (not an unrelated process that reused the pid). */
@@ -19,16 +19,7 @@ export async function stopBackgroundWorker(dataDir: string, timeoutMs = 30_000):
   const record = await readBackgroundWorkerRecord(dataDir);
   if (!record) return false;
   const running = await isBackgroundWorker(record.pid);
-  if (running) {
-    try {
-      process.kill(record.pid, 'SIGTERM');
-    } catch {
-      // Gone already.
-    }
-    const deadline = Date.now() + timeoutMs;
-    while (isProcessAlive(record.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    if (isProcessAlive(record.pid)) process.kill(record.pid, 'SIGKILL');
-  }
+  if (running) await terminateProcess(record.pid, timeoutMs);
   await removeBackgroundWorkerRecord(dataDir, record.pid);
   return running;
 }
