@@ -7,6 +7,7 @@ import { isProcessAlive } from '../../src/process-alive.js';
 import { readEmbeddedServerRecord } from '../../src/temporal/embedded-server-file.js';
 import { stopEmbeddedServer } from '../../src/temporal/stop-embedded-server.js';
 import { backgroundWorkerFile, backgroundWorkerLog, readBackgroundWorkerRecord } from '../../src/worker/background-worker-file.js';
+import { embeddedTestEnv } from '../helpers/test-env.js';
 import { runCli } from './run-cli.js';
 
 // Issue 16: a sync with nothing to do in at most 3 s on the embedded default. The worker outlives
@@ -52,21 +53,7 @@ afterAll(async () => {
 async function setup(idle: string, extra: Record<string, string> = {}): Promise<{ dir: string; env: Record<string, string> }> {
   const dir = await mkdtemp(join(tmpdir(), 'crmsync-bg-'));
   dirs.push(dir);
-  return {
-    dir,
-    env: {
-      CRM_BASE_URL: sim.baseUrl,
-      CRM_USERNAME: sim.credentials.username,
-      CRM_PASSWORD: sim.credentials.password,
-      CRM_ALLOW_INSECURE_HTTP: '1',
-      CRMSYNC_DB: join(dir, 'crm.duckdb'),
-      CRMSYNC_LAKE: join(dir, 'lake'),
-      CRMSYNC_DATA_DIR: dir,
-      CRMSYNC_LOG_LEVEL: 'info',
-      CRMSYNC_EMBEDDED_IDLE: idle,
-      ...extra,
-    },
-  };
+  return { dir, env: embeddedTestEnv(sim, dir, { CRM_ALLOW_INSECURE_HTTP: '1', CRMSYNC_LOG_LEVEL: 'info', CRMSYNC_EMBEDDED_IDLE: idle, ...extra }) };
 }
 
 describe('the background worker on the embedded default', () => {

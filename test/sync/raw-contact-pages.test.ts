@@ -3,36 +3,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createContactActivities } from '../../activities/sync-contacts.js';
-import { createCrmClient } from '../../src/crm/index.js';
-import type { RawPage } from '../../src/crm/types.js';
 import { silentLogger } from '../../src/logger.js';
 import { startSimulator, type RunningSimulator as Simulator } from '../../src/simulator/index.js';
 import type { SyncCrmClient } from '../../src/sync/crm-port.js';
 import { openWarehouseOwner, type WarehouseOwner } from '../../src/warehouse/index.js';
 import { contactTablesSnapshot } from '../helpers/contact-tables.js';
+import { countingCrmClient } from '../helpers/counting-crm-client.js';
 
 const ZONE = 'America/New_York';
 
 /** The simulator's client, with the contact page requests of each kind counted and raw bodies passed through `edit`. */
-function countingClient(sim: Simulator, edit: (page: number, body: string) => string = (_, b) => b) {
-  const real = createCrmClient({ baseUrl: sim.baseUrl, username: sim.credentials.username, password: sim.credentials.password, timezone: ZONE });
-  const calls = { parsed: 0, raw: 0 };
-  const client = {
-    ...real,
-    contacts: {
-      ...real.contacts,
-      listPage: async (q: Parameters<SyncCrmClient['contacts']['listPage']>[0]) => {
-        calls.parsed++;
-        return real.contacts.listPage(q);
-      },
-      listPageRaw: async (q: Parameters<SyncCrmClient['contacts']['listPageRaw']>[0]): Promise<RawPage> => {
-        calls.raw++;
-        const p = await real.contacts.listPageRaw(q);
-        return { ...p, body: edit(q.page, p.body) };
-      },
-    },
-  } as unknown as SyncCrmClient;
-  return { client, calls };
+function countingClient(sim: Simulator, edit?: (page: number, body: string) => string) {
+  return countingCrmClient(sim, ZONE, edit && ((q, body) => edit(q.page, body)));
 }
 
 /** A whole contact scan through the activities, called directly: probe, every page in one range, finish. */

@@ -3,13 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createSyncActivities } from '../../activities/sync-activities.js';
-import { createCrmClient } from '../../src/crm/index.js';
-import type { RawPage } from '../../src/crm/types.js';
 import { silentLogger } from '../../src/logger.js';
 import { startSimulator, type RunningSimulator as Simulator } from '../../src/simulator/index.js';
-import type { SyncCrmClient } from '../../src/sync/crm-port.js';
 import { openWarehouseOwner, type WarehouseOwner } from '../../src/warehouse/index.js';
 import { contactTablesSnapshot } from '../helpers/contact-tables.js';
+import { countingCrmClient } from '../helpers/counting-crm-client.js';
 import { differencesFromTruth } from './helpers/compare-truth.js';
 import { editContacts } from './helpers/edit-contacts.js';
 
@@ -19,26 +17,8 @@ import { editContacts } from './helpers/edit-contacts.js';
 const ZONE = 'America/New_York';
 const PER_PAGE = 25;
 
-/** The simulator's client, counting contact listing requests of each kind; raw bodies pass through `edit`. */
-function countingClient(sim: Simulator, edit: (q: { page: number; order: string; orderBy: string }, body: string) => string = (_, b) => b) {
-  const real = createCrmClient({ baseUrl: sim.baseUrl, username: sim.credentials.username, password: sim.credentials.password, timezone: ZONE });
-  const calls = { parsed: 0, raw: 0 };
-  const client = {
-    ...real,
-    contacts: {
-      ...real.contacts,
-      listPage: async (q: Parameters<SyncCrmClient['contacts']['listPage']>[0]) => {
-        calls.parsed++;
-        return real.contacts.listPage(q);
-      },
-      listPageRaw: async (q: Parameters<SyncCrmClient['contacts']['listPageRaw']>[0], read?: { updatedAt?: boolean }): Promise<RawPage> => {
-        calls.raw++;
-        const p = await real.contacts.listPageRaw(q, read);
-        return { ...p, body: edit(q, p.body) };
-      },
-    },
-  } as unknown as SyncCrmClient;
-  return { client, calls };
+function countingClient(sim: Simulator, edit?: Parameters<typeof countingCrmClient>[2]) {
+  return countingCrmClient(sim, ZONE, edit);
 }
 
 async function withOwners<T>(n: number, fn: (owners: WarehouseOwner[]) => Promise<T>): Promise<T> {

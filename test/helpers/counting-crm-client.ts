@@ -1,0 +1,31 @@
+import { createCrmClient } from '../../src/crm/index.js';
+import type { RawPage } from '../../src/crm/types.js';
+import type { RunningSimulator } from '../../src/simulator/index.js';
+import type { SyncCrmClient } from '../../src/sync/crm-port.js';
+
+export type RawPageQuery = Parameters<SyncCrmClient['contacts']['listPageRaw']>[0];
+
+/**
+ * The simulator's client in `timeZone`, counting contact listing requests of each kind (parsed
+ * in JavaScript, or raw bodies for DuckDB); raw bodies pass through `edit`.
+ */
+export function countingCrmClient(sim: RunningSimulator, timeZone: string, edit: (q: RawPageQuery, body: string) => string = (_, b) => b) {
+  const real = createCrmClient({ baseUrl: sim.baseUrl, username: sim.credentials.username, password: sim.credentials.password, timezone: timeZone });
+  const calls = { parsed: 0, raw: 0 };
+  const client = {
+    ...real,
+    contacts: {
+      ...real.contacts,
+      listPage: async (q: Parameters<SyncCrmClient['contacts']['listPage']>[0]) => {
+        calls.parsed++;
+        return real.contacts.listPage(q);
+      },
+      listPageRaw: async (q: RawPageQuery, read?: { updatedAt?: boolean }): Promise<RawPage> => {
+        calls.raw++;
+        const p = await real.contacts.listPageRaw(q, read);
+        return { ...p, body: edit(q, p.body) };
+      },
+    },
+  } as unknown as SyncCrmClient;
+  return { client, calls };
+}
