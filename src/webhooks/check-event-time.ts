@@ -12,9 +12,11 @@ export interface EventTimeWindow {
 
 export const DEFAULT_EVENT_TIME_WINDOW: EventTimeWindow = Object.freeze({ maxAgeMs: 30 * 3600_000, maxFutureMs: 5 * 60_000 });
 
-/** Null when the event time is inside the window, else why not (for the 400's message). */
-export function checkEventTime(timestamp: string, nowMs: number, window: EventTimeWindow): string | null {
-  const at = parseEventTime(timestamp);
+/**
+ * Null when the event time is inside the window, else why not (for the 400's message). `at` is
+ * `parseEventTime(timestamp)` when the caller has it already.
+ */
+export function checkEventTime(timestamp: string, nowMs: number, window: EventTimeWindow, at = parseEventTime(timestamp)): string | null {
   if (!Number.isFinite(at)) return `The event timestamp ${JSON.stringify(timestamp.slice(0, 40))} is not a date.`;
   if (at < nowMs - window.maxAgeMs) {
     return `The event timestamp ${new Date(at).toISOString()} is more than ${fmt(window.maxAgeMs)} old (the CRM's retries end about 27 h after an event): a replay, or a clock error; the limit is CRMSYNC_WEBHOOK_MAX_EVENT_AGE_HOURS.`;

@@ -2,6 +2,7 @@ import type { Logger } from '../logger.js';
 import { checkEventTime, DEFAULT_EVENT_TIME_WINDOW, type EventTimeWindow } from './check-event-time.js';
 import { decodeDeliveryBody } from './decode-delivery-body.js';
 import { isKnownEvent } from './event-names.js';
+import { parseEventTime } from './event-payload.js';
 import { SpoolUnavailableError } from './errors.js';
 import { readLimitedBody, type RequestBody } from './read-limited-body.js';
 import type { SecretResolver } from './secret-resolver.js';
@@ -113,9 +114,11 @@ export async function handleWebhookRequest(req: WebhookRequest, deps: WebhookHan
   } catch {
     return reject(deps, headers, 400, 'malformed_json', 'The body is not valid UTF-8 JSON.');
   }
-  // The usual delivery passes a plain structural check; anything else gets zod's verdict and message.
+  // The usual delivery passes a plain structural check, which also reads its event time (once);
+  // anything else gets zod's verdict and message.
+  let at = plainEnvelopeTime(json, event, webhookId);
   let timestamp: string;
-  if (isPlainEnvelopeFor(json, event, webhookId)) timestamp = json.timestamp;
+  if (!Number.isNaN(at)) timestamp = (json as { timestamp: string }).timestamp;
   else {
     const envelope = WebhookEnvelope.safeParse(json);
     if (!envelope.success) {
@@ -125,9 +128,10 @@ export async function handleWebhookRequest(req: WebhookRequest, deps: WebhookHan
       return reject(deps, headers, 400, 'invalid_envelope', 'The body event and webhook_id must match the X-Service-Event and X-Service-Webhook-ID headers.');
     }
     timestamp = envelope.data.timestamp;
+    at = parseEventTime(timestamp);
   }
   const now = (deps.now ?? Date.now)();
-  const late = checkEventTime(timestamp, now, deps.eventTimeWindow ?? DEFAULT_EVENT_TIME_WINDOW);
+  const late = checkEventTime(timestamp, now, deps.eventTimeWindow ?? DEFAULT_EVENT_TIME_WINDOW, at);
   if (late) return reject(deps, headers, 400, 'event_time_out_of_range', late);
 
   const known = isKnownEvent(event);
@@ -156,9 +160,18 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v ===
  * string `signature`). False means "ask zod", not "invalid": a test holds this to zod's verdict.
  */
 export function isPlainEnvelopeFor(json: unknown, event: string, webhookId: number): json is Record<string, unknown> & { timestamp: string } {
-  if (!isPlainObject(json)) return false;
+  return !Number.isNaN(plainEnvelopeTime(json, event, webhookId));
+}
+
+/**
+ * The event time (`parseEventTime` of the timestamp) of a body `isPlainEnvelopeFor` accepts, else
+ * NaN. One parse serves both checks: `parseEventTime` is finite exactly when `Date.parse` (zod's
+ * rule) is, and a test holds it to that.
+ */
+export function plainEnvelopeTime(json: unknown, event: string, webhookId: number): number {
+  if (!isPlainObject(json)) return NaN;
   const { timestamp, signature } = json;
-  return (
+  const plain =
     json.event === event &&
     event.length <= 100 &&
     ENVELOPE_EVENT.test(event) &&
@@ -167,10 +180,11 @@ export function isPlainEnvelopeFor(json: unknown, event: string, webhookId: numb
     webhookId >= 0 &&
     typeof timestamp === 'string' &&
     timestamp.length <= 40 &&
-    Number.isFinite(Date.parse(timestamp)) &&
     isPlainObject(json.data) &&
-    (signature === undefined || (typeof signature === 'string' && signature.length <= 200))
-  );
+    (signature === undefined || (typeof signature === 'string' && signature.length <= 200));
+  if (!plain) return NaN;
+  const at = parseEventTime(timestamp);
+  return Number.isFinite(at) ? at : NaN;
 }
 
 function safeId(v: string | undefined): string | undefined {

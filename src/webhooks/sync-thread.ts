@@ -111,12 +111,15 @@ export function startSyncThread(threads = DEFAULT_SYNC_THREADS): SyncThread {
   let path: string | undefined;
   let failed: Error | undefined;
   let syncs = 0;
+  let closing = false;
 
   // Answers may arrive out of order (a later claim's sync can end first): an answer for a batch
-  // already answered is a sync that is no longer needed.
+  // already answered is a sync that is no longer needed. Once closing, the threads stay referenced
+  // until they exit: the first thread's exit must not let the process end (and close() never
+  // resolve) while the other is still stopping.
   const answer = (upTo: number, err: Error | null): void => {
     while (waiting.length > 0 && waiting[0]!.batch <= upTo) waiting.shift()!.done(err);
-    if (waiting.length === 0) ref(false);
+    if (waiting.length === 0 && !closing) ref(false);
   };
   const exits = workers.map((worker) => {
     worker.on('message', (m: [number] | [number, string, string]) => {
@@ -163,6 +166,7 @@ export function startSyncThread(threads = DEFAULT_SYNC_THREADS): SyncThread {
     },
     syncs: () => syncs,
     async close() {
+      closing = true;
       Atomics.store(state, STOP, 1);
       Atomics.notify(state, REQUESTED);
       ref(true);

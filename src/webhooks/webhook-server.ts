@@ -48,18 +48,22 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     res.writeHead(status, { 'content-type': type, 'content-length': String(Buffer.byteLength(body)), ...headers });
     res.end(body);
   };
-  // The answers to nearly every delivery (frozen, shared) are serialized once.
+  // The answers to nearly every delivery (frozen, shared) are serialized once. Their body is ASCII
+  // and goes out with the head in one latin1 write: `end(body)` would cork the socket and queue
+  // the body and an empty closing chunk in two encodings, which node:http sends through writev.
   const wire = new WeakMap<WebhookResponse, { body: string; headers: string[] }>();
   const answer = (res: ServerResponse, r: WebhookResponse): void => {
     if (r.headers || !Object.isFrozen(r)) return send(res, r.status, JSON.stringify(r.body), r.headers);
     let w = wire.get(r);
     if (!w) {
       const body = JSON.stringify(r.body);
-      w = { body, headers: ['content-type', 'application/json', 'content-length', String(Buffer.byteLength(body))] };
+      if (!/^[\x20-\x7e]*$/.test(body)) return send(res, r.status, body);
+      w = { body, headers: ['content-type', 'application/json', 'content-length', String(body.length)] };
       wire.set(r, w);
     }
     res.writeHead(r.status, w.headers);
-    res.end(w.body);
+    res.write(w.body, 'latin1');
+    res.end();
   };
 
   const limits: ConnectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isPlainEnvelopeFor } from '../../src/webhooks/handle-webhook-request.js';
+import { isPlainEnvelopeFor, plainEnvelopeTime } from '../../src/webhooks/handle-webhook-request.js';
+import { parseEventTime } from '../../src/webhooks/event-payload.js';
 import { WebhookEnvelope } from '../../src/webhooks/webhook-envelope.js';
 import { makeDelivery } from './helpers.js';
 import { createRng } from '../../src/simulator/rng.js';
@@ -80,5 +81,32 @@ describe('the structural envelope check on the hot path', () => {
     // Both paths are exercised, and the fast one covers most valid envelopes.
     expect(fast).toBeGreaterThan(500);
     expect(agreed).toBeGreaterThan(4000);
+  });
+
+  it('reads the event time once, as the time-window check reads it', () => {
+    const body = { event: 'contact.updated', timestamp: '2026-01-01 10:00:00', webhook_id: 1, data: {} };
+    // Zone-less means UTC (parseEventTime), not the machine's zone (Date.parse).
+    expect(plainEnvelopeTime(body, 'contact.updated', 1)).toBe(Date.UTC(2026, 0, 1, 10));
+    expect(plainEnvelopeTime({ ...body, timestamp: '2026-01-01T10:00:00+02:00' }, 'contact.updated', 1)).toBe(Date.UTC(2026, 0, 1, 8));
+    expect(plainEnvelopeTime({ ...body, timestamp: 'not a date' }, 'contact.updated', 1)).toBeNaN();
+    expect(plainEnvelopeTime({ ...body, webhook_id: 2 }, 'contact.updated', 1)).toBeNaN();
+  });
+
+  it('parses a timestamp exactly when zod does (the one parse stands for both)', () => {
+    const pad = (x: number, w = 2): string => String(x).padStart(w, '0');
+    let checked = 0;
+    for (const y of [0, 1970, 2026, 9999])
+      for (let mo = 0; mo <= 13; mo++)
+        for (const d of [0, 1, 29, 30, 31, 32])
+          for (const h of [0, 23, 24, 25])
+            for (const mi of [0, 59, 60])
+              for (const sec of [0, 59, 60])
+                for (const rest of ['', '.5', '.123456789', 'Z', '+02:00'])
+                  for (const sep of [' ', 'T']) {
+                    const ts = `${pad(y, 4)}-${pad(mo)}-${pad(d)}${sep}${pad(h)}:${pad(mi)}:${pad(sec)}${rest}`;
+                    checked++;
+                    if (Number.isFinite(parseEventTime(ts)) !== Number.isFinite(Date.parse(ts))) expect.fail(`${ts}: parseEventTime and Date.parse disagree`);
+                  }
+    expect(checked).toBeGreaterThan(50_000);
   });
 });

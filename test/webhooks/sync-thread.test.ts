@@ -1,4 +1,5 @@
-import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, renameSync, writeSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startSyncThread } from '../../src/webhooks/sync-thread.js';
@@ -89,6 +90,35 @@ describe('the spool sync thread', () => {
       expect(err?.message).toMatch(/sync thread stopped/);
     });
   });
+
+  it('keeps a process alive until its spool has closed: close() resolves with nothing else to wait for', async () => {
+    // In a process of its own: here the test runner keeps the event loop alive whatever the threads
+    // do. The first thread to stop used to unreference the other, so the process could end with
+    // close() still pending (one close in three or so); twenty closes in a row must all finish.
+    await withTempDir(async (dir) => {
+      const script = `
+        const { openSpool } = await import(${JSON.stringify(join(import.meta.dirname, '../../src/webhooks/spool.ts'))});
+        let closed = 0;
+        for (let i = 0; i < 20; i++) {
+          const spool = await openSpool({ dir: ${JSON.stringify(dir)} + '/' + i });
+          await spool.append({ deliveryId: 'd' + i, webhookId: 1, event: 'contact.updated', known: true, receivedAt: 1, body: Buffer.from('{}') });
+          await spool.close();
+          closed++;
+        }
+        process.stdout.write('closed ' + closed);
+      `;
+      const { stdout, code } = await new Promise<{ stdout: string; code: number | null }>((resolve) => {
+        const file = join(dir, 'close-twenty.mts');
+        writeFileSync(file, script);
+        const child = spawn(process.execPath, ['--import', 'tsx', file], { stdio: ['ignore', 'pipe', 'inherit'] });
+        let out = '';
+        child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+        child.once('exit', (c) => resolve({ stdout: out, code: c }));
+      });
+      expect(stdout).toBe('closed 20');
+      expect(code).toBe(0);
+    });
+  }, 60_000);
 
   it.each([1, 2])('fails a batch whose sync failed on a thread (%i thread(s)) instead of acknowledging it, and stores the retry', async (threads) => {
     await withTempDir(async (dir) => {
