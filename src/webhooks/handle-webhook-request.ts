@@ -83,7 +83,7 @@ export async function handleWebhookRequest(req: WebhookRequest, deps: WebhookHan
   if (declared !== undefined && (!/^\d+$/.test(declared) || Number(declared) > limit)) {
     return reject(deps, headers, 413, 'payload_too_large', `Bodies are limited to ${limit} bytes.`, { connection: 'close' });
   }
-  const body = await readLimitedBody(req.body, limit);
+  const body = await readLimitedBody(req.body, limit, declared === undefined ? undefined : Number(declared));
   if (body === null) return reject(deps, headers, 413, 'payload_too_large', `Bodies are limited to ${limit} bytes.`, { connection: 'close' });
 
   const signature = header(headers, 'x-service-signature');

@@ -99,6 +99,40 @@ describe('webhook HTTP server', () => {
     });
   });
 
+  it('stores a body that arrives in pieces byte for byte, with a Content-Length or chunked', async () => {
+    await withTempDir((dir) =>
+      withWebhookService({ spoolDir: join(dir, 'spool'), host: '127.0.0.1', port: 0, secrets: createSecretResolver({ secret: new Secret(SECRET) }) }, async (s) => {
+        const sent: Buffer[] = [];
+        for (const chunked of [false, true]) {
+          const d = makeDelivery({ secret: SECRET, data: { contact: { id: 7, note: `é${'x'.repeat(40_000)}${chunked}` } } });
+          sent.push(d.body);
+          const status = await new Promise<number>((resolve, reject) => {
+            const headers = chunked ? { ...d.headers, 'transfer-encoding': 'chunked' } : { ...d.headers, 'content-length': String(d.body.length) };
+            const req = httpRequest(s.url, { method: 'POST', headers }, (res) => {
+              res.resume();
+              resolve(res.statusCode ?? 0);
+            });
+            req.on('error', reject);
+            // Four pieces, each in its own event-loop turn: the receiver reads them as separate chunks.
+            const piece = Math.ceil(d.body.length / 4);
+            let at = 0;
+            const next = (): void => {
+              if (at >= d.body.length) return void req.end();
+              req.write(d.body.subarray(at, at + piece));
+              at += piece;
+              setTimeout(next, 5);
+            };
+            req.flushHeaders();
+            next();
+          });
+          expect(status).toBe(202);
+        }
+        const stored = await s.spool.read(0, 10);
+        expect(stored.map((r) => r.body.equals(sent[stored.indexOf(r)]!))).toEqual([true, true]);
+      }),
+    );
+  });
+
   it('names the fix when its port is taken', async () => {
     await withService(async ({ base }) => {
       const port = Number(new URL(base).port);
