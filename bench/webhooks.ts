@@ -9,12 +9,14 @@
 //   from 127.0.0.1; acknowledged count and p99, against the same deliveries with no flood.
 //   [--versus DIR]: each round also runs the durable receiver of another checkout (DIR, e.g. a
 //   worktree of main, compiled the same way), recorded as `versus`: an A/B in the same run.
+//   [--label TEXT]: what the run compares, kept in the result with the machine's load average at
+//   the start and the end (the machine is shared: a figure without its load says little).
 //   BENCH_SYNCS=N: the durable receiver with at most N batches in flight (default: the spool's).
 //   BENCH_SYNC_THREADS=N: the spool's sync threads (default: DEFAULT_SYNC_THREADS).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -33,6 +35,7 @@ const { values } = parseArgs({
     idle: { type: 'string', default: '2000' },
     versus: { type: 'string' },
     deliveries: { type: 'string', default: '1000' },
+    label: { type: 'string' },
   },
 });
 if (!/^webhooks[\w-]*$/.test(values.out)) throw new Error('--out must be a name starting with "webhooks", e.g. webhooks-64');
@@ -43,6 +46,7 @@ const SECRET = 'bench-secret-0123456789abcdef';
 const root = join(import.meta.dirname, '.tmp');
 mkdirSync(root, { recursive: true });
 const work = mkdtempSync(join(root, 'webhooks-'));
+const loadAtStart = loadavg().map((l) => Number(l.toFixed(2)));
 
 interface Run {
   rps: number;
@@ -280,6 +284,8 @@ try {
     at: new Date().toISOString(),
     node: process.version,
     cpus: cpus().length,
+    ...(values.label ? { label: values.label } : {}),
+    loadAverage: { start: loadAtStart, end: loadavg().map((l) => Number(l.toFixed(2))) },
     connections: CONNECTIONS,
     servers: serverEntry ? 'compiled (tsc), as deployed' : 'from source through tsx',
     secondsPerRun: SECONDS,

@@ -1,8 +1,9 @@
-import { fdatasync, writeSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import type { Logger } from '../logger.js';
 import { SpoolUnavailableError } from './errors.js';
+import { createSegmentSpace } from './segment-space.js';
 import type { SpoolRecord } from './spool-frame.js';
+import { fileSpoolIo, type SpoolIo } from './spool-io.js';
 import { fsyncDir, segmentPath, type SegmentInfo } from './spool-recovery.js';
 import { startSyncThread } from './sync-thread.js';
 
@@ -14,27 +15,6 @@ export interface PendingAppend {
   resolve: () => void;
   reject: (err: Error) => void;
 }
-
-/**
- * The two file calls made for every batch, when a test injects them to hold a sync back or fail
- * it. The write is synchronous: a positioned write of a few KiB into the page cache of a
- * preallocated file costs a few microseconds, while the same write through the thread pool costs
- * tens of microseconds of dispatch and wake-ups per batch. Without an injected `io`, the spool's
- * sync threads sync (sync-thread.ts).
- */
-export interface SpoolIo {
-  /** Writes all of `buf` at `position`; throws on failure. */
-  write(fd: number, buf: Buffer, position: number): void;
-  datasync(fd: number, done: (err: Error | null) => void): void;
-}
-
-export const fileSpoolIo: SpoolIo = {
-  write(fd, buf, position) {
-    let off = 0;
-    while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off, position + off);
-  },
-  datasync: (fd, done) => fdatasync(fd, done),
-};
 
 export interface SpoolWriterOptions {
   dir: string;
@@ -101,10 +81,16 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
   const thread = o.io ? undefined : startSyncThread(o.syncThreads);
   const maxInFlight = o.syncsInFlight ?? MAX_IN_FLIGHT;
   const write = o.io?.write ?? fileSpoolIo.write;
-  const preallocStep = Math.min(4 * 1024 * 1024, Math.max(64 * 1024, maxSegmentBytes));
   let active = o.active;
-  let fh = o.fh;
-  let allocated = o.allocated;
+  const space = createSegmentSpace({
+    fh: o.fh,
+    allocated: o.allocated,
+    maxSegmentBytes,
+    ...(logger ? { logger } : {}),
+    onExtended: () => {
+      if (failing) recover().catch(backgroundFailed);
+    },
+  });
   let written = active.size;
   let queue: PendingAppend[] = [];
   /** Appends queued or in flight: the spool refuses more than its limit. */
@@ -141,12 +127,11 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
   let recovering = false;
   const recover = async (): Promise<void> => {
     // One cut-back at a time: a second truncate landing after new writes would cut them off.
-    if (!failing || recovering || writing || pipeline.length > 0 || extending) return;
+    if (!failing || recovering || writing || pipeline.length > 0 || space.extending) return;
     recovering = true;
     try {
-      await fh.truncate(active.size);
+      await space.cutTo(active.size, false);
       written = active.size;
-      allocated = active.size;
       failing = false;
     } catch (err) {
       broken = new SpoolUnavailableError('The webhook spool is damaged and cannot be written; restart the receiver.', { cause: err });
@@ -194,51 +179,18 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
     notifyDrained();
   };
 
-  let zeroStep: Buffer | undefined;
-  const preallocate = async (needed: number): Promise<void> => {
-    const handle = fh;
-    const base = allocated;
-    const grow = Math.max(preallocStep, needed - base);
-    const zeros = grow === preallocStep ? (zeroStep ??= Buffer.alloc(preallocStep)) : Buffer.alloc(grow);
-    let off = 0;
-    while (off < grow) off += (await handle.write(zeros, off, grow - off, base + off)).bytesWritten;
-    await handle.sync();
-    if (handle === fh && allocated === base) allocated = base + grow;
-  };
-
-  /**
-   * The next preallocation starts in the background once the current one is half used, so that
-   * appends do not wait for 4 MiB of zeros and their fsync (tens of milliseconds on a busy disk).
-   * It writes only past `allocated`, where no frame goes until it is done; a cut-back, rotation or
-   * close waits for it.
-   */
-  let extending: Promise<void> | undefined;
   const extendAhead = (): void => {
-    if (extending || failing || broken || allocated >= maxSegmentBytes || allocated - written > preallocStep / 2) return;
-    extending = preallocate(allocated + 1)
-      .catch((err: unknown) => {
-        logger?.warn({ err: { code: (err as NodeJS.ErrnoException).code, message: (err as Error).message } }, 'spool: preallocating ahead failed; the next write that needs the space tries again');
-      })
-      .finally(() => {
-        extending = undefined;
-        if (failing) recover().catch(backgroundFailed);
-      });
-  };
-  const extended = async (): Promise<void> => {
-    while (extending) await extending;
+    if (!failing && !broken) space.extendAhead(written);
   };
 
+  /** Cuts the preallocated tail off the active segment before it is left (rotation, close). */
   const trim = async (): Promise<void> => {
-    if (allocated > active.size) {
-      await fh.truncate(active.size);
-      await fh.sync();
-      allocated = active.size;
-    }
+    if (space.allocated > active.size) await space.cutTo(active.size, true);
   };
 
   // The new file is opened first: if that fails, the current segment stays usable.
   const rotate = async (): Promise<void> => {
-    await extended();
+    await space.extended();
     const no = active.no + 1;
     const next: SegmentInfo = { no, path: segmentPath(dir, no), size: 0, firstSeq: 0, lastSeq: 0, newestAt: 0 };
     const nextFh = await open(next.path, 'w', 0o600);
@@ -249,10 +201,9 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
       await nextFh.close();
       throw err;
     }
-    await fh.close();
+    await space.fh.close();
     active = next;
-    fh = nextFh;
-    allocated = 0;
+    space.reset(nextFh);
     written = 0;
     o.onSegment(active);
   };
@@ -275,7 +226,7 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
     };
     try {
       if (thread) thread.datasync(active.path, done);
-      else o.io!.datasync(fh.fd, done);
+      else o.io!.datasync(space.fh.fd, done);
     } catch (err) {
       // The entry is in the pipeline already: it fails there, in log order, like a failed sync.
       done(err as Error);
@@ -287,8 +238,8 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
     const start = written;
     if (start >= maxSegmentBytes) return false;
     const buf = batch.length === 1 ? batch[0]!.frame : Buffer.concat(batch.map((p) => p.frame));
-    if (start + buf.length > allocated) return false;
-    write(fh.fd, buf, start);
+    if (start + buf.length > space.allocated) return false;
+    write(space.fh.fd, buf, start);
     written = start + buf.length;
     startSync({ batch, segment: active, end: written, started, state: 'syncing' });
     extendAhead();
@@ -306,8 +257,8 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
         await rotate();
       }
       const size = batch.reduce((n, p) => n + p.frame.length, 0);
-      if (written + size > allocated) await extended();
-      if (written + size > allocated) await preallocate(written + size);
+      if (written + size > space.allocated) await space.extended();
+      if (written + size > space.allocated) await space.grow(written + size);
       if (!writeBatch(batch, started)) throw new Error('the spool segment did not grow');
     } catch (err) {
       // Nothing of this batch is acknowledged; later batches wait for the cut-back in recover().
@@ -375,11 +326,11 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
     stats: () => ({ ...stats, syncMsTotal: Math.round(stats.syncMsTotal), syncMsMax: Math.round(stats.syncMsMax) }),
     async close() {
       await idle();
-      await extended();
+      await space.extended();
       try {
         if (!broken) await trim().catch(() => undefined);
       } finally {
-        await fh.close();
+        await space.fh.close();
         await thread?.close();
       }
     },

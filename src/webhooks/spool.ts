@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import type { Logger } from '../logger.js';
 import { SpoolUnavailableError } from './errors.js';
 import { decodeFrames, encodeFrame, type SpoolEntry, type SpoolRecord } from './spool-frame.js';
-import { createSpoolWriter, type SpoolIo, type SpoolWriter } from './spool-writer.js';
+import type { SpoolIo } from './spool-io.js';
+import { createSpoolWriter, type SpoolWriter } from './spool-writer.js';
 import { acquireSpoolLock } from './spool-lock.js';
 import { bodyKey, fsyncDir, recoverSpool, segmentPath, type SegmentInfo } from './spool-recovery.js';
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { SpoolUnavailableError } from '../../src/webhooks/errors.js';
 import { withSpool } from '../../src/webhooks/spool.js';
 import type { SpoolEntry } from '../../src/webhooks/spool-frame.js';
-import { fileSpoolIo, type SpoolIo } from '../../src/webhooks/spool-writer.js';
+import { fileSpoolIo, type SpoolIo } from '../../src/webhooks/spool-io.js';
 import { withTempDir } from './helpers.js';
 
 const entry = (id: string): SpoolEntry => ({ deliveryId: id, webhookId: 1, event: 'contact.updated', known: true, receivedAt: Date.now(), body: Buffer.from(JSON.stringify({ id })) });
