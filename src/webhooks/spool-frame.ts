@@ -40,31 +40,47 @@ export const MAX_FRAME_BYTES = 64 * 1024 * 1024;
 const BINARY_META = 1;
 const FIXED_META = 30;
 
+/** The bytes `encodeFrame` takes for `record`. */
+export function frameLength(record: SpoolRecord): number {
+  return HEADER + FIXED_META + Buffer.byteLength(record.deliveryId, 'utf8') + Buffer.byteLength(record.event, 'utf8') + record.body.length;
+}
+
 /**
  * Frame layout: u32 payload length, u32 CRC-32 of the payload, then the payload: u32 meta length,
  * metadata, raw body. The CRC detects a torn tail after a crash, which recovery cuts off.
  */
 export function encodeFrame(record: SpoolRecord): Buffer {
+  const frame = Buffer.allocUnsafe(frameLength(record));
+  encodeFrameInto(record, frame, 0);
+  return frame;
+}
+
+/**
+ * Encodes `record` into `buf` at `at` (`frameLength(record)` bytes) and returns where it ends: a
+ * batch of frames goes into one buffer, written as it is.
+ */
+export function encodeFrameInto(record: SpoolRecord, buf: Buffer, at: number): number {
   const idLen = Buffer.byteLength(record.deliveryId, 'utf8');
   const eventLen = Buffer.byteLength(record.event, 'utf8');
   const metaLen = FIXED_META + idLen + eventLen;
   const payloadLen = 4 + metaLen + record.body.length;
-  const frame = Buffer.allocUnsafe(8 + payloadLen);
-  frame.writeUInt32LE(payloadLen, 0);
-  frame.writeUInt32LE(metaLen, 8);
-  const m = HEADER;
-  frame[m] = BINARY_META;
-  frame[m + 1] = record.known ? 1 : 0;
-  frame.writeUInt16LE(idLen, m + 2);
-  frame.writeUInt16LE(eventLen, m + 4);
-  frame.writeDoubleLE(record.seq, m + 6);
-  frame.writeDoubleLE(record.webhookId, m + 14);
-  frame.writeDoubleLE(record.receivedAt, m + 22);
-  frame.write(record.deliveryId, m + FIXED_META, idLen, 'utf8');
-  frame.write(record.event, m + FIXED_META + idLen, eventLen, 'utf8');
-  record.body.copy(frame, HEADER + metaLen);
-  frame.writeUInt32LE(crc32(frame.subarray(8)), 4);
-  return frame;
+  const end = at + 8 + payloadLen;
+  if (end > buf.length) throw new RangeError('spool frame: the buffer is shorter than the frame');
+  buf.writeUInt32LE(payloadLen, at);
+  buf.writeUInt32LE(metaLen, at + 8);
+  const m = at + HEADER;
+  buf[m] = BINARY_META;
+  buf[m + 1] = record.known ? 1 : 0;
+  buf.writeUInt16LE(idLen, m + 2);
+  buf.writeUInt16LE(eventLen, m + 4);
+  buf.writeDoubleLE(record.seq, m + 6);
+  buf.writeDoubleLE(record.webhookId, m + 14);
+  buf.writeDoubleLE(record.receivedAt, m + 22);
+  buf.write(record.deliveryId, m + FIXED_META, idLen, 'utf8');
+  buf.write(record.event, m + FIXED_META + idLen, eventLen, 'utf8');
+  record.body.copy(buf, m + metaLen);
+  buf.writeUInt32LE(crc32(buf.subarray(at + 8, end)), at + 4);
+  return end;
 }
 
 function decodeMeta(meta: Buffer): FrameMeta {

@@ -2,14 +2,15 @@ import { open, type FileHandle } from 'node:fs/promises';
 import type { Logger } from '../logger.js';
 import { SpoolUnavailableError } from './errors.js';
 import { createSegmentSpace } from './segment-space.js';
-import type { SpoolRecord } from './spool-frame.js';
+import { encodeFrameInto, type SpoolRecord } from './spool-frame.js';
 import { fileSpoolIo, type SpoolIo } from './spool-io.js';
 import { fsyncDir, segmentPath, type SegmentInfo } from './spool-recovery.js';
 import { startSyncThread } from './sync-thread.js';
 
 export interface PendingAppend {
   record: SpoolRecord;
-  frame: Buffer;
+  /** `frameLength(record)`: the frame is encoded when its batch is written, into the batch's buffer. */
+  frameBytes: number;
   /** The spool's dedup key of the body, handed back with the record in onDurable. */
   bodyKey: string;
   resolve: () => void;
@@ -237,8 +238,12 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
   const writeBatch = (batch: PendingAppend[], started: number): boolean => {
     const start = written;
     if (start >= maxSegmentBytes) return false;
-    const buf = batch.length === 1 ? batch[0]!.frame : Buffer.concat(batch.map((p) => p.frame));
-    if (start + buf.length > space.allocated) return false;
+    let size = 0;
+    for (const p of batch) size += p.frameBytes;
+    if (start + size > space.allocated) return false;
+    const buf = Buffer.allocUnsafe(size);
+    let at = 0;
+    for (const p of batch) at = encodeFrameInto(p.record, buf, at);
     write(space.fh.fd, buf, start);
     written = start + buf.length;
     startSync({ batch, segment: active, end: written, started, state: 'syncing' });
@@ -256,7 +261,7 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
         if (failing) throw new Error('an earlier batch failed');
         await rotate();
       }
-      const size = batch.reduce((n, p) => n + p.frame.length, 0);
+      const size = batch.reduce((n, p) => n + p.frameBytes, 0);
       if (written + size > space.allocated) await space.extended();
       if (written + size > space.allocated) await space.grow(written + size);
       if (!writeBatch(batch, started)) throw new Error('the spool segment did not grow');

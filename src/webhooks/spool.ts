@@ -3,7 +3,7 @@ import { mkdir, open, readFile, unlink, writeFile, type FileHandle } from 'node:
 import { join } from 'node:path';
 import type { Logger } from '../logger.js';
 import { SpoolUnavailableError } from './errors.js';
-import { decodeFrames, encodeFrame, type SpoolEntry, type SpoolRecord } from './spool-frame.js';
+import { decodeFrames, frameLength, type SpoolEntry, type SpoolRecord } from './spool-frame.js';
 import type { SpoolIo } from './spool-io.js';
 import { createSpoolWriter, type SpoolWriter } from './spool-writer.js';
 import { acquireSpoolLock } from './spool-lock.js';
@@ -216,7 +216,7 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
       const done = new Promise<AppendOutcome>((resolve, reject) => {
         writer.enqueue({
           record,
-          frame: encodeFrame(record),
+          frameBytes: frameLength(record),
           bodyKey: key,
           resolve: () => resolve('accepted'),
           // A failed append is not "seen": the CRM's retry of it must be stored, not called a duplicate.
