@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { decodeFrames, encodeFrame, encodeFrameInto, frameLength, type SpoolRecord } from '../../src/webhooks/spool-frame.js';
 
-const record = (seq: number, body: string, deliveryId = `d-${seq}`): SpoolRecord => ({ seq, deliveryId, webhookId: 7, event: 'contact.updated', known: seq % 2 === 0, receivedAt: 1_700_000_000_000 + seq, body: Buffer.from(body) });
+const record = (seq: number, body: string, deliveryId = `d-${seq}`): SpoolRecord => ({
+  seq,
+  deliveryId,
+  webhookId: 7,
+  event: 'contact.updated',
+  known: seq % 2 === 0,
+  receivedAt: 1_700_000_000_000 + seq,
+  body: Buffer.from(body),
+});
 
 describe('spool frames', () => {
   it('encodes a batch into one buffer, frame after frame, as the frames encoded one by one', () => {
