@@ -194,19 +194,31 @@ export function typedContactRowsSql(rows: string, zone: string): string {
   )`;
 }
 
+/** Joins a page's row texts into the staged `rows` value `pageRowsSql` splits again. */
+export const ROW_SEPARATOR = '\x1e';
+
 /**
- * The contact rows of each staged page `(seq, page, body)`: the listing's `subscribers.data`
- * array (the common shape, read with one parse of the body); else a PHP keyed `data` object,
- * `subscribers` as a plain array, or a top-level `data` array.
+ * The contact rows of each staged page `(seq, page, body, rows)`. A page whose rows the scan
+ * found (`rows`: their texts joined by ROW_SEPARATOR, which JSON allows only escaped, so it can
+ * split nothing but a malformed row, which then fails to parse) is split without parsing the body.
+ * Else from `body`: the listing's `subscribers.data` array (the common shape, read with one parse
+ * of the body); else a PHP keyed `data` object, `subscribers` as a plain array, or a top-level
+ * `data` array.
  */
 export function pageRowsSql(pages: string): string {
+  const split = `SELECT CAST(seq AS INTEGER) AS seq, CAST(page AS INTEGER) AS page, string_split(rows, chr(30)) AS r FROM ${quoteIdent(pages)} WHERE rows <> ''`;
+  return `SELECT seq, page, CAST(unnest(r) AS JSON) AS raw, generate_subscripts(r, 1) AS position FROM (${split})
+    UNION ALL ${bodyRowsSql(pages)}`;
+}
+
+function bodyRowsSql(pages: string): string {
   const other = `CASE WHEN json_type(body, '$.subscribers.data') = 'OBJECT' THEN json_extract(body, '$.subscribers.data.*')
       WHEN json_type(body, '$.subscribers') = 'ARRAY' THEN json_extract(body, '$.subscribers[*]')
       WHEN json_type(body, '$.data') = 'OBJECT' THEN json_extract(body, '$.data.*')
       ELSE json_extract(body, '$.data[*]') END`;
   return `SELECT seq, page, unnest(rows) AS raw, generate_subscripts(rows, 1) AS position FROM (
     SELECT seq, page, CASE WHEN len(listed) > 0 THEN listed ELSE ${other} END AS rows FROM (
-      SELECT CAST(seq AS INTEGER) AS seq, CAST(page AS INTEGER) AS page, body, json_extract(body, '$.subscribers.data[*]') AS listed FROM ${quoteIdent(pages)}
+      SELECT CAST(seq AS INTEGER) AS seq, CAST(page AS INTEGER) AS page, body, json_extract(body, '$.subscribers.data[*]') AS listed FROM ${quoteIdent(pages)} WHERE rows IS NULL
     )
   )`;
 }
