@@ -154,6 +154,31 @@ describe.each([
     expect(got).toEqual(await js.w.query(q));
   });
 
+  it('types ids, lists, custom values and wall times around the zone’s changes as the client path does', async () => {
+    const walls = ['2026-11-01 00:59:59', '2026-11-01 01:00:00', '2026-11-01 01:30:00', '2026-11-01 01:59:59', '2026-11-01 02:00:00', '2026-03-08 01:59:59', '2026-03-08 02:30:00', '2026-03-08 03:00:00', '1883-11-18 12:03:57', '1883-11-18 12:03:58', '2026-07-01 12:00:00.5'];
+    const refs: unknown[] = [[], [{ id: '5' }], [{ id: 5 }, { id: 5 }], [{ id: '2' }, { id: '1' }], [{ id: '007' }, { id: 3 }], [{ id: 1 }, { id: 9 }, { id: 4 }], [{ id: -3 }, { id: '-1' }], { 0: { id: 8 } }];
+    const customs: unknown[] = [{ b: 1, a: 2 }, {}, [], ['x', { z: 1 }], { a: { z: 1, y: 2.5 }, c: 'é\u0000"' }, { a: 1.0, b: [] }];
+    const rows = walls.map((wall, k) => ({
+      id: 970001 + k,
+      email: `w${k}@x.test`,
+      status: 'subscribed',
+      user_id: k % 2 ? String(k) : k,
+      total_points: k % 3 ? `${k}.50` : k,
+      tags: refs[k % refs.length],
+      lists: refs[(k + 3) % refs.length],
+      custom_values: customs[k % customs.length],
+      created_at: wall,
+      updated_at: walls[walls.length - 1 - k],
+    }));
+    const at = new Date('2026-11-22T02:00:00Z');
+    await js.w.loadContacts(parsed(JSON.parse(listing(rows))), { loadId: 'edges', syncedAt: at });
+    expect(await loadPages([{ page: 1, body: listing(rows) }], { loadId: 'edges', syncedAt: at })).toMatchObject({ inserted: rows.length, rejected: 0 });
+    const q = `SELECT id, user_id, total_points, tag_ids, list_ids, CAST(custom_values AS VARCHAR) AS cv, created_at, updated_at, _fingerprint FROM contacts WHERE id BETWEEN 970000 AND 979999 ORDER BY id`;
+    const got = await sql.w.query(q);
+    expect(got).toHaveLength(rows.length);
+    expect(got).toEqual(await js.w.query(q));
+  });
+
   it('records a row that does not fit in _contact_rejects with its reason, and loads the others', async () => {
     const rows = [
       { id: 910001, email: 'ok1@x.test', status: 'subscribed', tags: [], lists: [] },
