@@ -153,15 +153,55 @@ function wallInZoneSql(wall: string, zone: string): string {
   return `make_timestamptz(${us} - ${offsetAt(`(${us} - ${offsetAt(us)})`)})`;
 }
 
-/** A CRM timestamp (either shape) as TIMESTAMPTZ, zone-less ones in `zone`; unreadable ones NULL (`raw` keeps them). */
-export function siteTimestampSql(x: string, zone: string): string {
+const ZONE_LESS = `'[0-9]{4}-[0-9]{2}-[0-9]{2}([ T][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,6})?)?)?'`;
+const ZONED = `'(?i)[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]+)?)?(Z|[+-][0-9]{2}:?[0-9]{2})'`;
+
+/** A CRM timestamp's wall time (TIMESTAMP) when it has no zone; NULL for one with a zone, or none. */
+function wallSql(x: string): string {
   const t = `trim(${x})`;
   return `CASE WHEN ${x} IS NULL THEN NULL
-    WHEN length(${x}) = 19 AND substr(${x}, 11, 1) = ' ' AND NOT starts_with(${x}, '0000') THEN ${wallInZoneSql(`TRY_CAST(${x} AS TIMESTAMP)`, zone)}
+    WHEN length(${x}) = 19 AND substr(${x}, 11, 1) = ' ' AND NOT starts_with(${x}, '0000') THEN TRY_CAST(${x} AS TIMESTAMP)
     WHEN ${t} = '' OR starts_with(${t}, '0000-00-00') THEN NULL
-    WHEN regexp_full_match(${t}, '[0-9]{4}-[0-9]{2}-[0-9]{2}([ T][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,6})?)?)?') THEN ${wallInZoneSql(`TRY_CAST(${t} AS TIMESTAMP)`, zone)}
-    WHEN regexp_full_match(${t}, '(?i)[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]+)?)?(Z|[+-][0-9]{2}:?[0-9]{2})') THEN TRY_CAST(${t} AS TIMESTAMPTZ)
-    END`;
+    WHEN regexp_full_match(${t}, ${ZONE_LESS}) THEN TRY_CAST(${t} AS TIMESTAMP) END`;
+}
+
+/** A CRM timestamp with a zone as TIMESTAMPTZ; NULL for a zone-less one, or none. */
+function zonedSql(x: string): string {
+  const t = `trim(${x})`;
+  return `CASE WHEN ${x} IS NULL OR (length(${x}) = 19 AND substr(${x}, 11, 1) = ' ' AND NOT starts_with(${x}, '0000')) THEN NULL
+    WHEN ${t} = '' OR starts_with(${t}, '0000-00-00') OR regexp_full_match(${t}, ${ZONE_LESS}) THEN NULL
+    WHEN regexp_full_match(${t}, ${ZONED}) THEN TRY_CAST(${t} AS TIMESTAMPTZ) END`;
+}
+
+/** A CRM timestamp (either shape) as TIMESTAMPTZ, zone-less ones in `zone`; unreadable ones NULL (`raw` keeps them). */
+export function siteTimestampSql(x: string, zone: string): string {
+  return `coalesce(${wallInZoneSql(wallSql(x), zone)}, ${zonedSql(x)})`;
+}
+
+/**
+ * The timestamps' columns (`created_at`, `updated_at`). In a zone with changes, a wall time is
+ * read through the hour it falls in: `_zone_hours` holds, per hour of the batch's wall times,
+ * the shift the client's rule gives at both ends of the hour, when they agree (a zone changes
+ * offset at most once in an hour, so then every wall time in it shifts the same); a wall time
+ * in an hour with a change is read on its own. Two lookups a row cost more than the rest of its
+ * typing together.
+ */
+const TIMESTAMPS = ['created_at', 'updated_at'] as const;
+const byZone = (zone: string) => zone !== 'UTC' && zone !== 'Etc/UTC';
+
+function timestampValue(k: string, zone: string): string {
+  const wall = `_${k}_wall`;
+  if (!byZone(zone)) return `coalesce(${wallInZoneSql(wall, zone)}, _${k}_zoned)`;
+  const shift = `_${k}_hour.shift_us`;
+  return `coalesce(CASE WHEN ${shift} IS NOT NULL THEN make_timestamptz(epoch_us(${wall}) - ${shift}) ELSE ${wallInZoneSql(wall, zone)} END, _${k}_zoned)`;
+}
+
+/** `_zone_hours (hour, shift_us)` over the wall times of `typed`. */
+function zoneHoursSql(typed: string, zone: string): string {
+  const hours = TIMESTAMPS.map((k) => `SELECT date_trunc('hour', _${k}_wall) AS hour FROM ${typed}`).join(' UNION ');
+  const shift = (wall: string) => `(epoch_us(${wall}) - epoch_us(${wallInZoneSql(wall, zone)}))`;
+  const end = `(hour + to_microseconds(3599999999))`;
+  return `SELECT hour, CASE WHEN ${shift('hour')} = ${shift(end)} THEN ${shift('hour')} END AS shift_us FROM (${hours}) WHERE hour IS NOT NULL`;
 }
 
 function fields(zone: string): Record<string, Field> {
@@ -179,8 +219,8 @@ function fields(zone: string): Record<string, Field> {
     tag_ids: refIds('tags'),
     list_ids: refIds('lists'),
     custom_values: customValues(),
-    created_at: { value: siteTimestampSql(v('created_at'), zone) },
-    updated_at: { value: siteTimestampSql(v('updated_at'), zone) },
+    created_at: { value: timestampValue('created_at', zone) },
+    updated_at: { value: timestampValue('updated_at', zone) },
   };
 }
 
@@ -193,11 +233,18 @@ export function typedContactRowsSql(rows: string, zone: string): string {
   const f = fields(zone);
   const cols = CONTACT_COLUMNS.map(([n]) => `${f[n]!.value} AS ${quoteIdent(n)}`).join(',\n      ');
   const issues = CONTACT_COLUMNS.map(([n]) => f[n]!.issue).filter((x): x is string => x !== undefined);
-  return `SELECT *, ${fingerprintExpr(CONTACT_COLUMNS)} AS _fingerprint FROM (
-    SELECT seq, page, position, raw, ${cols},
+  const times = TIMESTAMPS.map((k) => `${wallSql(v(k))} AS _${k}_wall, ${zonedSql(v(k))} AS _${k}_zoned`).join(', ');
+  const typed = `SELECT *, CASE WHEN _cv <> '{}' THEN json_keys(_cv) END AS _cv_keys, ${times} FROM (
+      SELECT *, ${sharedColumns()} FROM (SELECT seq, page, position, raw, json_transform(raw, ${quoteLiteral(TRANSFORM)}) AS r FROM ${rows}))`;
+  const checked = (from: string) => `SELECT seq, page, position, raw, ${cols},
       nullif(concat_ws('; ', ${issues.join(',\n        ')}), '') AS _reason
-    FROM (SELECT *, CASE WHEN _cv <> '{}' THEN json_keys(_cv) END AS _cv_keys FROM (
-      SELECT *, ${sharedColumns()} FROM (SELECT seq, page, position, raw, json_transform(raw, ${quoteLiteral(TRANSFORM)}) AS r FROM ${rows})))
+    FROM ${from}`;
+  const hours = TIMESTAMPS.map((k) => `LEFT JOIN _zone_hours AS _${k}_hour ON _${k}_hour.hour = date_trunc('hour', _${k}_wall)`).join(' ');
+  const body = byZone(zone)
+    ? `WITH _typed AS (${typed}), _zone_hours AS (${zoneHoursSql('_typed', zone)}) ${checked(`_typed ${hours}`)}`
+    : checked(`(${typed})`);
+  return `SELECT *, ${fingerprintExpr(CONTACT_COLUMNS)} AS _fingerprint FROM (
+    ${body}
   )`;
 }
 
