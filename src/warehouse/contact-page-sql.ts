@@ -33,7 +33,12 @@ interface Field {
   value: string;
   /** A message when the row does not fit, else NULL. */
   issue?: string;
+  /** True (never NULL) whenever `issue` could be non-NULL: a cheap check, with no look at `raw`. */
+  suspect?: string;
 }
+
+/** An integer's text as DuckDB writes it: the common shape, told without a regular expression. */
+const canonicalInt = (x: string) => `coalesce(CAST(TRY_CAST(${x} AS BIGINT) AS VARCHAR) = ${x}, false)`;
 
 /**
  * Values computed once per row in a layer below the fields, each used several times above: as
@@ -57,6 +62,7 @@ function id(): Field {
     value: `CASE WHEN regexp_full_match(${v('id')}, ${INT}) THEN TRY_CAST(${v('id')} AS BIGINT) END`,
     issue: `CASE WHEN ${v('id')} IS NULL OR NOT regexp_full_match(${v('id')}, ${INT}) OR TRY_CAST(${v('id')} AS BIGINT) IS NULL
       THEN 'id: expected an integer or numeric string, got ' || coalesce(${shown('id')}, 'nothing') END`,
+    suspect: `NOT ${canonicalInt(v('id'))}`,
   };
 }
 
@@ -71,6 +77,7 @@ function intOrNull(k: string): Field {
       WHEN regexp_full_match(${x}, ${INT_TRIMMED}) THEN CASE WHEN TRY_CAST(trim(${x}) AS BIGINT) IS NULL THEN '${k}: integer out of range: ' || ${shown(k)} END
       WHEN ${isBool} THEN NULL
       ELSE '${k}: expected an integer, numeric string or null, got ' || ${shown(k)} END`,
+    suspect: `(${x} IS NOT NULL AND ${x} <> '' AND NOT ${canonicalInt(x)})`,
   };
 }
 
@@ -83,6 +90,7 @@ function numberOrNull(k: string): Field {
       WHEN ${isNumber} THEN TRY_CAST(trim(${x}) AS DOUBLE) END`,
     issue: `CASE WHEN ${x} IS NULL OR ${x} = '' OR regexp_full_match(${x}, ${NUM_TRIMMED}) THEN NULL WHEN ${isNumber} THEN NULL
       ELSE '${k}: expected a number, numeric string or null, got ' || ${shown(k)} END`,
+    suspect: `(${x} IS NOT NULL AND ${x} <> '' AND NOT regexp_full_match(${x}, ${NUM_TRIMMED}))`,
   };
 }
 
@@ -95,13 +103,14 @@ function textOrNull(k: string, nullAs?: string): Field {
   return {
     value: nullAs === undefined ? x : `coalesce(${x}, ${nullAs})`,
     issue: `CASE WHEN ${suspect} THEN CASE WHEN ${isComposite} THEN '${k}: expected a string or null, got ' || ${shown(k)} END END`,
+    suspect: `coalesce(${suspect}, false)`,
   };
 }
 
 // `text` (email): required.
 function requiredText(k: string): Field {
   const t = textOrNull(k);
-  return { value: t.value, issue: `CASE WHEN ${v(k)} IS NULL THEN '${k}: expected a string, got ' || coalesce(${shown(k)}, 'nothing') ELSE ${t.issue} END` };
+  return { value: t.value, issue: `CASE WHEN ${v(k)} IS NULL THEN '${k}: expected a string, got ' || coalesce(${shown(k)}, 'nothing') ELSE ${t.issue} END`, suspect: `(${v(k)} IS NULL OR ${t.suspect})` };
 }
 
 /**
@@ -123,6 +132,7 @@ function refIds(k: 'tags' | 'lists'): Field {
     issue: `CASE WHEN ${fast} THEN NULL WHEN coalesce(${typeAt(k)}, 'NULL') = 'NULL' THEN NULL
       WHEN ${typeAt(k)} NOT IN ('ARRAY', 'OBJECT') THEN '${k}: expected an array, got ' || ${shown(k)}
       WHEN NOT coalesce(list_bool_and([coalesce(regexp_full_match(i, ${INT}), false) for i in ${idsOf}]), true) THEN '${k}: expected objects with an integer id, got ' || ${shown(k)} END`,
+    suspect: `NOT ${fast}`,
   };
 }
 
@@ -212,7 +222,7 @@ function fields(zone: string): Record<string, Field> {
     email: requiredText('email'),
     status: textOrNull('status', `''`),
     ...Object.fromEntries(TEXT_FIELDS.map((k) => [k, textOrNull(k)])),
-    date_of_birth: { value: `TRY_CAST(CASE WHEN ${dob} = '' OR starts_with(${dob}, '0000') THEN NULL ELSE left(${dob}, 10) END AS DATE)`, issue: textOrNull('date_of_birth').issue! },
+    date_of_birth: { value: `TRY_CAST(CASE WHEN ${dob} = '' OR starts_with(${dob}, '0000') THEN NULL ELSE left(${dob}, 10) END AS DATE)`, issue: textOrNull('date_of_birth').issue!, suspect: textOrNull('date_of_birth').suspect! },
     company_id: intOrNull('company_id'),
     total_points: numberOrNull('total_points'),
     life_time_value: numberOrNull('life_time_value'),
@@ -224,20 +234,26 @@ function fields(zone: string): Record<string, Field> {
   };
 }
 
+/** The rows as `json_transform` gives them, with the values several fields use. */
+function transformedSql(rows: string): string {
+  return `SELECT *, ${sharedColumns()} FROM (SELECT seq, page, position, raw, json_transform(raw, ${quoteLiteral(TRANSFORM)}) AS r FROM ${rows})`;
+}
+
 /**
- * SELECT over `rows` (a table or a parenthesized query of `seq`, `page`, `position`, `raw` JSON text, one per contact row) giving the
- * typed contact columns, `raw`, `_fingerprint`, the row's `seq`/`page`/`position` and `_reason`
- * (NULL when the row fits).
+ * SELECT over `rows` (a table or a parenthesized query of `seq`, `page`, `position`, `raw` JSON
+ * text, one per contact row) giving the typed contact columns, `raw`, `_fingerprint`, the row's
+ * `seq`/`page`/`position`, `_suspect` (true when a cheap check cannot tell that the row fits) and
+ * `_reason`, NULL here: `contactReasonsSql` gives it for the suspect rows. Building every reject
+ * message in this statement cost more to plan than the rest of it did, at every load.
  */
 export function typedContactRowsSql(rows: string, zone: string): string {
   const f = fields(zone);
   const cols = CONTACT_COLUMNS.map(([n]) => `${f[n]!.value} AS ${quoteIdent(n)}`).join(',\n      ');
-  const issues = CONTACT_COLUMNS.map(([n]) => f[n]!.issue).filter((x): x is string => x !== undefined);
+  const suspects = CONTACT_COLUMNS.map(([n]) => f[n]!.suspect).filter((x): x is string => x !== undefined);
   const times = TIMESTAMPS.map((k) => `${wallSql(v(k))} AS _${k}_wall, ${zonedSql(v(k))} AS _${k}_zoned`).join(', ');
-  const typed = `SELECT *, CASE WHEN _cv <> '{}' THEN json_keys(_cv) END AS _cv_keys, ${times} FROM (
-      SELECT *, ${sharedColumns()} FROM (SELECT seq, page, position, raw, json_transform(raw, ${quoteLiteral(TRANSFORM)}) AS r FROM ${rows}))`;
+  const typed = `SELECT *, CASE WHEN _cv <> '{}' THEN json_keys(_cv) END AS _cv_keys, ${times} FROM (${transformedSql(rows)})`;
   const checked = (from: string) => `SELECT seq, page, position, raw, ${cols},
-      nullif(concat_ws('; ', ${issues.join(',\n        ')}), '') AS _reason
+      (${suspects.join(' OR ')}) AS _suspect, CAST(NULL AS VARCHAR) AS _reason
     FROM ${from}`;
   const hours = TIMESTAMPS.map((k) => `LEFT JOIN _zone_hours AS _${k}_hour ON _${k}_hour.hour = date_trunc('hour', _${k}_wall)`).join(' ');
   const body = byZone(zone)
@@ -246,6 +262,16 @@ export function typedContactRowsSql(rows: string, zone: string): string {
   return `SELECT *, ${fingerprintExpr(CONTACT_COLUMNS)} AS _fingerprint FROM (
     ${body}
   )`;
+}
+
+/**
+ * SELECT over `rows` (as for `typedContactRowsSql`) giving each row's `seq`, `position` and
+ * `_reason`: every field that does not fit and what it held, NULL when the row fits.
+ */
+export function contactReasonsSql(rows: string): string {
+  const f = fields('UTC');
+  const issues = CONTACT_COLUMNS.map(([n]) => f[n]!.issue).filter((x): x is string => x !== undefined);
+  return `SELECT seq, position, nullif(concat_ws('; ', ${issues.join(',\n        ')}), '') AS _reason FROM (${transformedSql(rows)})`;
 }
 
 /** Joins a page's row texts into the staged `rows` value `pageRowsSql` splits again. */

@@ -1,6 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { CONTACT_BUCKET_SIZE, CONTACT_FIELD_NAMES } from './contact-columns.js';
-import { pageRowsSql, ROW_SEPARATOR, typedContactRowsSql } from './contact-page-sql.js';
+import { contactReasonsSql, pageRowsSql, ROW_SEPARATOR, typedContactRowsSql } from './contact-page-sql.js';
 import { WarehouseInputError, WarehousePageUnreadableError } from './errors.js';
 import { appendStagedContacts, mergeStagedContacts } from './load-contacts.js';
 import { quoteIdent, quoteLiteral } from './quote.js';
@@ -66,6 +66,7 @@ export async function loadContactPages(connection: DuckDBConnection, pages: read
     );
   }
   try {
+    await giveReasons(connection);
     return await inTransaction(connection, () => loadChecked(connection, ctx));
   } finally {
     await run(connection, 'DROP TABLE IF EXISTS _stage_contacts_checked; DROP TABLE IF EXISTS _stage_contacts; DROP TABLE IF EXISTS _stage_contact_raw');
@@ -84,6 +85,14 @@ function rowTexts(body: string, spans: readonly number[]): string {
   const rows = new Array<string>(spans.length / 2);
   for (let k = 0; k < rows.length; k++) rows[k] = body.slice(spans[2 * k], spans[2 * k + 1]);
   return rows.join(ROW_SEPARATOR);
+}
+
+/** Sets `_reason` on the checked rows a cheap check could not pass, when there are any (rare: none in most loads). */
+async function giveReasons(connection: DuckDBConnection): Promise<void> {
+  if ((await readCount(connection, 'SELECT count(*) FROM _stage_contacts_checked WHERE _suspect')) === 0) return;
+  const suspect = '(SELECT seq, page, position, raw FROM _stage_contacts_checked WHERE _suspect)';
+  await run(connection, `UPDATE _stage_contacts_checked c SET _reason = s._reason FROM (${contactReasonsSql(suspect)}) s
+    WHERE c._suspect AND c.seq = s.seq AND c.position = s.position AND s._reason IS NOT NULL`);
 }
 
 function checkPages(pages: readonly ContactPage[]): void {

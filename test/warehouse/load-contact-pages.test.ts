@@ -198,6 +198,32 @@ describe.each([
     ]);
   });
 
+  it('names every field of a row that does not fit, and passes values that only look odd', async () => {
+    const bad = {
+      id: 915001,
+      email: ['e@x.test'],
+      first_name: { a: 1 },
+      city: [],
+      date_of_birth: {},
+      user_id: 'seven',
+      company_id: '99999999999999999999',
+      total_points: '1e3',
+      life_time_value: { v: 1 },
+      tags: 'x',
+      lists: [{ id: '1.5' }],
+    };
+    // Text that starts like JSON, a boolean, a padded or zero-led id, a bare id list: all fit.
+    const odd = { id: '0915002', email: 'o@x.test', first_name: '{not json', city: '[x]', user_id: true, company_id: ' 12 ', total_points: ' 2.5 ', life_time_value: 7, tags: [4, '3'], lists: { 0: 2 } };
+    const stats = await loadPages([{ page: 8, body: listing([bad, odd]) }], { loadId: 'reasons-1', syncedAt: new Date() });
+    expect(stats).toMatchObject({ inserted: 1, rejected: 1 });
+    const [reject] = (await sql.w.query(`SELECT contact_id, reason FROM _contact_rejects WHERE _load_id = 'reasons-1'`)) as { contact_id: string; reason: string }[];
+    expect(reject!.contact_id).toBe('915001');
+    expect(reject!.reason.split('; ').map((r) => r.split(':')[0])).toEqual(['user_id', 'email', 'first_name', 'city', 'date_of_birth', 'company_id', 'total_points', 'life_time_value', 'tags', 'lists']);
+    expect(await sql.w.query('SELECT id, first_name, city, user_id, company_id, total_points, tag_ids, list_ids FROM contacts WHERE id = 915002')).toEqual([
+      { id: 915002, first_name: '{not json', city: '[x]', user_id: 1, company_id: 12, total_points: 2.5, tag_ids: [3, 4], list_ids: [2] },
+    ]);
+  });
+
   it('a later page wins over an earlier one for the same id, and a reload merges', async () => {
     const v1 = { id: 920001, email: 'v1@x.test', status: 'subscribed', first_name: 'One', updated_at: '2026-01-01 00:00:00' };
     const v2 = { ...v1, first_name: 'Two', updated_at: '2026-02-01 00:00:00' };
