@@ -198,9 +198,8 @@ describe.each([
     ]);
   });
 
-  it('names every field of a row that does not fit, and passes values that only look odd', async () => {
-    const bad = {
-      id: 915001,
+  it('names every field of a row that does not fit, alone or together, and passes values that only look odd', async () => {
+    const issues: Record<string, unknown> = {
       email: ['e@x.test'],
       first_name: { a: 1 },
       city: [],
@@ -212,13 +211,18 @@ describe.each([
       tags: 'x',
       lists: [{ id: '1.5' }],
     };
-    // Text that starts like JSON, a boolean, a padded or zero-led id, a bare id list: all fit.
-    const odd = { id: '0915002', email: 'o@x.test', first_name: '{not json', city: '[x]', user_id: true, company_id: ' 12 ', total_points: ' 2.5 ', life_time_value: 7, tags: [4, '3'], lists: { 0: 2 } };
-    const stats = await loadPages([{ page: 8, body: listing([bad, odd]) }], { loadId: 'reasons-1', syncedAt: new Date() });
-    expect(stats).toMatchObject({ inserted: 1, rejected: 1 });
-    const [reject] = (await sql.w.query(`SELECT contact_id, reason FROM _contact_rejects WHERE _load_id = 'reasons-1'`)) as { contact_id: string; reason: string }[];
-    expect(reject!.contact_id).toBe('915001');
-    expect(reject!.reason.split('; ').map((r) => r.split(':')[0])).toEqual(['user_id', 'email', 'first_name', 'city', 'date_of_birth', 'company_id', 'total_points', 'life_time_value', 'tags', 'lists']);
+    const row = (id: number | string, fields: Record<string, unknown> = {}) => ({ id, email: `r${id}@x.test`, status: 'subscribed', tags: [], lists: [], ...fields });
+    // One row per field with only that issue, one with all of them, one with an id that is no integer.
+    const alone = Object.entries(issues).map(([k, v], i) => row(915101 + i, { [k]: v }));
+    // Text that starts like JSON, a boolean, a padded or zero-led id, bare ids: all fit.
+    const odd = row('0915002', { first_name: '{not json', city: '[x]', user_id: true, company_id: ' 12 ', total_points: ' 2.5 ', life_time_value: 7, tags: [4, '3'], lists: { 0: 2 } });
+    const stats = await loadPages([{ page: 8, body: listing([...alone, row(915001, issues), odd, row('1.0')]) }], { loadId: 'reasons-1', syncedAt: new Date() });
+    expect(stats).toMatchObject({ inserted: 1, rejected: alone.length + 2 });
+    const rejects = (await sql.w.query(`SELECT contact_id, reason FROM _contact_rejects WHERE _load_id = 'reasons-1' ORDER BY position`)) as { contact_id: string; reason: string }[];
+    const fieldsOf = (reason: string) => reason.split('; ').map((r) => r.split(':')[0]);
+    expect(rejects.slice(0, alone.length).map((r) => fieldsOf(r.reason))).toEqual(Object.keys(issues).map((k) => [k]));
+    expect(fieldsOf(rejects[alone.length]!.reason)).toEqual(['user_id', 'email', 'first_name', 'city', 'date_of_birth', 'company_id', 'total_points', 'life_time_value', 'tags', 'lists']);
+    expect(rejects[alone.length + 1]).toEqual({ contact_id: '1.0', reason: 'id: expected an integer or numeric string, got "1.0"' });
     expect(await sql.w.query('SELECT id, first_name, city, user_id, company_id, total_points, tag_ids, list_ids FROM contacts WHERE id = 915002')).toEqual([
       { id: 915002, first_name: '{not json', city: '[x]', user_id: 1, company_id: 12, total_points: 2.5, tag_ids: [3, 4], list_ids: [2] },
     ]);
