@@ -88,7 +88,8 @@ function pageContents(p: Page<Contact> | RawPage): { items: Contact[]; raw?: Raw
   if (!('body' in p)) return { items: p.items };
   const ids: number[] = [];
   for (const r of p.items) if (r.id !== undefined) ids.push(r.id);
-  return { items: [], raw: { bodies: p.alsoRead ? [p.body, ...p.alsoRead] : [p.body], rows: p.items.length, ids } };
+  const spans = p.rowSpans ? { rowSpans: p.rowSpans } : {};
+  return { items: [], raw: { bodies: p.alsoRead ? [p.body, ...p.alsoRead] : [p.body], ...spans, rows: p.items.length, ids } };
 }
 
 function isNotFound(err: unknown): boolean {

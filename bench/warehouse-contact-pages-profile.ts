@@ -4,13 +4,16 @@
 // ranges: loads below ids already held), then all again with one in --changed changed (the
 // incremental merge). Prints each phase's wall and process CPU ms and its statements' sums,
 // largest first. The machine is shared: compare phases or runs back to back, with the load.
+// Pages carry the row spans the fetch's scan gives (scanContactPage, as the sync hands them over);
+// --bodies-only leaves them out, so DuckDB finds the rows by parsing each body.
 // --explain: DuckDB's profiler on every statement, printing each statement over 20 ms with its
 // three costliest operators (as EXPLAIN ANALYZE gives them), e.g. with --contacts 20000 --batch 20000.
-//   node --import tsx bench/warehouse-contact-pages-profile.ts [--contacts 100000] [--batch 5000] [--per-page 500] [--changed 100] [--explain] [--label L]
+//   node --import tsx bench/warehouse-contact-pages-profile.ts [--contacts 100000] [--batch 5000] [--per-page 500] [--changed 100] [--bodies-only] [--explain] [--label L]
 // With --label, each phase's figures go to bench/results/warehouse-contact-pages-profile.json under it.
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { scanContactPage } from '../src/crm/scan-contact-page.js';
 import { openWarehouse } from '../src/warehouse/index.js';
 import { timeStatements } from './time-statements.js';
 import { benchContact } from './warehouse-contacts.js';
@@ -24,6 +27,7 @@ const BATCH = arg('batch', 5_000);
 const PER_PAGE = arg('per-page', 500);
 const CHANGED = arg('changed', 100);
 const EXPLAIN = process.argv.includes('--explain');
+const BODIES_ONLY = process.argv.includes('--bodies-only');
 const labelAt = process.argv.indexOf('--label');
 const LABEL = labelAt >= 0 ? process.argv[labelAt + 1] : undefined;
 const phases: Record<string, { wallSeconds: number; cpuSeconds: number; loadAverage: number }> = {};
@@ -62,6 +66,14 @@ function bodies(version: (id: number) => number): string[] {
   return out;
 }
 
+/** The pages as the sync hands them over, scanned before any is timed (the scan is the fetch's). */
+function scanned(bodies: string[]): { body: string; rowSpans?: readonly number[] }[] {
+  return bodies.map((body, i) => {
+    const spans = BODIES_ONLY ? undefined : scanContactPage(body, { page: i + 1, perPage: PER_PAGE }, 'GET /subscribers').rowSpans;
+    return spans ? { body, rowSpans: spans } : { body };
+  });
+}
+
 const dir = mkdtempSync(join(tmpdir(), 'crmsync-pages-prof-'));
 try {
   let w = await openWarehouse({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake'), siteTimeZone: 'UTC' });
@@ -86,12 +98,12 @@ try {
   await profiled();
   timeStatements(w, record);
   const perLoad = Math.max(1, Math.round(BATCH / PER_PAGE));
-  const fresh = bodies(() => 0);
+  const fresh = scanned(bodies(() => 0));
   const starts = (n: number) => Array.from({ length: Math.ceil(n / perLoad) }, (_, k) => k * perLoad);
   for (const [phase, pages, order] of [
     ['append (every id new, ascending)', fresh, starts(fresh.length)],
     ['new below held (every id new, loads descending)', fresh, starts(fresh.length).reverse()],
-    [`merge (1 in ${CHANGED} changed)`, bodies((id) => (id % CHANGED === 0 ? 1 : 0)), starts(fresh.length)],
+    [`merge (1 in ${CHANGED} changed)`, scanned(bodies((id) => (id % CHANGED === 0 ? 1 : 0))), starts(fresh.length)],
   ] as const) {
     if (phase.startsWith('new below')) {
       await w.close();
@@ -106,7 +118,7 @@ try {
     const cpu = process.cpuUsage();
     for (const s of order) {
       await w.loadContactPages(
-        pages.slice(s, s + perLoad).map((body, i) => ({ page: s + i + 1, body })),
+        pages.slice(s, s + perLoad).map((p, i) => ({ page: s + i + 1, ...p })),
         { loadId: `p${s}`, syncedAt: new Date() },
       );
     }
@@ -122,7 +134,7 @@ try {
   if (LABEL) {
     const file = join(import.meta.dirname, 'results', 'warehouse-contact-pages-profile.json');
     const previous = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { runs?: Record<string, unknown> }) : {};
-    const run = { at: new Date().toISOString(), machine: { cpus: cpus().length, node: process.version }, contacts: N, contactsPerLoad: perLoad * PER_PAGE, phases };
+    const run = { at: new Date().toISOString(), machine: { cpus: cpus().length, node: process.version }, rowSpans: !BODIES_ONLY, contacts: N, contactsPerLoad: perLoad * PER_PAGE, phases };
     writeFileSync(file, JSON.stringify({ ...previous, runs: { ...previous.runs, [LABEL]: run } }, null, 2) + '\n');
   }
 } finally {

@@ -1,15 +1,18 @@
 // Contact listing pages into the warehouse, three ways over the same page bodies, in one process:
-//   - pages: loadContactPages (DuckDB parses the bodies, the tolerant schema in SQL);
+//   - pages: loadContactPages (DuckDB parses the rows, the tolerant schema in SQL), each page with
+//     the row spans the fetch's scan gives (scanned before timing, as the scan is the fetch's);
 //   - js: the client's path, JSON.parse + the contact schema, then loadContacts;
 //   - baseline: DuckDB's own read_json of the same contact records with a typed column map.
 // Each way loads into a fresh warehouse file, in loads of --batch contacts (the sync's 5,000 by
 // default). Ratios are within this run (the machine is shared: see loadAverage).
-//   node --import tsx bench/warehouse-contact-pages.ts [--contacts 200000] [--batch 5000] [--per-page 100] [--rounds 1] [--label L]
+// --zone: the site's time zone (default UTC; zone-less times are read in it).
+//   node --import tsx bench/warehouse-contact-pages.ts [--contacts 200000] [--batch 5000] [--per-page 100] [--rounds 1] [--zone Z] [--label L]
 // Figures go to stdout and bench/results/warehouse-contact-pages.json, merged per label.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parsePage } from '../src/crm/parse.js';
+import { scanContactPage } from '../src/crm/scan-contact-page.js';
 import { contactSchema } from '../src/crm/schemas/contact.js';
 import { createTimestampNormalizer } from '../src/crm/timestamps.js';
 import type { Contact } from '../src/crm/types.js';
@@ -24,7 +27,8 @@ const N = arg('contacts', 200_000);
 const BATCH = arg('batch', 5_000);
 const PER_PAGE = arg('per-page', 100);
 const ROUNDS = arg('rounds', 1);
-const ZONE = 'UTC';
+const zoneAt = process.argv.indexOf('--zone');
+const ZONE = zoneAt >= 0 ? process.argv[zoneAt + 1]! : 'UTC';
 const labelAt = process.argv.indexOf('--label');
 const LABEL = labelAt >= 0 ? process.argv[labelAt + 1]! : `${N} contacts, ${BATCH} per load`;
 
@@ -36,6 +40,7 @@ for (let first = 1; first <= N; first += PER_PAGE) {
   for (const d of data) records.push(JSON.stringify(d));
   bodies.push(JSON.stringify({ subscribers: { total: N, per_page: PER_PAGE, current_page: bodies.length + 1, last_page: Math.ceil(N / PER_PAGE), data } }));
 }
+const spans = bodies.map((body, i) => scanContactPage(body, { page: i + 1, perPage: PER_PAGE }, 'GET /subscribers').rowSpans);
 const ndjson = join(dir, 'records.ndjson');
 writeFileSync(ndjson, records.join('\n') + '\n');
 records.length = 0;
@@ -64,7 +69,10 @@ async function fresh(name: string): Promise<WarehouseHandle> {
 
 async function viaPages(w: WarehouseHandle): Promise<void> {
   for (let s = 0; s < bodies.length; s += pagesPerLoad) {
-    const pages = bodies.slice(s, s + pagesPerLoad).map((body, i) => ({ page: s + i + 1, body }));
+    const pages = bodies.slice(s, s + pagesPerLoad).map((body, i) => {
+      const rowSpans = spans[s + i];
+      return rowSpans ? { page: s + i + 1, body, rowSpans } : { page: s + i + 1, body };
+    });
     await w.loadContactPages(pages, { loadId: `pages-${s}`, syncedAt: new Date() });
   }
 }
@@ -119,6 +127,7 @@ const run = {
   contactsPerLoad: pagesPerLoad * PER_PAGE,
   perPage: PER_PAGE,
   siteTimeZone: ZONE,
+  rowSpans: spans.filter((x) => x !== undefined).length,
   what: 'the same listing page bodies: loadContactPages (DuckDB parses) against JSON.parse + contact schema + loadContacts (js) and read_json of the same records with a typed column map (baseline; keeps no raw record)',
   rounds,
 };

@@ -20,7 +20,9 @@ class NotAListing extends Error {}
  * Reads a `GET /subscribers` body without parsing it into objects: a single pass that checks the
  * JSON's structure, skips string contents with `indexOf` and keeps only the paginator's numbers
  * and each row's `id`. The rows themselves are left to DuckDB (`loadContactPages`), which parses
- * them once, so the page is not parsed, checked and serialized again in JavaScript.
+ * them once, so the page is not parsed, checked and serialized again in JavaScript. Where each
+ * row starts and ends (`rowSpans`) is kept, so DuckDB gets the rows without parsing the body to
+ * find them.
  *
  * Ids are read as the client's schema reads them (an integer or numeric string); a row whose id is
  * anything else has `id: undefined` here and is recorded as a reject by the load. A listing in
@@ -212,6 +214,7 @@ function scanListing(s: string, requested: { page: number; perPage: number }, fi
   const readUpdated = fields.updatedAt;
   const meta: Record<string, string | undefined> = {};
   let items: RowRef[] | undefined;
+  const spans: number[] = [];
   let other = false;
 
   const rows = (): RowRef[] => {
@@ -230,6 +233,7 @@ function scanListing(s: string, requested: { page: number; perPage: number }, fi
       } else {
         let id: number | undefined;
         let updated: string | undefined;
+        spans.push(i);
         object((start, end) => {
           // Only a row's own `id` (and `updated_at` when asked) is read; keys are compared in place, not copied.
           if (end - start === 2 && s.charCodeAt(start) === 105 && s.charCodeAt(start + 1) === 100) {
@@ -241,6 +245,7 @@ function scanListing(s: string, requested: { page: number; perPage: number }, fi
             else skip(4);
           } else skip(4);
         });
+        spans.push(i);
         out.push(readUpdated ? { id, updated_at: readUpdated(updated) } : { id });
       }
       ws();
@@ -280,5 +285,5 @@ function scanListing(s: string, requested: { page: number; perPage: number }, fi
   const currentPage = metaInt(meta.current_page) ?? requested.page;
   let lastPage = metaInt(meta.last_page);
   if (lastPage === undefined && total !== undefined && perPage > 0) lastPage = Math.ceil(total / perPage);
-  return { items, total, perPage, currentPage, lastPage, body: s };
+  return { items, total, perPage, currentPage, lastPage, body: s, rowSpans: spans };
 }

@@ -35,6 +35,11 @@ export interface RowRef {
  */
 export interface RawPage extends Page<RowRef> {
   body: string;
+  /**
+   * Where each listed row's JSON text starts and ends in `body` (string indices, start and end
+   * in turn), when the body is in the common envelope; the load then takes the rows by these.
+   */
+  rowSpans?: readonly number[];
   alsoRead?: string[];
 }
 

@@ -23,6 +23,8 @@ export interface ScannedPage {
 
 export interface RawContents {
   bodies: string[];
+  /** Where each row lies in `bodies[0]` (`RawPage.rowSpans`), so the load takes rows without parsing that body. */
+  rowSpans?: readonly number[];
   rows: number;
   ids: number[];
 }
@@ -161,7 +163,8 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
           const bodies: ContactPage[] = [];
           for (const { page } of batch) {
             for (const c of page.items) byId.set(c.id, c);
-            for (const body of page.raw?.bodies ?? []) bodies.push({ page: page.page, body });
+            const spans = page.raw?.rowSpans;
+            for (const [k, body] of (page.raw?.bodies ?? []).entries()) bodies.push(k === 0 && spans ? { page: page.page, body, rowSpans: spans } : { page: page.page, body });
           }
           const first = batch[0]!.page;
           const ctx = { loadId: first.loadId, syncedAt: first.syncedAt };

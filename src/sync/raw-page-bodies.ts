@@ -14,7 +14,8 @@ export interface RowsWanted {
  */
 export function rawPageBodies(p: RawPage, page: number, wanted: RowsWanted = {}): ContactPage[] {
   const { firstRows, ...rest } = wanted;
-  const own: ContactPage = { page, body: p.body, ...rest, ...(firstRows === undefined ? {} : { firstRows }) };
+  const spans = p.rowSpans === undefined ? {} : { rowSpans: p.rowSpans };
+  const own: ContactPage = { page, body: p.body, ...spans, ...rest, ...(firstRows === undefined ? {} : { firstRows }) };
   return [own, ...(p.alsoRead ?? []).map((body) => ({ page, body, ...rest }))];
 }
 

@@ -1,6 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { CONTACT_BUCKET_SIZE, CONTACT_FIELD_NAMES } from './contact-columns.js';
-import { pageRowsSql, typedContactRowsSql } from './contact-page-sql.js';
+import { contactReasonsSql, pageRowsSql, ROW_SEPARATOR, typedContactRowsSql } from './contact-page-sql.js';
 import { WarehouseInputError, WarehousePageUnreadableError } from './errors.js';
 import { appendStagedContacts, mergeStagedContacts } from './load-contacts.js';
 import { quoteIdent, quoteLiteral } from './quote.js';
@@ -22,6 +22,8 @@ export interface ContactPage {
   minId?: number;
   /** Load only the page's first rows (the updated-first scan: the rows changed since its watermark). */
   firstRows?: number;
+  /** Where each row starts and ends in `body` (`RawPage.rowSpans`): the rows are taken by these, not by parsing the body. */
+  rowSpans?: readonly number[];
 }
 
 export interface ContactPagesStats extends LoadStats {
@@ -45,9 +47,11 @@ export async function loadContactPages(connection: DuckDBConnection, pages: read
   checkPages(pages);
   const numbered = pages.map((p, seq) => ({ seq, ...p }));
   const filtered = pages.some((p) => p.minId !== undefined || p.firstRows !== undefined);
-  const columns = filtered ? ['seq', 'page', 'body', 'min_id', 'first_rows'] : ['seq', 'page', 'body'];
+  const columns = filtered ? ['seq', 'page', 'body', 'rows', 'min_id', 'first_rows'] : ['seq', 'page', 'body', 'rows'];
   const num = (n: number | undefined) => (n === undefined ? null : String(n));
-  await stageColumns(connection, '_stage_contact_pages', columns, numbered, (p) => [String(p.seq), String(p.page), p.body, num(p.minId), num(p.firstRows)]);
+  await stageColumns(connection, '_stage_contact_pages', columns, numbered, (p) =>
+    p.rowSpans ? [String(p.seq), String(p.page), null, rowTexts(p.body, p.rowSpans), num(p.minId), num(p.firstRows)] : [String(p.seq), String(p.page), p.body, null, num(p.minId), num(p.firstRows)],
+  );
   try {
     await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_contacts_checked AS ${typedContactRowsSql(`(${pageRowsSql('_stage_contact_pages')})`, opts.siteTimeZone)};
       ${filtered ? `${UNASKED_ROWS_SQL};` : ''}
@@ -62,6 +66,7 @@ export async function loadContactPages(connection: DuckDBConnection, pages: read
     );
   }
   try {
+    await giveReasons(connection);
     return await inTransaction(connection, () => loadChecked(connection, ctx));
   } finally {
     await run(connection, 'DROP TABLE IF EXISTS _stage_contacts_checked; DROP TABLE IF EXISTS _stage_contacts; DROP TABLE IF EXISTS _stage_contact_raw');
@@ -75,6 +80,21 @@ export async function loadContactPages(connection: DuckDBConnection, pages: read
 const UNASKED_ROWS_SQL = `DELETE FROM _stage_contacts_checked c USING _stage_contact_pages p
   WHERE c.seq = CAST(p.seq AS INTEGER) AND (c.position > CAST(p.first_rows AS BIGINT) OR c.id <= CAST(p.min_id AS BIGINT))`;
 
+/** A page's row texts, joined for `pageRowsSql` to split. */
+function rowTexts(body: string, spans: readonly number[]): string {
+  const rows = new Array<string>(spans.length / 2);
+  for (let k = 0; k < rows.length; k++) rows[k] = body.slice(spans[2 * k], spans[2 * k + 1]);
+  return rows.join(ROW_SEPARATOR);
+}
+
+/** Sets `_reason` on the checked rows a cheap check could not pass, when there are any (rare: none in most loads). */
+async function giveReasons(connection: DuckDBConnection): Promise<void> {
+  if ((await readCount(connection, 'SELECT count(*) FROM _stage_contacts_checked WHERE _suspect')) === 0) return;
+  const suspect = '(SELECT seq, page, position, raw FROM _stage_contacts_checked WHERE _suspect)';
+  await run(connection, `UPDATE _stage_contacts_checked c SET _reason = s._reason FROM (${contactReasonsSql(suspect)}) s
+    WHERE c._suspect AND c.seq = s.seq AND c.position = s.position AND s._reason IS NOT NULL`);
+}
+
 function checkPages(pages: readonly ContactPage[]): void {
   if (pages.length > MAX_PAGES_PER_LOAD) throw new WarehouseInputError(`loadContactPages got ${pages.length} pages; load at most ${MAX_PAGES_PER_LOAD} per call (split the batch).`);
   let bytes = 0;
@@ -87,9 +107,22 @@ function checkPages(pages: readonly ContactPage[]): void {
     ] as const) {
       if (n !== undefined && !Number.isSafeInteger(n)) throw new WarehouseInputError(`${k} ${String(n)} of contact page ${p.page} is not an integer; pass a whole number or leave it out.`);
     }
+    if (p.rowSpans && !spansFit(p.rowSpans, p.body.length)) throw new WarehouseInputError(`The row spans of contact page ${p.page} do not fit its body; pass the rowSpans the scan of that body gave, or none.`);
     if (p.body.length > MAX_PAGE_BYTES) throw new WarehouseInputError(`Contact page ${p.page} is ${p.body.length} bytes; the limit is ${MAX_PAGE_BYTES} (request fewer contacts per page).`);
   }
   if (bytes > MAX_LOAD_BYTES) throw new WarehouseInputError(`loadContactPages got ${bytes} bytes of pages; load at most ${MAX_LOAD_BYTES} per call (split the batch).`);
+}
+
+/** Start and end pairs in order, inside a body of `length`, each row at least `{}`. */
+function spansFit(spans: readonly number[], length: number): boolean {
+  if (spans.length % 2 !== 0) return false;
+  let last = 0;
+  for (let k = 0; k < spans.length; k += 2) {
+    const [a, b] = [spans[k]!, spans[k + 1]!];
+    if (!Number.isSafeInteger(a) || !Number.isSafeInteger(b) || a < last || b < a + 2 || b > length) return false;
+    last = b;
+  }
+  return true;
 }
 
 /**

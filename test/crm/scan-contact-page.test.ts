@@ -26,6 +26,11 @@ function capturedListings(): { name: string; text: string }[] {
   return out;
 }
 
+/** Each row's text as the spans give it, parsed. */
+function rowsBySpans(body: string, spans: readonly number[]): unknown[] {
+  return Array.from({ length: spans.length / 2 }, (_, k) => JSON.parse(body.slice(spans[2 * k], spans[2 * k + 1])) as unknown);
+}
+
 describe('scanContactPage', () => {
   it('reads the same ids and paginator numbers from every captured listing as the parsed path', () => {
     const listings = capturedListings();
@@ -34,7 +39,7 @@ describe('scanContactPage', () => {
     for (const { name, text } of listings) {
       const parsed = parsePage(JSON.parse(text), ['subscribers'], schema, q, ROUTE);
       const scanned = scanContactPage(text, q, ROUTE);
-      expect({ name, ...scanned, body: undefined }, name).toEqual({
+      expect({ name, ...scanned, body: undefined, rowSpans: undefined }, name).toEqual({
         name,
         items: parsed.items.map((c) => ({ id: c.id })),
         total: parsed.total,
@@ -42,9 +47,22 @@ describe('scanContactPage', () => {
         currentPage: parsed.currentPage,
         lastPage: parsed.lastPage,
         body: undefined,
+        rowSpans: undefined,
       });
       expect(scanned.body).toBe(text);
+      expect(rowsBySpans(text, scanned.rowSpans!), name).toEqual((JSON.parse(text) as { subscribers: { data: unknown[] } }).subscribers.data);
     }
+  });
+
+  it('gives where each row starts and ends, whatever the whitespace, and no spans for another envelope', () => {
+    const body = ` { "subscribers" : { "data" : [ {"id":"1","name":"a ] } \\" ,"} ,\n\t{ "id" : 2 , "tags" : [ {"id":3} ] } ] , "total" : 2 } } `;
+    const p = scanContactPage(body, q, ROUTE);
+    expect(p.rowSpans).toHaveLength(4);
+    expect(rowsBySpans(body, p.rowSpans!).map((r) => JSON.stringify(r))).toEqual(['{"id":"1","name":"a ] } \\" ,"}', '{"id":2,"tags":[{"id":3}]}']);
+    expect(p.rowSpans!.map((at, k) => body[k % 2 === 0 ? at : at - 1])).toEqual(['{', '}', '{', '}']);
+    expect(scanContactPage('{"subscribers":{"data":[]}}', q, ROUTE).rowSpans).toEqual([]);
+    expect(scanContactPage('{"subscribers":{"data":{"0":{"id":1}}}}', q, ROUTE).rowSpans).toBeUndefined();
+    expect(scanContactPage('{"subscribers":[{"id":1}]}', q, ROUTE).rowSpans).toBeUndefined();
   });
 
   it('reads each row’s updated_at when asked, as the parsed path normalizes it', () => {

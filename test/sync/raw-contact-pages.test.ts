@@ -6,7 +6,9 @@ import { createContactActivities } from '../../activities/sync-contacts.js';
 import { silentLogger } from '../../src/logger.js';
 import { startSimulator, type RunningSimulator as Simulator } from '../../src/simulator/index.js';
 import type { SyncCrmClient } from '../../src/sync/crm-port.js';
-import { openWarehouseOwner, type WarehouseOwner } from '../../src/warehouse/index.js';
+import { openWarehouseOwner, type WarehouseHandle, type WarehouseOwner } from '../../src/warehouse/index.js';
+import type { ContactPage } from '../../src/warehouse/load-contact-pages.js';
+import type { LoadContext } from '../../src/warehouse/types.js';
 import { contactTablesSnapshot } from '../helpers/contact-tables.js';
 import { countingCrmClient } from '../helpers/counting-crm-client.js';
 
@@ -24,6 +26,33 @@ async function scanAll(client: SyncCrmClient, writes: WarehouseOwner, contactPag
   const pages = await acts.syncContactPages({ scanKey: scan.scanKey, fromPage: 1, toPage: scan.lastPage, perPage: 25, expectedTotal: scan.total, loadId: 'L1' });
   const finish = await acts.finishContactsScan({ scanKey: scan.scanKey, loadId: 'L1' });
   return { pages, finish };
+}
+
+/** `writes`, counting the pages its jobs hand to loadContactPages with the scan's row spans and without. */
+function countingSpans(writes: WarehouseOwner): { owner: WarehouseOwner; handed: { spans: number; bodies: number } } {
+  const handed = { spans: 0, bodies: 0 };
+  const spy = (w: WarehouseHandle): WarehouseHandle =>
+    new Proxy(w, {
+      get(target, key) {
+        if (key === 'loadContactPages') {
+          return (pages: readonly ContactPage[], ctx: LoadContext) => {
+            for (const p of pages) handed[p.rowSpans ? 'spans' : 'bodies']++;
+            return target.loadContactPages(pages, ctx);
+          };
+        }
+        const v = Reflect.get(target, key, target) as unknown;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+  const owner: WarehouseOwner = {
+    dbPath: writes.dbPath,
+    get pending() {
+      return writes.pending;
+    },
+    run: (job) => writes.run((w) => job(spy(w))),
+    close: () => writes.close(),
+  };
+  return { owner, handed };
 }
 
 async function snapshot(writes: WarehouseOwner): Promise<Record<string, unknown>> {
@@ -51,7 +80,10 @@ describe('contact scans load raw pages (simulator in real mode, real DuckDB)', (
         const viaJs = countingClient(sim);
         const viaSql = countingClient(sim);
         const a = await scanAll(viaJs.client, parsedOwner!, 'parsed');
-        const b = await scanAll(viaSql.client, rawOwner!, 'raw');
+        const spying = countingSpans(rawOwner!);
+        const b = await scanAll(viaSql.client, spying.owner, 'raw');
+        // Each page with the row spans its scan found: DuckDB does not parse a body to find the rows.
+        expect(spying.handed).toEqual({ spans: 8, bodies: 0 });
         // Pages raw; only the two one-row probes (start and finish of the scan) are parsed.
         expect(viaSql.calls).toEqual({ parsed: 2, raw: 8 });
         expect(viaJs.calls).toEqual({ parsed: 10, raw: 0 });
