@@ -9,6 +9,7 @@ import { createEntityActivities } from './sync-entities.js';
 import { createFunnelActivities } from './sync-funnels.js';
 import { createReportActivities } from './sync-reports.js';
 import { createRunActivities } from './sync-runs.js';
+import { createSmallStreamActivities } from './sync-small-stream.js';
 import { withFailureClassification } from './to-application-failure.js';
 
 /**
@@ -27,6 +28,7 @@ export function createSyncActivities(deps: SyncActivityDeps) {
     ...createFunnelActivities(deps),
     ...createReportActivities(deps),
     ...createRunActivities(deps),
+    ...createSmallStreamActivities(deps),
   });
 }
 

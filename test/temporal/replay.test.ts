@@ -69,6 +69,11 @@ describe('replay of the recorded workflow histories', () => {
     const separateChecks = byName(all, 'before-fresh-contacts-one-activity.sync-incremental.contacts');
     expect(patchIdsOf(separateChecks)).toEqual(['run-record-alongside', 'fresh-contacts']);
     expect(activitiesOf(separateChecks)).toEqual(expect.arrayContaining(['scanUpdatedContacts', 'repairMemberships', 'sweepContactSlice']));
+    // A small stream's run is one activity; runs started before that change replay three.
+    const tags = byName(all, 'sync-backfill.tags');
+    expect(patchIdsOf(tags)).toEqual(['small-stream-one-activity']);
+    expect(activitiesOf(tags)).toEqual(['syncSmallStream']);
+    expect(activitiesOf(byName(all, 'before-small-stream-one-activity.sync-backfill.tags'))).toEqual(['recordStreamRun', 'syncEntityStream', 'recordStreamRun']);
     expect(activitiesOf(byName(all, 'push-1'))).toEqual(['planPush', 'pushBatch', 'pushBatch']);
     expect(continuesAsNew(byName(all, 'push-1'))).toBe(true);
     expect(activitiesOf(byName(all, 'push-2'))).toEqual(['pushBatch', 'finishPush']);
