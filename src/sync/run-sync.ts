@@ -8,6 +8,7 @@ import type { StreamProgress, SyncResult, SyncWorkflowInput } from '../../workfl
 import { awaitStream, findRunningStreams, findRunningSync, innermostMessage, mergeJoined, type JoinedOutcome, type RunningStream } from './running-runs.js';
 import { SyncAlreadyRunningError, SyncCancelledError, SyncFailedError } from './sync-errors.js';
 import { settledProgress } from './settled-progress.js';
+import { startOrder } from './streams.js';
 import { createStreamProgressReader } from './stream-progress-reader.js';
 
 export interface RunSyncOptions {
@@ -62,7 +63,7 @@ export async function runSync(options: RunSyncOptions): Promise<SyncResult> {
           taskQueue: scope,
           workflowId,
           workflowIdConflictPolicy: 'FAIL',
-          args: [{ ...options.input, streams: own, warehouseTaskQueue: options.taskQueues.warehouse, idScope: scope }],
+          args: [{ ...options.input, streams: startOrder(own), warehouseTaskQueue: options.taskQueues.warehouse, idScope: scope }],
         });
         runId = handle.firstExecutionRunId;
       } catch (err) {
