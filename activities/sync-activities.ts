@@ -10,6 +10,7 @@ import { createFunnelActivities } from './sync-funnels.js';
 import { createReportActivities } from './sync-reports.js';
 import { createRunActivities } from './sync-runs.js';
 import { createSmallStreamActivities } from './sync-small-stream.js';
+import { createContactsStartActivities } from './sync-contacts-start.js';
 import { withFailureClassification } from './to-application-failure.js';
 
 /**
@@ -29,6 +30,7 @@ export function createSyncActivities(deps: SyncActivityDeps) {
     ...createReportActivities(deps),
     ...createRunActivities(deps),
     ...createSmallStreamActivities(deps),
+    ...createContactsStartActivities(deps),
   });
 }
 

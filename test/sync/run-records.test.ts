@@ -20,7 +20,7 @@ describe('stream run records', () => {
           .slice(firstDone + 1, next)
           .filter((e) => e.activityTaskScheduledEventAttributes)
           .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name);
-        expect(scheduled).toEqual(stream === 'tags' ? ['syncSmallStream'] : ['recordStreamRun', 'planContactsRun']);
+        expect(scheduled).toEqual(stream === 'tags' ? ['syncSmallStream'] : ['recordStreamRun', 'startContactsRun']);
         // A small stream with nothing new: one activity and two workflow tasks in all.
         if (stream === 'tags') {
           expect(events.filter((e) => e.activityTaskScheduledEventAttributes).length).toBe(1);
