@@ -84,7 +84,8 @@ export async function syncStreamWorkflow(input: StreamWorkflowInput): Promise<St
   } catch (err) {
     const cancelled = isCancellation(err);
     progress.phase = cancelled ? 'cancelled' : 'failed';
-    progress.error = err instanceof Error ? err.message : String(err);
+    // The innermost cause: an activity's failure says "Activity task failed", its cause names the fix.
+    progress.error = innermostMessage(err);
     // Record the outcome even when cancelled: the scope that was cancelled cannot run activities.
     await CancellationScope.nonCancellable(async () => {
       await started?.catch(() => undefined);
@@ -170,4 +171,10 @@ async function runStream(
   progress.requests = totals.requests;
   const finalMode = modeAfterRun(stream, input.full, totals);
   return skipped ? { mode: finalMode, skipped } : { mode: finalMode };
+}
+
+function innermostMessage(err: unknown): string {
+  let e: unknown = err;
+  while (e instanceof Error && e.cause instanceof Error) e = e.cause;
+  return e instanceof Error ? e.message : String(e);
 }
