@@ -9,6 +9,8 @@ import { createEntityActivities } from './sync-entities.js';
 import { createFunnelActivities } from './sync-funnels.js';
 import { createReportActivities } from './sync-reports.js';
 import { createRunActivities } from './sync-runs.js';
+import { createSmallStreamActivities } from './sync-small-stream.js';
+import { createContactsStartActivities } from './sync-contacts-start.js';
 import { withFailureClassification } from './to-application-failure.js';
 
 /**
@@ -27,6 +29,8 @@ export function createSyncActivities(deps: SyncActivityDeps) {
     ...createFunnelActivities(deps),
     ...createReportActivities(deps),
     ...createRunActivities(deps),
+    ...createSmallStreamActivities(deps),
+    ...createContactsStartActivities(deps),
   });
 }
 

@@ -8,7 +8,10 @@
 // background worker an earlier command left running (CRMSYNC_EMBEDDED_IDLE, the default 10m), until
 // each stream is done (its timestamped progress lines), and the rest (lake publish, drain, exit).
 // The data directory's background worker and embedded server are stopped at the end.
-//   node --import tsx bench/cli-latency.ts [--rounds N] [--label after] [--via bin|tsx]
+// With `--against DIR` (another checkout, built, e.g. a worktree of main) the same commands of
+// that checkout run too, in a data directory of their own, round by round alternating with this
+// one's: an A/B under the same load, recorded as `<label>` and `<label>:against`, with the ratio.
+//   node --import tsx bench/cli-latency.ts [--rounds N] [--label after] [--via bin|tsx] [--against DIR]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -32,7 +35,11 @@ if (via !== 'bin' && via !== 'tsx') throw new Error('--via must be bin or tsx');
 const dist = (distState as (root: string) => string)(root);
 const runs = via === 'tsx' ? 'the sources through tsx' : dist === 'current' ? 'bin/crmsync.js on dist/' : `bin/crmsync.js on the sources (dist/ ${dist}; npm run build first)`;
 console.log(`commands run as ${runs}`);
-const command = via === 'tsx' ? ['--import', 'tsx', join(root, 'src', 'cli', 'entry.ts')] : [join(root, 'bin', 'crmsync.js')];
+const commandOf = (checkout: string): string[] => (via === 'tsx' ? ['--import', 'tsx', join(checkout, 'src', 'cli', 'entry.ts')] : [join(checkout, 'bin', 'crmsync.js')]);
+const against = process.argv.includes('--against') ? arg('against', '') : undefined;
+if (against !== undefined && (against === '' || via !== 'bin' || (distState as (root: string) => string)(against) !== 'current')) {
+  throw new Error('--against needs a built checkout (npm run build there) and --via bin');
+}
 
 interface Run {
   seconds: number;
@@ -41,7 +48,7 @@ interface Run {
   stderr: string;
 }
 
-function run(args: string[], env: Record<string, string>): Promise<Run> {
+function run(args: string[], env: Record<string, string>, command: string[]): Promise<Run> {
   const started = performance.now();
   const startedAtMs = Date.now();
   return new Promise((resolve, reject) => {
@@ -81,56 +88,86 @@ function breakdown(r: Run): Record<string, number> {
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 const sim = await startSimulator({ contacts: 2_000, seed: 16 });
-const dir = mkdtempSync(join(tmpdir(), 'crmsync-bench-cli-'));
-const env: Record<string, string> = {
-  PATH: process.env.PATH ?? '',
-  HOME: process.env.HOME ?? '',
-  ...(process.env.XDG_CACHE_HOME ? { XDG_CACHE_HOME: process.env.XDG_CACHE_HOME } : {}),
-  ...(process.env.TEMPORAL_CLI_PATH ? { TEMPORAL_CLI_PATH: process.env.TEMPORAL_CLI_PATH } : {}),
-  CRM_BASE_URL: sim.baseUrl,
-  CRM_USERNAME: sim.credentials.username,
-  CRM_PASSWORD: sim.credentials.password,
-  CRMSYNC_DB: join(dir, 'crm.duckdb'),
-  CRMSYNC_LAKE: join(dir, 'lake'),
-  CRMSYNC_DATA_DIR: dir,
-  CRMSYNC_LOG_LEVEL: 'warn',
-};
-// The sync's own log lines (JSON, as stdout is not a terminal) give the time its workers poll.
-const syncEnv = { ...env, CRMSYNC_LOG_LEVEL: 'info' };
-const loadAtStart = loadavg().map((x) => Number(x.toFixed(2)));
-const breakdowns: Record<string, number>[] = [];
-const times: Record<string, number[]> = { help: [], 'sync (nothing to do)': [], status: [], 'schedule list': [] };
-try {
-  const first = await run(['sync'], env);
-  console.log(`first sync (backfill of 2,000 contacts, not counted): ${first.seconds.toFixed(2)} s`);
-  for (let r = 0; r < rounds; r++) {
-    times.help!.push((await run(['--help'], env)).seconds);
-    const sync = await run(['sync'], syncEnv);
-    times['sync (nothing to do)']!.push(sync.seconds);
-    breakdowns.push(breakdown(sync));
-    times.status!.push((await run(['status'], env)).seconds);
-    times['schedule list']!.push((await run(['schedule', 'list'], env)).seconds);
-  }
-} finally {
-  await stopEmbeddedServer(dir).catch(() => undefined);
-  await sim.close();
-  rmSync(dir, { recursive: true, force: true });
+
+interface Variant {
+  label: string;
+  command: string[];
+  dir: string;
+  env: Record<string, string>;
+  times: Record<string, number[]>;
+  breakdowns: Record<string, number>[];
 }
 
-const baseline = median(times.help!);
-const figures = Object.fromEntries(
-  Object.entries(times).map(([what, xs]) => [what, { medianS: Number(median(xs).toFixed(2)), runsS: xs.map((x) => Number(x.toFixed(2))), ratioToHelp: Number((median(xs) / baseline).toFixed(2)) }]),
-);
-for (const [what, f] of Object.entries(figures)) console.log(`${what.padEnd(22)} median ${f.medianS.toFixed(2)} s  (${f.ratioToHelp}x \`crmsync --help\`)  runs ${f.runsS.join(', ')}`);
-// Per mark, the median over the rounds of the seconds since the sync was spawned.
-const marks = [...new Set(breakdowns.flatMap((b) => Object.keys(b)))];
-const syncBreakdown: Record<string, number> = Object.fromEntries(
-  marks.map((k): [string, number] => [k, median(breakdowns.map((b) => b[k]).filter((x): x is number => x !== undefined))]).sort((a, b) => a[1] - b[1]),
-);
-console.log('no-change sync, seconds after spawn (median):');
-for (const [k, v] of Object.entries(syncBreakdown)) console.log(`  ${k.padEnd(24)} ${v.toFixed(2)}`);
+function variant(variantLabel: string, checkout: string): Variant {
+  const dir = mkdtempSync(join(tmpdir(), 'crmsync-bench-cli-'));
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    ...(process.env.XDG_CACHE_HOME ? { XDG_CACHE_HOME: process.env.XDG_CACHE_HOME } : {}),
+    ...(process.env.TEMPORAL_CLI_PATH ? { TEMPORAL_CLI_PATH: process.env.TEMPORAL_CLI_PATH } : {}),
+    CRM_BASE_URL: sim.baseUrl,
+    CRM_USERNAME: sim.credentials.username,
+    CRM_PASSWORD: sim.credentials.password,
+    CRMSYNC_DB: join(dir, 'crm.duckdb'),
+    CRMSYNC_LAKE: join(dir, 'lake'),
+    CRMSYNC_DATA_DIR: dir,
+    CRMSYNC_LOG_LEVEL: 'warn',
+  };
+  return { label: variantLabel, command: commandOf(checkout), dir, env, times: { help: [], 'sync (nothing to do)': [], status: [], 'schedule list': [] }, breakdowns: [] };
+}
+
+const variants = [variant(label, root), ...(against ? [variant(`${label}:against`, against)] : [])];
+const loadAtStart = loadavg().map((x) => Number(x.toFixed(2)));
+try {
+  for (const v of variants) {
+    const first = await run(['sync'], v.env, v.command);
+    console.log(`${v.label}: first sync (backfill of 2,000 contacts, not counted): ${first.seconds.toFixed(2)} s`);
+  }
+  for (let r = 0; r < rounds; r++) {
+    // Alternating, so both see the same load.
+    for (const v of r % 2 === 0 ? variants : [...variants].reverse()) {
+      v.times.help!.push((await run(['--help'], v.env, v.command)).seconds);
+      // The sync's own log lines (JSON, as stdout is not a terminal) give the time its workers poll.
+      const sync = await run(['sync'], { ...v.env, CRMSYNC_LOG_LEVEL: 'info' }, v.command);
+      v.times['sync (nothing to do)']!.push(sync.seconds);
+      v.breakdowns.push(breakdown(sync));
+      v.times.status!.push((await run(['status'], v.env, v.command)).seconds);
+      v.times['schedule list']!.push((await run(['schedule', 'list'], v.env, v.command)).seconds);
+    }
+  }
+} finally {
+  for (const v of variants) {
+    await stopEmbeddedServer(v.dir).catch(() => undefined);
+    rmSync(v.dir, { recursive: true, force: true });
+  }
+  await sim.close();
+}
 const loadAtEnd = loadavg().map((x) => Number(x.toFixed(2)));
+
+function summarize(v: Variant) {
+  const baseline = median(v.times.help!);
+  const figures = Object.fromEntries(
+    Object.entries(v.times).map(([what, xs]) => [
+      what,
+      { medianS: Number(median(xs).toFixed(2)), runsS: xs.map((x) => Number(x.toFixed(2))), ratioToHelp: Number((median(xs) / baseline).toFixed(2)) },
+    ]),
+  );
+  console.log(`${v.label}:`);
+  for (const [what, f] of Object.entries(figures)) console.log(`  ${what.padEnd(22)} median ${f.medianS.toFixed(2)} s  (${f.ratioToHelp}x \`crmsync --help\`)  runs ${f.runsS.join(', ')}`);
+  // Per mark, the median over the rounds of the seconds since the sync was spawned.
+  const marks = [...new Set(v.breakdowns.flatMap((b) => Object.keys(b)))];
+  const syncBreakdown: Record<string, number> = Object.fromEntries(
+    marks.map((k): [string, number] => [k, median(v.breakdowns.map((b) => b[k]).filter((x): x is number => x !== undefined))]).sort((a, b) => a[1] - b[1]),
+  );
+  console.log('  no-change sync, seconds after spawn (median):');
+  for (const [k, t] of Object.entries(syncBreakdown)) console.log(`    ${k.padEnd(24)} ${t.toFixed(2)}`);
+  return { figures, syncBreakdownS: syncBreakdown };
+}
+const summaries = variants.map((v) => ({ v, ...summarize(v) }));
 console.log(`load average (1, 5, 15 min): ${loadAtStart.join(', ')} at start, ${loadAtEnd.join(', ')} at end (2 cores)`);
+const [mine, other] = summaries;
+const ratios = other ? Object.fromEntries(Object.keys(mine!.figures).map((k) => [k, Number((mine!.figures[k]!.medianS / other.figures[k]!.medianS).toFixed(2))])) : undefined;
+if (ratios) console.log(`median ${label} / median ${label}:against (${against}): ${JSON.stringify(ratios)}`);
 
 const resultFile = join(here, 'results', 'cli-latency.json');
 let recorded: Record<string, unknown> = {};
@@ -139,6 +176,17 @@ try {
 } catch {
   recorded = {};
 }
-recorded[label] = { at: new Date().toISOString(), rounds, embedded: true, runs, loadAverage: { start: loadAtStart, end: loadAtEnd }, figures, syncBreakdownS: syncBreakdown };
+for (const { v, figures, syncBreakdownS } of summaries) {
+  recorded[v.label] = {
+    at: new Date().toISOString(),
+    rounds,
+    embedded: true,
+    runs: v === variants[0] ? runs : `bin/crmsync.js on dist/ of ${against}`,
+    loadAverage: { start: loadAtStart, end: loadAtEnd },
+    figures,
+    syncBreakdownS,
+    ...(v === variants[0] && ratios ? { medianRatioToAgainst: ratios } : {}),
+  };
+}
 writeFileSync(resultFile, `${JSON.stringify(recorded, null, 2)}\n`);
-console.log(`recorded as "${label}" in ${resultFile}`);
+console.log(`recorded as ${summaries.map((x) => `"${x.v.label}"`).join(' and ')} in ${resultFile}`);

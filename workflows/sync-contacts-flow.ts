@@ -2,6 +2,8 @@ import { continueAsNew, patched, workflowInfo } from '@temporalio/workflow';
 import { allOrStopTheRest } from './all-or-stop-the-rest.js';
 import { planPageRanges, rangeSizeFor } from './page-ranges.js';
 import { syncActivities } from './sync-activity-proxies.js';
+import { sweepsNow } from './sweeps-now.js';
+import type { FreshContactsResult } from '../activities/sync-fresh-contacts.js';
 import { addTotals, type ContactsMode, type FreshSummary, type StreamProgress, type StreamTotals, type StreamWorkflowInput } from './sync-types.js';
 
 /**
@@ -31,21 +33,35 @@ export async function runContactsFlow(
   if (input.carry) {
     mode = input.carry.mode;
   } else {
-    const plan = await acts.planContactsRun({ full: input.full, reconcile: input.reconcile, reconcileEveryMs: input.reconcileEveryMs });
+    // The plan, the new contacts and the freshness checks in one activity (startContactsRun): two
+    // round trips and two workflow tasks less on the longest chain of a sync with nothing to do.
+    // Runs started before this change take them one activity at a time.
+    const one = patched('contacts-start-one-activity')
+      ? await acts.startContactsRun({
+          full: input.full,
+          reconcile: input.reconcile,
+          reconcileEveryMs: input.reconcileEveryMs,
+          perPage: tuning.perPage,
+          loadId,
+          overlapMs: tuning.updatedOverlapMs,
+          sweepRuns: tuning.sweepRuns,
+        })
+      : undefined;
+    const plan = one ? one.plan : await acts.planContactsRun({ full: input.full, reconcile: input.reconcile, reconcileEveryMs: input.reconcileEveryMs });
     mode = plan.mode;
     if (mode === 'incremental') {
       progress.phase = 'incremental';
-      const fresh = await acts.fetchNewContacts({ perPage: tuning.perPage, loadId });
+      const fresh = one?.fresh ?? (await acts.fetchNewContacts({ perPage: tuning.perPage, loadId }));
       addTotals(totals, fresh);
       progress.pagesDone += fresh.pages;
       progress.rows = totals.rows;
       progress.requests = totals.requests;
       // A live count that disagrees with the CRM's total means deletes (or rows missed by drift): sweep now.
-      const sweepNow = fresh.crmTotal !== fresh.liveCount || (plan.reconcileDue && input.reconcile !== 'never');
+      const sweepNow = one ? one.refreshed === undefined : sweepsNow(plan, fresh, input.reconcile);
       if (!sweepNow) {
         // Edits to existing contacts (the free CRM sends no webhooks); older histories ran without it.
-        if (!patched('fresh-contacts')) return 'incremental';
-        const summary = await refreshExisting(input, totals, progress, loadId);
+        if (!one && !patched('fresh-contacts')) return 'incremental';
+        const summary = await refreshExisting(input, totals, progress, loadId, one?.refreshed);
         onFresh(summary);
         // Member counts differ by more than a sweep costs: sweep now rather than re-read by tag.
         if (!summary.memberships.sweepInstead) return 'incremental';
@@ -106,7 +122,7 @@ export async function runContactsFlow(
  * orders by updated_at), membership repair from the tag and list counts, and one slice of the
  * rolling sweep. Each loads what it finds; the summary says what each found.
  */
-async function refreshExisting(input: StreamWorkflowInput, totals: StreamTotals, progress: StreamProgress, loadId: string): Promise<FreshSummary> {
+async function refreshExisting(input: StreamWorkflowInput, totals: StreamTotals, progress: StreamProgress, loadId: string, refreshed?: FreshContactsResult): Promise<FreshSummary> {
   const { tuning } = input;
   const acts = syncActivities(input.warehouseTaskQueue, tuning);
   const track = (r: Partial<StreamTotals>): void => {
@@ -117,9 +133,11 @@ async function refreshExisting(input: StreamWorkflowInput, totals: StreamTotals,
   };
   // One activity for the three checks (one round trip, not three); runs started before this
   // change replay them as three.
-  const one = patched('fresh-contacts-one-activity')
-    ? await acts.refreshContacts({ perPage: tuning.perPage, loadId, overlapMs: tuning.updatedOverlapMs, reprobeAfterMs: input.reconcileEveryMs, sweepRuns: tuning.sweepRuns })
-    : undefined;
+  const one =
+    refreshed ??
+    (patched('fresh-contacts-one-activity')
+      ? await acts.refreshContacts({ perPage: tuning.perPage, loadId, overlapMs: tuning.updatedOverlapMs, reprobeAfterMs: input.reconcileEveryMs, sweepRuns: tuning.sweepRuns })
+      : undefined);
   const up = one ? one.updated : await acts.scanUpdatedContacts({ perPage: tuning.perPage, loadId, overlapMs: tuning.updatedOverlapMs, reprobeAfterMs: input.reconcileEveryMs });
   track(up);
   const members = one ? one.members : await acts.repairMemberships({ perPage: tuning.perPage, loadId });

@@ -3,7 +3,8 @@ import { allOrStopTheRest } from './all-or-stop-the-rest.js';
 import { bookkeepingActivities, syncActivities } from './sync-activity-proxies.js';
 import { runContactsFlow } from './sync-contacts-flow.js';
 import { progressQuery } from './sync-queries.js';
-import { isSmallStream } from './streams.js';
+import { modeAfterRun } from './stream-mode.js';
+import { isSmallStream, type SmallStreamName } from './streams.js';
 import { addTotals, emptyTotals, type ContactsMode, type FreshSummary, type StreamProgress, type StreamResult, type StreamTotals, type StreamWorkflowInput } from './sync-types.js';
 
 /** Funnels whose subscribers load at once; the contacts stream keeps most of the parallel budget. */
@@ -48,8 +49,12 @@ export async function syncStreamWorkflow(input: StreamWorkflowInput): Promise<St
   // activity round trip less before each stream's work (most of a sync with nothing to do is
   // such round trips). Not cancellable: it must land before the final record, which waits for
   // it. Runs started before this change wrote it first.
+  // A small stream's start record, sync and final record in one activity (see syncSmallStream):
+  // two activity round trips and two workflow tasks less per stream. Runs started before this
+  // change take the path below.
+  const atOnce = !input.carry && isSmallStream(input.stream) && patched('small-stream-one-activity');
   let started: Promise<void> | undefined;
-  if (!input.carry) {
+  if (!input.carry && !atOnce) {
     if (patched('run-record-alongside')) {
       started = CancellationScope.nonCancellable(() => record('running', null));
       started.catch(() => undefined); // awaited below; a failure is not unhandled meanwhile
@@ -57,27 +62,30 @@ export async function syncStreamWorkflow(input: StreamWorkflowInput): Promise<St
   }
   let fresh: FreshSummary | undefined;
   try {
-    const ran = await runStream(
-      input,
-      totals,
-      progress,
-      () => {
-        progress.drift = true;
-      },
-      (f) => {
-        fresh = f;
-      },
-    );
+    const ran = atOnce
+      ? await runSmallStreamRecorded(input, input.stream as SmallStreamName, startedAtMs, totals, progress)
+      : await runStream(
+          input,
+          totals,
+          progress,
+          () => {
+            progress.drift = true;
+          },
+          (f) => {
+            fresh = f;
+          },
+        );
     await started;
     mode = ran.mode;
     progress.phase = 'done';
     // A stream the CRM lacks is recorded as skipped, its reason where a failure's error goes.
-    await record(ran.skipped ? 'skipped' : 'succeeded', ran.skipped ?? null);
+    if (!atOnce) await record(ran.skipped ? 'skipped' : 'succeeded', ran.skipped ?? null);
     return { stream: input.stream, mode, drift: progress.drift, ...totals, ...(ran.skipped ? { skipped: ran.skipped } : {}), ...(fresh ? { fresh } : {}) };
   } catch (err) {
     const cancelled = isCancellation(err);
     progress.phase = cancelled ? 'cancelled' : 'failed';
-    progress.error = err instanceof Error ? err.message : String(err);
+    // The innermost cause: an activity's failure says "Activity task failed", its cause names the fix.
+    progress.error = innermostMessage(err);
     // Record the outcome even when cancelled: the scope that was cancelled cannot run activities.
     await CancellationScope.nonCancellable(async () => {
       await started?.catch(() => undefined);
@@ -85,6 +93,28 @@ export async function syncStreamWorkflow(input: StreamWorkflowInput): Promise<St
     });
     throw err;
   }
+}
+
+/** The small stream's run in one activity, which writes its run records itself. */
+async function runSmallStreamRecorded(
+  input: StreamWorkflowInput,
+  stream: SmallStreamName,
+  startedAtMs: number,
+  totals: StreamTotals,
+  progress: StreamProgress,
+): Promise<{ mode: ContactsMode; skipped?: string }> {
+  progress.phase = input.full ? 'backfill' : 'incremental';
+  const r = await syncActivities(input.warehouseTaskQueue, input.tuning).syncSmallStream({
+    runId: input.runId,
+    stream,
+    loadId: `${input.runId}:${stream}`,
+    full: input.full,
+    startedAtMs,
+  });
+  addTotals(totals, r);
+  progress.rows = totals.rows;
+  progress.requests = totals.requests;
+  return r.skipped ? { mode: r.mode, skipped: r.skipped } : { mode: r.mode };
 }
 
 async function runStream(
@@ -139,8 +169,12 @@ async function runStream(
   }
   progress.rows = totals.rows;
   progress.requests = totals.requests;
-  // A re-read stream whose every row was new held nothing before: its first load is a backfill.
-  const firstLoad = stream !== 'reports' && totals.rows > 0 && totals.inserted === totals.rows && totals.updated + totals.unchanged + totals.deleted === 0;
-  const finalMode: ContactsMode = input.full || firstLoad ? 'backfill' : 'incremental';
+  const finalMode = modeAfterRun(stream, input.full, totals);
   return skipped ? { mode: finalMode, skipped } : { mode: finalMode };
+}
+
+function innermostMessage(err: unknown): string {
+  let e: unknown = err;
+  while (e instanceof Error && e.cause instanceof Error) e = e.cause;
+  return e instanceof Error ? e.message : String(e);
 }

@@ -7,6 +7,8 @@ import { streamWorkflowId, syncWorkflowId } from '../../workflows/sync-ids.js';
 import type { StreamProgress, SyncResult, SyncWorkflowInput } from '../../workflows/sync-types.js';
 import { awaitStream, findRunningStreams, findRunningSync, innermostMessage, mergeJoined, type JoinedOutcome, type RunningStream } from './running-runs.js';
 import { SyncAlreadyRunningError, SyncCancelledError, SyncFailedError } from './sync-errors.js';
+import { settledProgress } from './settled-progress.js';
+import { startOrder } from './streams.js';
 import { createStreamProgressReader } from './stream-progress-reader.js';
 
 export interface RunSyncOptions {
@@ -42,7 +44,9 @@ export async function runSync(options: RunSyncOptions): Promise<SyncResult> {
   let merged: SyncResult | undefined;
   for (let round = 0; remaining.length > 0; round++) {
     if (round >= MAX_ROUNDS) throw new SyncAlreadyRunningError(workflowId);
-    const existing = await findRunningSync(client, workflowId);
+    // Both looks at once (one round trip before the start, not two); the streams' answer is
+    // used only when no run of this command is going.
+    const [existing, joined] = await Promise.all([findRunningSync(client, workflowId), findRunningStreams(client, remaining, scope)]);
     if (existing) {
       options.onJoin?.({ kind: 'run', workflowId, runId: existing.runId, streams: existing.streams });
       const result = await followRun(options, workflowId, existing.runId, { ownStreams: existing.streams, joined: [] });
@@ -50,7 +54,6 @@ export async function runSync(options: RunSyncOptions): Promise<SyncResult> {
       remaining = remaining.filter((s) => !existing.streams.includes(s) || (result.busy ?? []).includes(s));
       continue;
     }
-    const joined = await findRunningStreams(client, remaining, scope);
     if (joined.length > 0) options.onJoin?.({ kind: 'streams', streams: joined.map((j) => ({ stream: j.stream, startedBy: j.parentWorkflowId })) });
     const own = remaining.filter((s) => !joined.some((j) => j.stream === s));
     let runId: string | undefined;
@@ -60,7 +63,7 @@ export async function runSync(options: RunSyncOptions): Promise<SyncResult> {
           taskQueue: scope,
           workflowId,
           workflowIdConflictPolicy: 'FAIL',
-          args: [{ ...options.input, streams: own, warehouseTaskQueue: options.taskQueues.warehouse, idScope: scope }],
+          args: [{ ...options.input, streams: startOrder(own), warehouseTaskQueue: options.taskQueues.warehouse, idScope: scope }],
         });
         runId = handle.firstExecutionRunId;
       } catch (err) {
@@ -96,16 +99,22 @@ async function followRun(options: RunSyncOptions, workflowId: string, runId: str
   const accept = (p: StreamProgress): boolean => parts.joined.some((j) => j.stream === p.stream) || (runId !== undefined && p.runId === runId);
   const streams = [...parts.ownStreams, ...parts.joined.map((j) => j.stream)];
   const readProgress = createStreamProgressReader(streams, (asked) => readStreamProgress(client, asked, scope, accept));
+  const followedAtMs = Date.now();
+  const seen = new Map<StreamName, StreamProgress>();
+  const show = (progress: StreamProgress[]): void => {
+    for (const p of progress) seen.set(p.stream, p);
+    options.onProgress?.(progress);
+  };
   let stop = false;
   const poller = (async () => {
     if (!options.onProgress) return;
     while (!stop) {
       const progress = await readProgress().catch(() => undefined);
-      if (progress && !stop) options.onProgress(progress);
+      if (progress && !stop) show(progress);
       await Promise.race([done, sleep(options.pollMs ?? 500)]);
     }
   })();
-  let outcomes: JoinedOutcome[];
+  let outcomes: JoinedOutcome[] = [];
   let result: SyncResult | undefined;
   try {
     [result, outcomes] = await Promise.all([own, joined]);
@@ -119,8 +128,17 @@ async function followRun(options: RunSyncOptions, workflowId: string, runId: str
     stop = true;
     await poller;
     if (options.onProgress) {
-      const progress = await readProgress().catch(() => undefined);
-      if (progress) options.onProgress(progress);
+      // What the results say already is not asked again (see settledProgress).
+      const now = Date.now();
+      const settled = [
+        ...(result && runId !== undefined ? result.streams.map((r) => settledProgress(r, runId, seen.get(r.stream), followedAtMs, now)) : []),
+        ...outcomes.flatMap((o) => {
+          const last = seen.get(o.stream);
+          return 'result' in o && last ? [settledProgress(o.result, last.runId, last, followedAtMs, now)] : [];
+        }),
+      ];
+      const progress = await readProgress(settled).catch(() => undefined);
+      if (progress) show(progress);
     }
   }
   if (options.signal?.aborted && outcomes.some((o) => 'cancelled' in o && o.cancelled)) throw new SyncCancelledError(workflowId);

@@ -14,12 +14,16 @@ import { getSyncState, recordRun, setSyncState } from './sync-state.js';
 import { tombstoneContacts, tombstoneContactsNotIn } from './tombstone-contacts.js';
 import type { EntityRow, EntityTable, LoadContext, LoadStats, SyncRunRecord, Warehouse } from './types.js';
 import { webhookStoreOver, type WebhookStore } from './webhook-store.js';
+import { WholeTableMarks } from './whole-table-marks.js';
 
 /** What a handle reads: the DuckDB file (its writer), or the catalog of the Parquet lake (readers). */
 export type WarehouseSource = { kind: 'duckdb'; path: string; readOnly: boolean } | { kind: 'catalog'; path: string; publishedAt: string | null };
 
 export interface WarehouseHandle extends Warehouse {
-  /** The underlying connection, for other modules' own tables (e.g. appender bulk writes). */
+  /**
+   * The underlying connection, for other modules' own tables (e.g. appender bulk writes). Not for
+   * writes to whole-layout lake tables: a publish would not know they changed (whole-table-marks.ts).
+   */
   readonly connection: DuckDBConnection;
   readonly source: WarehouseSource;
   /** The webhook applier's tables (offsets, event rows, dead letters). */
@@ -47,6 +51,7 @@ export class DuckDbWarehouse implements WarehouseHandle {
   readonly source: WarehouseSource;
   readonly webhooks: WebhookStore;
   readonly #deps: DuckDbWarehouseDeps;
+  readonly #marks = new WholeTableMarks();
   #closed = false;
 
   constructor(deps: DuckDbWarehouseDeps) {
@@ -60,8 +65,26 @@ export class DuckDbWarehouse implements WarehouseHandle {
     return this.source.kind === 'duckdb' && !this.source.readOnly;
   }
 
-  #requireWrite(operation: string): void {
+  /**
+   * Refuses writes on a read-only handle, and marks the whole-layout lake tables the operation
+   * writes for the next publish: `any` (the default, so a new write path cannot be missed) when
+   * the operation cannot name them; none for loads whose tables keep their own `_lake_dirty` rows.
+   */
+  #requireWrite(operation: string, writes: readonly string[] | 'any' = 'any'): void {
     if (!this.#writable) throw new WarehouseReadOnlyError(operation);
+    if (writes === 'any') this.#marks.forgetAll();
+    else this.#marks.written(writes);
+  }
+
+  /** A load that reports what it changed: its table is marked only when a row changed (or when it failed midway). */
+  async #markedLoad(table: string, load: () => Promise<LoadStats>): Promise<LoadStats> {
+    let stats: LoadStats | undefined;
+    try {
+      stats = await load();
+      return stats;
+    } finally {
+      if (!stats || stats.inserted + stats.updated + stats.deleted > 0) this.#marks.written([table]);
+    }
   }
 
   async migrate(): Promise<void> {
@@ -70,52 +93,54 @@ export class DuckDbWarehouse implements WarehouseHandle {
   }
 
   async loadContacts(contacts: readonly Contact[], ctx: LoadContext): Promise<LoadStats> {
-    this.#requireWrite('loadContacts');
+    this.#requireWrite('loadContacts', []);
     return loadContacts(this.connection, contacts, ctx, { siteTimeZone: this.#deps.siteTimeZone });
   }
 
   /** Contact listing pages as the CRM sent them, parsed and typed by DuckDB (see load-contact-pages.ts). */
   async loadContactPages(pages: readonly ContactPage[], ctx: LoadContext): Promise<ContactPagesStats> {
-    this.#requireWrite('loadContactPages');
+    this.#requireWrite('loadContactPages', []);
     return loadContactPages(this.connection, pages, ctx, { siteTimeZone: this.#deps.siteTimeZone });
   }
 
   async tombstoneContacts(ids: readonly number[], ctx: LoadContext & { deletedAt?: Date }): Promise<number> {
-    this.#requireWrite('tombstoneContacts');
+    this.#requireWrite('tombstoneContacts', []);
     return tombstoneContacts(this.connection, ids, ctx);
   }
 
   async tombstoneContactsNotIn(seenIds: readonly number[], maxId: number, ctx: LoadContext): Promise<number> {
-    this.#requireWrite('tombstoneContactsNotIn');
+    this.#requireWrite('tombstoneContactsNotIn', []);
     return tombstoneContactsNotIn(this.connection, seenIds, maxId, ctx);
   }
 
   async loadEntities(table: EntityTable, rows: readonly EntityRow[], ctx: LoadContext, opts: { complete: boolean }): Promise<LoadStats> {
-    this.#requireWrite('loadEntities');
+    this.#requireWrite('loadEntities', []);
     const spec = ENTITY_SPECS[table];
     if (!spec) throw new WarehouseInputError(`Unknown entity table "${String(table)}"; use one of ${Object.keys(ENTITY_SPECS).join(', ')}.`);
-    return loadRows(this.connection, spec, rows, ctx, { complete: opts.complete, siteTimeZone: this.#deps.siteTimeZone });
+    return this.#markedLoad(table, () => loadRows(this.connection, spec, rows, ctx, { complete: opts.complete, siteTimeZone: this.#deps.siteTimeZone }));
   }
 
   async loadFunnelSubscribers(funnelId: number, rows: readonly FunnelSubscriber[], ctx: LoadContext, opts: { complete: boolean }): Promise<LoadStats> {
-    this.#requireWrite('loadFunnelSubscribers');
+    this.#requireWrite('loadFunnelSubscribers', []);
     if (!Number.isSafeInteger(funnelId)) throw new WarehouseInputError(`funnelId must be an integer, got ${String(funnelId)}.`);
     const stray = rows.find((r) => r.funnel_id !== funnelId);
     if (stray) throw new WarehouseInputError(`Funnel subscriber ${stray.id} belongs to funnel ${stray.funnel_id}, not ${funnelId}; load each funnel's subscribers separately.`);
-    return loadRows(this.connection, FUNNEL_SUBSCRIBER_SPEC, rows, ctx, {
-      complete: opts.complete,
-      siteTimeZone: this.#deps.siteTimeZone,
-      scope: `funnel_subscribers.funnel_id = ${funnelId}`,
-    });
+    return this.#markedLoad('funnel_subscribers', () =>
+      loadRows(this.connection, FUNNEL_SUBSCRIBER_SPEC, rows, ctx, {
+        complete: opts.complete,
+        siteTimeZone: this.#deps.siteTimeZone,
+        scope: `funnel_subscribers.funnel_id = ${funnelId}`,
+      }),
+    );
   }
 
   async insertReportSnapshot(snapshot: ReportSnapshot, ctx: LoadContext): Promise<number> {
-    this.#requireWrite('insertReportSnapshot');
+    this.#requireWrite('insertReportSnapshot', []);
     return insertReportSnapshot(this.connection, snapshot, ctx);
   }
 
   async insertReportSnapshots(snapshots: readonly ReportSnapshot[], ctx: LoadContext): Promise<number> {
-    this.#requireWrite('insertReportSnapshots');
+    this.#requireWrite('insertReportSnapshots', []);
     return insertReportSnapshots(this.connection, snapshots, ctx);
   }
 
@@ -124,12 +149,12 @@ export class DuckDbWarehouse implements WarehouseHandle {
   }
 
   async setSyncState(stream: string, state: Record<string, unknown>): Promise<void> {
-    this.#requireWrite('setSyncState');
+    this.#requireWrite('setSyncState', ['_sync_state']);
     await setSyncState(this.connection, stream, state);
   }
 
   async recordRun(run: SyncRunRecord): Promise<void> {
-    this.#requireWrite('recordRun');
+    this.#requireWrite('recordRun', ['_sync_runs']);
     await recordRun(this.connection, run);
   }
 
@@ -138,13 +163,16 @@ export class DuckDbWarehouse implements WarehouseHandle {
   }
 
   async query(sql: string, params?: readonly unknown[]): Promise<Record<string, unknown>[]> {
+    // Stores write their own tables through here (the push ledger, dead letters): anything but a
+    // plain read may have written a whole lake table.
+    if (!isPlainRead(sql)) this.#marks.forgetAll();
     return readRows(this.connection, sql, params);
   }
 
   async publishLake(tables?: readonly string[], options?: { buckets?: readonly number[] }): Promise<void> {
-    this.#requireWrite('publishLake');
+    this.#requireWrite('publishLake', []);
     const { lakePath, catalogPath, sqlDir, logger } = this.#deps;
-    await publishLake({ connection: this.connection, lakePath, sqlDir, ...(catalogPath ? { catalogPath } : {}), ...(logger ? { logger } : {}) }, tables, options);
+    await publishLake({ connection: this.connection, lakePath, sqlDir, marks: this.#marks, ...(catalogPath ? { catalogPath } : {}), ...(logger ? { logger } : {}) }, tables, options);
   }
 
   async checkpoint(): Promise<void> {
@@ -157,4 +185,10 @@ export class DuckDbWarehouse implements WarehouseHandle {
     this.connection.closeSync();
     this.#deps.instance.closeSync();
   }
+}
+
+/** One statement that only reads (a second statement after a `;`, or any other verb, may write). */
+function isPlainRead(sql: string): boolean {
+  const body = sql.trim().replace(/;\s*$/, '');
+  return /^(SELECT|FROM|DESCRIBE|SHOW|SUMMARIZE|VALUES)\b/i.test(body) && !body.includes(';');
 }

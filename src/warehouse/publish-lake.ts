@@ -10,6 +10,7 @@ import { readLakeManifest, writeLakeManifest, type LakeManifest } from './lake-m
 import { quoteIdent, quoteLiteral } from './quote.js';
 import { findSqlDir } from './sql-dir.js';
 import { readCount } from './sql-run.js';
+import type { WholeTableMarks } from './whole-table-marks.js';
 import { refreshLakeCatalog } from './write-lake-catalog.js';
 
 const KEEP_GENERATIONS = 3;
@@ -32,6 +33,11 @@ interface PublishContext {
   /** Where the analyst views come from (default: the project's sql/). */
   sqlDir?: string;
   logger?: Logger;
+  /**
+   * The writer's knowledge of which whole tables are unchanged since their publish: those are
+   * skipped without hashing. Without it every whole table is hashed.
+   */
+  marks?: WholeTableMarks;
 }
 
 export interface PublishOptions {
@@ -67,6 +73,7 @@ export async function publishLake(ctx: PublishContext, tables?: readonly string[
   if (published.length > 0) {
     manifest.publishedAt = new Date().toISOString();
     await writeLakeManifest(ctx.lakePath, manifest);
+    for (const t of published) ctx.marks?.published(t);
     ctx.logger?.info({ tables: published }, 'published lake');
   }
   // After every publish, also one that published nothing (a lake from before catalogs existed
@@ -87,8 +94,13 @@ async function publishTable(ctx: PublishContext, table: string, layout: LakeLayo
   const dirtyCount = await readCount(connection, 'SELECT count(*) FROM _publish_dirty');
   let contentHash: string | undefined;
   if (layout.kind === 'whole') {
+    // Nothing written to it through this writer since it was hashed or published: no scan.
+    if (current?.dir && manifest.tables[table]?.contentHash && ctx.marks?.isClean(table)) return false;
     contentHash = await tableHash(connection, table);
-    if (current?.dir && manifest.tables[table]?.contentHash === contentHash) return false;
+    if (current?.dir && manifest.tables[table]?.contentHash === contentHash) {
+      ctx.marks?.published(table);
+      return false;
+    }
   } else if (current?.dir && dirtyCount === 0) {
     return false;
   }
@@ -119,6 +131,8 @@ async function publishTable(ctx: PublishContext, table: string, layout: LakeLayo
   const rows = await readCount(connection, `SELECT count(*) FROM ${t}`);
   manifest.tables[table] = { generation, publishedAt: new Date().toISOString(), rows, files: files.length, ...(contentHash ? { contentHash } : {}) };
   await pruneGenerations(join(ctx.lakePath, GENERATIONS_DIR, table), generation);
+  // Clean once the manifest naming this generation is written (publishLake, below): a failure
+  // before that leaves the table to be hashed again.
   return true;
 }
 

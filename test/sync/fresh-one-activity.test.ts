@@ -9,16 +9,16 @@ const NO_STATS = { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
 
 /**
  * An incremental contacts run on a real Temporal server with the production workers and
- * stand-in warehouse activities. Its three freshness checks were three activities one after
- * another, their round trips most of a sync with nothing to do; now they are one activity, and
- * the run reports what each check found as before.
+ * stand-in warehouse activities. Its plan, its fetch of new contacts and its three freshness
+ * checks were five activities one after another, their round trips most of a sync with nothing
+ * to do; now they are one activity (startContactsRun), and the run reports what each found as before.
  */
 describe('contacts freshness checks', () => {
   it('run as one activity whose three results the stream reports', { timeout: 90_000 }, async () => {
     const called: string[] = [];
     const separate = (name: string) => async () => {
       called.push(name);
-      throw ApplicationFailure.nonRetryable(`${name} is one of the three checks refreshContacts runs; the workflow must not call it on its own`);
+      throw ApplicationFailure.nonRetryable(`${name} is one of the steps startContactsRun runs; the workflow must not call it on its own`);
     };
     const fresh: FreshContactsResult = {
       updated: { ran: true, probed: false, pages: 1, rows: 7, requests: 1, orderBroken: false, ...NO_STATS, updated: 2, unchanged: 5 },
@@ -27,12 +27,17 @@ describe('contacts freshness checks', () => {
     };
     const warehouseActivities = {
       recordStreamRun: async () => undefined,
-      planContactsRun: async () => ({ mode: 'incremental', resumeScan: false, maxId: 400, reconcileDue: false }),
-      fetchNewContacts: async () => ({ pages: 1, rows: 0, requests: 1, crmTotal: 400, liveCount: 400, maxId: 400, ...NO_STATS }),
-      refreshContacts: async (input: { sweepRuns: number }) => {
-        called.push(`refreshContacts sweepRuns=${input.sweepRuns}`);
-        return fresh;
+      startContactsRun: async (input: { sweepRuns: number }) => {
+        called.push(`startContactsRun sweepRuns=${input.sweepRuns}`);
+        return {
+          plan: { mode: 'incremental', resumeScan: false, maxId: 400, reconcileDue: false },
+          fresh: { pages: 1, rows: 0, requests: 1, crmTotal: 400, liveCount: 400, maxId: 400, ...NO_STATS },
+          refreshed: fresh,
+        };
       },
+      planContactsRun: separate('planContactsRun'),
+      fetchNewContacts: separate('fetchNewContacts'),
+      refreshContacts: separate('refreshContacts'),
       scanUpdatedContacts: separate('scanUpdatedContacts'),
       repairMemberships: separate('repairMemberships'),
       sweepContactSlice: separate('sweepContactSlice'),
@@ -49,7 +54,7 @@ describe('contacts freshness checks', () => {
       };
       const workflowId = `stream-${randomUUID()}`;
       const result = (await client.workflow.execute('syncStreamWorkflow', { taskQueue: taskQueue, workflowId, args: [input] })) as StreamResult;
-      expect(called).toEqual(['refreshContacts sweepRuns=7']);
+      expect(called).toEqual(['startContactsRun sweepRuns=7']);
       expect(result.mode).toBe('incremental');
       expect(result.fresh).toEqual({
         updatedFirst: { rows: 7, updated: 2, requests: 1, orderBroken: false },
@@ -60,7 +65,7 @@ describe('contacts freshness checks', () => {
       expect(result).toMatchObject({ rows: 60, updated: 3, requests: 6 });
       const history = await client.workflow.getHandle(workflowId).fetchHistory();
       const scheduled = (history.events ?? []).flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
-      expect(scheduled.filter((a) => a !== 'recordStreamRun')).toEqual(['planContactsRun', 'fetchNewContacts', 'refreshContacts']);
+      expect(scheduled.filter((a) => a !== 'recordStreamRun')).toEqual(['startContactsRun']);
     });
   });
 });

@@ -19,7 +19,7 @@ describe('a page range that fails for good', () => {
       recordStreamRun: async (input: { status: string }) => {
         runs.push(input.status);
       },
-      planContactsRun: async () => ({ mode: 'backfill', resumeScan: false, maxId: 0, reconcileDue: false }),
+      startContactsRun: async () => ({ plan: { mode: 'backfill', resumeScan: false, maxId: 0, reconcileDue: false } }),
       startContactsScan: async () => ({
         scanKey: 'scan-1',
         mode: 'backfill',

@@ -3,11 +3,12 @@ import { streamWorkflowId } from '../../workflows/sync-ids.js';
 import { SMALL_TUNING, withSyncEnv } from './helpers/sync-env.js';
 
 // Issue 16: most of a sync with nothing to do is activity round trips. A stream's start record
-// and its first step are independent, so the stream workflow schedules them in one workflow task.
+// and its first step are independent, so the stream workflow schedules them in one workflow task;
+// a small stream's records and sync are one activity.
 describe('stream run records', () => {
   it('are written alongside the first step, and each run ends recorded as succeeded', { timeout: 120_000 }, async () => {
     await withSyncEnv({ sim: { contacts: 60, seed: 16 } }, async (env) => {
-      await env.sync({ streams: ['tags', 'contacts'], tuning: SMALL_TUNING });
+      const first = await env.sync({ streams: ['tags', 'contacts'], tuning: SMALL_TUNING });
       const result = await env.sync({ streams: ['tags', 'contacts'], tuning: SMALL_TUNING });
       for (const stream of ['tags', 'contacts'] as const) {
         const history = await env.client.workflow.getHandle(streamWorkflowId(stream, env.queues.main)).fetchHistory();
@@ -19,13 +20,23 @@ describe('stream run records', () => {
           .slice(firstDone + 1, next)
           .filter((e) => e.activityTaskScheduledEventAttributes)
           .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name);
-        expect(scheduled).toEqual(['recordStreamRun', stream === 'tags' ? 'syncEntityStream' : 'planContactsRun']);
+        expect(scheduled).toEqual(stream === 'tags' ? ['syncSmallStream'] : ['recordStreamRun', 'startContactsRun']);
+        // A small stream with nothing new: one activity and two workflow tasks in all.
+        if (stream === 'tags') {
+          expect(events.filter((e) => e.activityTaskScheduledEventAttributes).length).toBe(1);
+          expect(events.filter((e) => e.workflowTaskCompletedEventAttributes).length).toBe(2);
+        }
       }
-      const runs = await env.read((w) => w.query(`SELECT stream, status, finished_at IS NOT NULL AS finished FROM _sync_runs WHERE run_id = $1 ORDER BY stream`, [result.runId]));
-      expect(runs).toEqual([
-        { stream: 'contacts', status: 'succeeded', finished: true },
-        { stream: 'tags', status: 'succeeded', finished: true },
+      const runs = (runId: string) => env.read((w) => w.query(`SELECT stream, mode, status, finished_at IS NOT NULL AS finished, inserted FROM _sync_runs WHERE run_id = $1 ORDER BY stream`, [runId]));
+      expect(await runs(first.runId)).toEqual([
+        { stream: 'contacts', mode: 'backfill', status: 'succeeded', finished: true, inserted: 60 },
+        { stream: 'tags', mode: 'backfill', status: 'succeeded', finished: true, inserted: expect.any(Number) },
       ]);
+      expect(await runs(result.runId)).toEqual([
+        { stream: 'contacts', mode: 'incremental', status: 'succeeded', finished: true, inserted: 0 },
+        { stream: 'tags', mode: 'incremental', status: 'succeeded', finished: true, inserted: 0 },
+      ]);
+      expect(result.streams.find((s) => s.stream === 'tags')).toMatchObject({ mode: 'incremental', inserted: 0, updated: 0, deleted: 0 });
     });
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { settledProgress } from '../../src/sync/settled-progress.js';
 import { createStreamProgressReader } from '../../src/sync/stream-progress-reader.js';
 import type { StreamName } from '../../workflows/streams.js';
 import type { StreamPhase, StreamProgress } from '../../workflows/sync-types.js';
@@ -47,5 +48,18 @@ describe('createStreamProgressReader', () => {
     expect((await read()).map((p) => p.stream)).toEqual(['contacts']);
     expect((await read()).map((p) => p.stream)).toEqual(['contacts', 'tags']);
     expect(asked).toEqual([['contacts', 'tags'], ['tags']]);
+  });
+
+  it('does not ask for streams whose final progress the caller settled from the run result', async () => {
+    const asked: StreamName[][] = [];
+    const read = createStreamProgressReader(['contacts', 'tags', 'lists'], async (streams) => {
+      asked.push([...streams]);
+      return streams.map((s) => progress(s, 'incremental'));
+    });
+    await read();
+    const result = { stream: 'tags' as const, mode: 'incremental' as const, drift: false, pages: 1, rows: 5, requests: 2, inserted: 0, updated: 0, unchanged: 5, deleted: 0 };
+    const final = await read([settledProgress(result, 'run-1', progress('tags', 'incremental'), 0, 10), settledProgress({ ...result, stream: 'contacts', rows: 9 }, 'run-1', undefined, 0, 10)]);
+    expect(final.map((p) => `${p.stream} ${p.phase} ${p.rows}`)).toEqual(['contacts done 9', 'tags done 5', 'lists incremental 0']);
+    expect(asked).toEqual([['contacts', 'tags', 'lists'], ['lists']]);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isSmallStream, SMALL_STREAMS, STREAMS, unknownStreams, type StreamName } from '../../workflows/streams.js';
 import type { StreamWorkflowInput, SyncWorkflowInput } from '../../workflows/sync-types.js';
+import { startOrder } from '../../src/sync/streams.js';
 
 describe('stream names', () => {
   it('are one list, typed into the workflow inputs', () => {
@@ -18,5 +19,13 @@ describe('stream names', () => {
     expect(small.every((s) => STREAMS.includes(s))).toBe(true);
     expect(STREAMS.filter(isSmallStream)).toEqual([...SMALL_STREAMS]);
     expect(isSmallStream('contacts')).toBe(false);
+  });
+});
+
+describe('startOrder', () => {
+  it('starts the long chains first (the server starts children one after another), then the rest in run order', () => {
+    expect(startOrder([...STREAMS])).toEqual(['contacts', 'funnel_subscribers', 'reports', 'tags', 'lists', 'custom_fields', 'companies', 'campaigns', 'funnels']);
+    expect(startOrder(['tags', 'reports', 'lists'])).toEqual(['reports', 'tags', 'lists']);
+    expect(startOrder([])).toEqual([]);
   });
 });

@@ -62,13 +62,22 @@ describe('replay of the recorded workflow histories', () => {
     expect(activitiesOf(scan).filter((a) => a === 'syncContactPages').length).toBeGreaterThan(1);
     expect(continuesAsNew(scan)).toBe(true);
     const incremental = byName(all, 'sync-incremental.contacts');
-    expect(patchIdsOf(incremental)).toEqual(['run-record-alongside', 'fresh-contacts', 'fresh-contacts-one-activity']);
-    expect(activitiesOf(incremental)).toContain('refreshContacts');
+    expect(patchIdsOf(incremental)).toEqual(['run-record-alongside', 'contacts-start-one-activity']);
+    expect(activitiesOf(incremental)).toEqual(['recordStreamRun', 'startContactsRun', 'recordStreamRun']);
+    const oneAtATime = byName(all, 'before-contacts-start-one-activity.sync-incremental.contacts');
+    expect(patchIdsOf(oneAtATime)).toEqual(['run-record-alongside', 'fresh-contacts', 'fresh-contacts-one-activity']);
+    expect(activitiesOf(oneAtATime)).toEqual(expect.arrayContaining(['planContactsRun', 'fetchNewContacts', 'refreshContacts']));
+    expect(activitiesOf(byName(all, 'before-contacts-start-one-activity.sync-backfill.contacts-1'))).toContain('planContactsRun');
     // Runs started before a patch keep replaying on the old path: their histories stay.
     expect(patchIdsOf(byName(all, 'before-run-record-alongside.sync-incremental.contacts'))).toEqual(['fresh-contacts']);
     const separateChecks = byName(all, 'before-fresh-contacts-one-activity.sync-incremental.contacts');
     expect(patchIdsOf(separateChecks)).toEqual(['run-record-alongside', 'fresh-contacts']);
     expect(activitiesOf(separateChecks)).toEqual(expect.arrayContaining(['scanUpdatedContacts', 'repairMemberships', 'sweepContactSlice']));
+    // A small stream's run is one activity; runs started before that change replay three.
+    const tags = byName(all, 'sync-backfill.tags');
+    expect(patchIdsOf(tags)).toEqual(['small-stream-one-activity']);
+    expect(activitiesOf(tags)).toEqual(['syncSmallStream']);
+    expect(activitiesOf(byName(all, 'before-small-stream-one-activity.sync-backfill.tags'))).toEqual(['recordStreamRun', 'syncEntityStream', 'recordStreamRun']);
     expect(activitiesOf(byName(all, 'push-1'))).toEqual(['planPush', 'pushBatch', 'pushBatch']);
     expect(continuesAsNew(byName(all, 'push-1'))).toBe(true);
     expect(activitiesOf(byName(all, 'push-2'))).toEqual(['pushBatch', 'finishPush']);
