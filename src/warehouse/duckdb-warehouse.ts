@@ -8,6 +8,7 @@ import { loadContacts } from './load-contacts.js';
 import { loadRows } from './load-rows.js';
 import { migrate } from './migrate.js';
 import { publishLake } from './publish-lake.js';
+import { RepeatLoads } from './repeat-loads.js';
 import { insertReportSnapshot, insertReportSnapshots } from './report-snapshots.js';
 import { readCount, readRows, run } from './sql-run.js';
 import { getSyncState, recordRun, setSyncState } from './sync-state.js';
@@ -52,6 +53,7 @@ export class DuckDbWarehouse implements WarehouseHandle {
   readonly webhooks: WebhookStore;
   readonly #deps: DuckDbWarehouseDeps;
   readonly #marks = new WholeTableMarks();
+  readonly #repeats = new RepeatLoads();
   #closed = false;
 
   constructor(deps: DuckDbWarehouseDeps) {
@@ -72,8 +74,10 @@ export class DuckDbWarehouse implements WarehouseHandle {
    */
   #requireWrite(operation: string, writes: readonly string[] | 'any' = 'any'): void {
     if (!this.#writable) throw new WarehouseReadOnlyError(operation);
-    if (writes === 'any') this.#marks.forgetAll();
-    else this.#marks.written(writes);
+    if (writes === 'any') {
+      this.#marks.forgetAll();
+      this.#repeats.forgetAll();
+    } else this.#marks.written(writes);
   }
 
   /** A load that reports what it changed: its table is marked only when a row changed (or when it failed midway). */
@@ -117,7 +121,7 @@ export class DuckDbWarehouse implements WarehouseHandle {
     this.#requireWrite('loadEntities', []);
     const spec = ENTITY_SPECS[table];
     if (!spec) throw new WarehouseInputError(`Unknown entity table "${String(table)}"; use one of ${Object.keys(ENTITY_SPECS).join(', ')}.`);
-    return this.#markedLoad(table, () => loadRows(this.connection, spec, rows, ctx, { complete: opts.complete, siteTimeZone: this.#deps.siteTimeZone }));
+    return this.#markedLoad(table, () => loadRows(this.connection, spec, rows, ctx, { complete: opts.complete, siteTimeZone: this.#deps.siteTimeZone, repeats: this.#repeats }));
   }
 
   async loadFunnelSubscribers(funnelId: number, rows: readonly FunnelSubscriber[], ctx: LoadContext, opts: { complete: boolean }): Promise<LoadStats> {
@@ -130,6 +134,7 @@ export class DuckDbWarehouse implements WarehouseHandle {
         complete: opts.complete,
         siteTimeZone: this.#deps.siteTimeZone,
         scope: `funnel_subscribers.funnel_id = ${funnelId}`,
+        repeats: this.#repeats,
       }),
     );
   }
@@ -165,7 +170,10 @@ export class DuckDbWarehouse implements WarehouseHandle {
   async query(sql: string, params?: readonly unknown[]): Promise<Record<string, unknown>[]> {
     // Stores write their own tables through here (the push ledger, dead letters): anything but a
     // plain read may have written a whole lake table.
-    if (!isPlainRead(sql)) this.#marks.forgetAll();
+    if (!isPlainRead(sql)) {
+      this.#marks.forgetAll();
+      this.#repeats.forgetAll();
+    }
     return readRows(this.connection, sql, params);
   }
 

@@ -3,6 +3,7 @@ import type { RowSpec } from './entity-specs.js';
 import { WarehouseInputError } from './errors.js';
 import { quoteIdent, quoteLiteral } from './quote.js';
 import { fingerprintExpr, timestampExpr, timestampLiteral } from './sql-expr.js';
+import { RepeatLoads } from './repeat-loads.js';
 import { inTransaction, readCount, run } from './sql-run.js';
 import { stageDocs, stagedDocsSql } from './stage.js';
 import type { LoadContext, LoadStats } from './types.js';
@@ -15,6 +16,8 @@ export interface LoadRowsOptions {
   siteTimeZone: string;
   /** SQL condition limiting which existing rows a complete read covers (e.g. one funnel). */
   scope?: string;
+  /** The writer handle's memory of its last loads: a complete load of the same rows is skipped. */
+  repeats?: RepeatLoads;
 }
 
 /**
@@ -23,6 +26,16 @@ export interface LoadRowsOptions {
  */
 export async function loadRows(connection: DuckDBConnection, spec: RowSpec, rows: readonly object[], ctx: LoadContext, opts: LoadRowsOptions): Promise<LoadStats> {
   const docs = toDocs(spec, rows);
+  const { repeats, scope } = opts;
+  const digest = repeats && opts.complete ? RepeatLoads.digest(docs, opts.siteTimeZone) : undefined;
+  if (repeats && digest !== undefined && repeats.isRepeat(spec.table, scope, digest)) return { inserted: 0, updated: 0, unchanged: docs.length, deleted: 0 };
+  repeats?.loading(spec.table, scope);
+  const stats = await mergeDocs(connection, spec, docs, ctx, opts);
+  if (repeats && digest !== undefined) repeats.loaded(spec.table, scope, digest);
+  return stats;
+}
+
+async function mergeDocs(connection: DuckDBConnection, spec: RowSpec, docs: string[], ctx: LoadContext, opts: LoadRowsOptions): Promise<LoadStats> {
   const stage = `_stage_${spec.table}`;
   await stageDocs(connection, `${stage}_docs`, docs);
   return inTransaction(connection, async () => {
