@@ -14,12 +14,6 @@ export interface WarehouseOwnerOptions extends Omit<OpenWarehouseOptions, 'readO
    * WRITER_CHECKPOINT_THRESHOLD). Rows written since the last checkpoint stay in DuckDB's memory.
    */
   checkpointThreshold?: string;
-  /**
-   * DuckDB hands the memory its allocator keeps after frees back to the system whenever its buffer
-   * pool frees at least this much at once (e.g. '8MB'; DuckDB's default is 512MiB, which a writer
-   * under a 128MB limit never frees at once). See OWNER_ALLOCATOR_FLUSH_THRESHOLD.
-   */
-  allocatorFlushThreshold?: string;
   /** Turns a job's error into the one its caller should see (e.g. an out-of-memory into one naming the setting). */
   describeError?: (err: unknown) => unknown;
 }
@@ -77,7 +71,6 @@ export async function openWarehouseOwner(opts: WarehouseOwnerOptions): Promise<W
     if (threads !== undefined) await handle.connection.run(`SET threads = ${threads}`);
     if (opts.memoryLimit) await handle.connection.run(`SET memory_limit = '${byteSize(opts.memoryLimit)}'`);
     if (opts.checkpointThreshold) await handle.connection.run(`SET checkpoint_threshold = '${byteSize(opts.checkpointThreshold)}'`);
-    if (opts.allocatorFlushThreshold) await handle.connection.run(`SET allocator_bulk_deallocation_flush_threshold = '${byteSize(opts.allocatorFlushThreshold)}'`);
     await handle.migrate();
   } catch (err) {
     await handle.close();

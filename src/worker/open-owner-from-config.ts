@@ -2,14 +2,12 @@ import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { SyncMemoryLimitError } from '../sync/sync-errors.js';
 import { openWarehouseOwner, type WarehouseOwner } from '../warehouse/index.js';
-import { OWNER_ALLOCATOR_FLUSH_THRESHOLD } from './owner-memory-defaults.js';
 
 /**
  * The configured DuckDB file's owner. It runs under a memory limit (without one DuckDB may take
  * most of the machine for a large merge; with one it spills to disk), on `syncThreads` DuckDB
  * threads, and checkpoints every `syncCheckpointThreshold` of write-ahead log (config derives
- * all three); its allocator hands freed memory back early (OWNER_ALLOCATOR_FLUSH_THRESHOLD).
- * Running out of the limit is an error naming the setting to raise.
+ * all three); running out of the limit is an error naming the setting to raise.
  */
 export async function openOwnerFromConfig(
   config: Pick<Config, 'dbPath' | 'lakePath'> & {
@@ -31,7 +29,6 @@ export async function openOwnerFromConfig(
     ...(limit ? { memoryLimit: limit } : {}),
     ...(config.syncThreads !== undefined ? { threads: config.syncThreads } : {}),
     ...(config.syncCheckpointThreshold ? { checkpointThreshold: config.syncCheckpointThreshold } : {}),
-    allocatorFlushThreshold: OWNER_ALLOCATOR_FLUSH_THRESHOLD,
     describeError: (err) =>
       // DuckDB's own advice names SQL settings; a user sets the environment variable.
       limit && err instanceof Error && err.message.startsWith('Out of Memory Error') ? new SyncMemoryLimitError(limit, { cause: err }) : err,

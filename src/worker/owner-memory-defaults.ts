@@ -22,14 +22,6 @@ const MB = 1_000_000;
  * (bench/results/backfill.json, docs/sync.md).
  */
 const MAX_LIMIT_MB = 128;
-/**
- * DuckDB's allocator (its own jemalloc, built to keep freed pages for 5 s) held 150-200 MB of
- * freed memory at a backfill's peak, beyond its buffer pool and its limit: with one DuckDB thread
- * nothing flushes it, and the loads free and allocate faster than it decays. At this setting the
- * buffer pool's larger frees (a load's stage tables, a publish's buffers) hand it back to the
- * system (bench/results/notes.md, "Issue 19, memory").
- */
-export const OWNER_ALLOCATOR_FLUSH_THRESHOLD = '8MB';
 /** Small machines: a sixteenth of their memory, not less than this. */
 const MIN_LIMIT_MB = 64;
 /**
