@@ -74,7 +74,9 @@ function unknownProfile(): never {
 const WORKER_NODE_OPTIONS = process.env.BENCH_WORKER_NODE_OPTIONS ?? PROFILE.nodeOptions;
 /** Worker settings under test, passed through from this script's environment (and recorded with the figures). */
 const PASSED_ENV = Object.fromEntries(
-  Object.entries(process.env).filter(([k]) => k.startsWith('CRMSYNC_SYNC_') || k.startsWith('CRMSYNC_WORKER_') || k.startsWith('MALLOC_') || k === 'DUCKDB_JE_MALLOC_CONF' || k === 'NODE_OPTIONS' || k === 'LD_PRELOAD'),
+  Object.entries(process.env).filter(
+    ([k]) => k.startsWith('CRMSYNC_SYNC_') || k.startsWith('CRMSYNC_WORKER_') || k.startsWith('MALLOC_') || k === 'DUCKDB_JE_MALLOC_CONF' || k === 'NODE_OPTIONS' || k === 'LD_PRELOAD',
+  ),
 ) as Record<string, string>;
 const DLT_PYTHON = 'bench/.tmp/venv/bin/python';
 /** dlt is slow: above this size it is skipped unless BENCH_DLT_MAX says otherwise. */

@@ -27,7 +27,12 @@ const owner = await openWarehouseOwner({ dbPath: join(dir, 'crm.duckdb'), lakePa
 const load = loadavg()[0]!;
 const rounds: Record<string, number>[] = [];
 try {
-  await owner.run((w) => run(w.connection, `INSERT INTO contacts (id, email, _fingerprint, _load_id, _synced_at) SELECT i, 'c' || i || '@example.com', md5(i::VARCHAR), 'bench', now() FROM range(1, ${CONTACTS + 1}) t(i); CHECKPOINT`));
+  await owner.run((w) =>
+    run(
+      w.connection,
+      `INSERT INTO contacts (id, email, _fingerprint, _load_id, _synced_at) SELECT i, 'c' || i || '@example.com', md5(i::VARCHAR), 'bench', now() FROM range(1, ${CONTACTS + 1}) t(i); CHECKPOINT`,
+    ),
+  );
   await owner.run((w) => run(w.connection, 'CREATE TABLE _bench_load (v INTEGER)'));
   let nextId = CONTACTS + 1;
   let nextPage = 1;

@@ -30,7 +30,8 @@ export interface LoadContactsOptions {
 export async function loadContacts(connection: DuckDBConnection, contacts: readonly Contact[], ctx: LoadContext, opts: LoadContactsOptions): Promise<LoadStats> {
   const unique = latestById(contacts);
   if (unique.length === 0) return { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
-  if (!(await holdsIdFrom(connection, unique.reduce((m, c) => Math.min(m, c.id), Infinity)))) {
+  const lowest = unique.reduce((m, c) => Math.min(m, c.id), Infinity);
+  if (!(await holdsIdFrom(connection, lowest))) {
     await stageColumns(connection, '_stage_contact_docs', ['doc', 'raw'], unique, (c) => sizeCheckedPair(c.id, encodeContactRow(c), encodeContactRaw(c)));
     await inTransaction(connection, async () => {
       await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_contacts AS ${typedSelectSql(opts.siteTimeZone, true)}; DROP TABLE _stage_contact_docs`);
