@@ -9,9 +9,10 @@ const contacts = Number(process.argv[2] ?? 100_000);
 const [latencyMin = 0, latencyMax = latencyMin] = process.argv.slice(3).map(Number);
 const sim = await startSimulator({ contacts, seed: 8, ...(latencyMax > 0 ? { faults: { latencyMs: { min: latencyMin, max: latencyMax } } } : {}) });
 process.stdout.write(`${JSON.stringify({ baseUrl: sim.baseUrl, credentials: sim.credentials })}\n`);
+// Every 100 ms: bench/backfill.ts times the run's tail from the last request it sees counted.
 setInterval(() => {
   process.stderr.write(`${JSON.stringify({ stats: sim.stats() })}\n`);
-}, 1_000).unref();
+}, 100).unref();
 process.stdin.resume();
 process.stdin.on('end', () => {
   process.stderr.write(`${JSON.stringify({ stats: sim.stats() })}\n`);

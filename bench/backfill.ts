@@ -9,7 +9,9 @@
  *   BENCH_WORKER_NODE_OPTIONS=--max-old-space-size=256 ...   (Node flags for the worker only)
  *   BENCH_PROFILE=low-memory ...   (the worker with the low-memory settings of docs/sync.md)
  *   BENCH_MEMORY_PROBE=1 ...   (the worker logs its memory after each warehouse job: V8 heap against
- *                               DuckDB; the largest of each, and the figures at the largest RSS, are printed)
+ *                               DuckDB; the largest of each, and the figures at the largest RSS, are printed;
+ *                               BENCH_MEMORY_PROBE=all prints every job's figures too)
+ *   DUCKDB_JE_MALLOC_CONF=dirty_decay_ms:0,muzzy_decay_ms:0 ...   (DuckDB's allocator settings for the worker)
  *   BENCH_LABEL=before ...   (figures recorded under `<key>_<label>`, beside the unlabelled ones)
  *
  * Prints the figures and writes bench/results/backfill.json (merged per size).
@@ -72,7 +74,9 @@ function unknownProfile(): never {
 const WORKER_NODE_OPTIONS = process.env.BENCH_WORKER_NODE_OPTIONS ?? PROFILE.nodeOptions;
 /** Worker settings under test, passed through from this script's environment (and recorded with the figures). */
 const PASSED_ENV = Object.fromEntries(
-  Object.entries(process.env).filter(([k]) => k.startsWith('CRMSYNC_SYNC_') || k.startsWith('CRMSYNC_WORKER_') || k === 'MALLOC_ARENA_MAX' || k === 'NODE_OPTIONS' || k === 'LD_PRELOAD'),
+  Object.entries(process.env).filter(
+    ([k]) => k.startsWith('CRMSYNC_SYNC_') || k.startsWith('CRMSYNC_WORKER_') || k.startsWith('MALLOC_') || k === 'DUCKDB_JE_MALLOC_CONF' || k === 'NODE_OPTIONS' || k === 'LD_PRELOAD',
+  ),
 ) as Record<string, string>;
 const DLT_PYTHON = 'bench/.tmp/venv/bin/python';
 /** dlt is slow: above this size it is skipped unless BENCH_DLT_MAX says otherwise. */
@@ -83,6 +87,8 @@ interface Sim {
   credentials: { username: string; password: string };
   child: ChildProcess;
   requests(): number;
+  /** When the request count last grew (performance.now(), to the simulator's 100 ms reports). */
+  lastRequestAt(): number;
   stop(): Promise<void>;
 }
 
@@ -96,9 +102,11 @@ async function startSim(contacts: number, latency: [number, number]): Promise<Si
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let requests = 0;
+  let lastRequestAt = 0;
   createInterface({ input: child.stderr! }).on('line', (line) => {
     try {
       const parsed = JSON.parse(line) as { stats?: { requests: number } };
+      if (parsed.stats && parsed.stats.requests > requests) lastRequestAt = performance.now();
       if (parsed.stats) requests = parsed.stats.requests;
     } catch {
       process.stderr.write(`[sim] ${line}\n`);
@@ -113,6 +121,7 @@ async function startSim(contacts: number, latency: [number, number]): Promise<Si
     ...info,
     child,
     requests: () => requests,
+    lastRequestAt: () => lastRequestAt,
     stop: async () => {
       const exited = new Promise((r) => child.once('exit', r));
       child.stdin!.end();
@@ -206,7 +215,7 @@ async function backfill(
   contacts: number,
   workerEntry: string,
   address: string,
-): Promise<{ seconds: number; rows: number; requests: number; peakRssMb: number; rssBeforeMb: number; workerCpuSeconds: number }> {
+): Promise<{ seconds: number; tailSeconds: number; rows: number; requests: number; peakRssMb: number; rssBeforeMb: number; workerCpuSeconds: number }> {
   const dir = await mkdtemp(join(tmpdir(), 'crmsync-bench-'));
   const taskQueue = `bench-${contacts}-${Date.now()}`;
   const env: NodeJS.ProcessEnv = {
@@ -222,7 +231,7 @@ async function backfill(
     CRMSYNC_TASK_QUEUE: taskQueue,
     TEMPORAL_ADDRESS: address,
     CRMSYNC_LOG_LEVEL: process.env.BENCH_MEMORY_PROBE ? 'debug' : 'info',
-    // Memory settings under test pass through: CRMSYNC_SYNC_*, CRMSYNC_WORKER_*, MALLOC_ARENA_MAX, NODE_OPTIONS, LD_PRELOAD (another allocator).
+    // Memory settings under test pass through: CRMSYNC_SYNC_*, CRMSYNC_WORKER_*, glibc's MALLOC_*, DuckDB's allocator's DUCKDB_JE_MALLOC_CONF, NODE_OPTIONS, LD_PRELOAD (another allocator).
     ...PASSED_ENV,
     ...PROFILE.env,
     // Node flags for the worker alone (a heap cap would also starve this script's own compile).
@@ -269,7 +278,8 @@ async function backfill(
         taskQueues: queues,
         input: { streams: ['contacts'], tuning: { perPage: PER_PAGE, parallelism: RANGES, maxPagesPerRange: 25 } },
       });
-      const seconds = (performance.now() - started) / 1000;
+      const ended = performance.now();
+      const seconds = (ended - started) / 1000;
       const { peak } = processMemoryMb(worker.pid!);
       const workerCpuSeconds = processCpuSeconds(worker.pid!) - cpuBefore;
       if (sampler) clearInterval(sampler);
@@ -281,7 +291,8 @@ async function backfill(
       await new Promise((r) => setTimeout(r, 1_200));
       const s = result.streams[0];
       if (!s || s.rows < contacts) throw new Error(`backfill loaded ${s?.rows} of ${contacts}`);
-      return { seconds, rows: s.rows, requests: sim.requests() - before, peakRssMb: peak, rssBeforeMb: rssBefore, workerCpuSeconds };
+      // The tail: the last page's request (as the simulator last reported its count growing) to the run's end.
+      return { seconds, tailSeconds: (ended - sim.lastRequestAt()) / 1000, rows: s.rows, requests: sim.requests() - before, peakRssMb: peak, rssBeforeMb: rssBefore, workerCpuSeconds };
     } finally {
       await connection.close();
     }
@@ -297,6 +308,7 @@ function printProbes(probes: Record<string, number | Record<string, number>>[]):
   const max: Record<string, number> = {};
   for (const p of probes) for (const [k, v] of Object.entries(p)) if (typeof v === 'number') max[k] = Math.max(max[k] ?? 0, v);
   const atPeak = probes.reduce((a, b) => (Number(b.rssMb) > Number(a.rssMb) ? b : a));
+  if (process.env.BENCH_MEMORY_PROBE === 'all') for (const p of probes) process.stderr.write(`[memory probe] ${JSON.stringify(p)}\n`);
   process.stderr.write(`[memory probe] ${probes.length} jobs; largest: ${JSON.stringify(max)}\n[memory probe] at the largest RSS: ${JSON.stringify(atPeak)}\n`);
 }
 
@@ -358,6 +370,8 @@ try {
           floorRowsPerSec: Math.round(contacts / floorSeconds),
           backfillSeconds: +run.seconds.toFixed(2),
           backfillRowsPerSec: Math.round(run.rows / run.seconds),
+          // Last request served to the run's end (±0.1 s): the loads and publishes after the last page.
+          tailSeconds: +run.tailSeconds.toFixed(2),
           // Ticks of 10 ms; unlike the wall time, barely moved by other work on a shared machine.
           workerCpuSeconds: +run.workerCpuSeconds.toFixed(2),
           requests: run.requests,

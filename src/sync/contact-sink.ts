@@ -3,7 +3,7 @@ import { CONTACT_BUCKET_SIZE } from '../warehouse/contact-columns.js';
 import { BUCKETED_LAKE_TABLES } from '../warehouse/lake-layout.js';
 import type { ContactPage } from '../warehouse/load-contact-pages.js';
 import type { LoadStats } from '../warehouse/types.js';
-import { recordScannedPages } from '../warehouse/scan-tables.js';
+import { loadRecordingScannedPages, recordScannedPages } from '../warehouse/scan-tables.js';
 import type { WriteJobs } from './warehouse-port.js';
 
 export interface ScannedPage {
@@ -169,18 +169,19 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
           const first = batch[0]!.page;
           const ctx = { loadId: first.loadId, syncedAt: first.syncedAt };
           const stats = { ...ZERO };
-          if (byId.size > 0) addStats(stats, await w.loadContacts([...byId.values()], ctx));
-          if (bodies.length > 0) addStats(stats, await w.loadContactPages(bodies, ctx));
-          loadsSincePublish += 1;
           const pageIds = batch.map(({ page }) => idsOf(page));
+          const records = batch.map(({ page }, i) => ({ scanKey: page.scanKey, page: page.page, ids: pageIds[i]!, reportedTotal: page.reportedTotal, at: page.syncedAt }));
+          const loads: (() => Promise<LoadStats & { rejected?: number }>)[] = [];
+          if (byId.size > 0) loads.push(() => w.loadContacts([...byId.values()], ctx));
+          if (bodies.length > 0) loads.push(() => w.loadContactPages(bodies, ctx));
+          // The page log commits with the last load: a crash leaves both or neither.
+          for (const [i, load] of loads.entries()) addStats(stats, i < loads.length - 1 ? await load() : await loadRecordingScannedPages(w, records, load));
+          if (loads.length === 0) await recordScannedPages(w, records);
+          loadsSincePublish += 1;
           if (coldMs !== false) {
             const at = now();
             for (const ids of pageIds) for (const id of ids) touched.set(Math.floor(id / CONTACT_BUCKET_SIZE), at);
           }
-          await recordScannedPages(
-            w,
-            batch.map(({ page }, i) => ({ scanKey: page.scanKey, page: page.page, ids: pageIds[i]!, reportedTotal: page.reportedTotal, at: page.syncedAt })),
-          );
           batch.forEach((b, i) => b.resolve(i === 0 ? stats : ZERO));
         } catch (err) {
           for (const b of batch) b.reject(err);

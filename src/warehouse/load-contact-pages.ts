@@ -2,10 +2,10 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { CONTACT_BUCKET_SIZE, CONTACT_FIELD_NAMES } from './contact-columns.js';
 import { contactReasonsSql, pageRowsSql, ROW_SEPARATOR, typedContactRowsSql } from './contact-page-sql.js';
 import { WarehouseInputError, WarehousePageUnreadableError } from './errors.js';
-import { appendStagedContacts, mergeStagedContacts } from './load-contacts.js';
+import { appendStagedContacts, holdsIdFrom, mergeStagedContacts } from './load-contacts.js';
 import { quoteIdent, quoteLiteral } from './quote.js';
 import { timestampLiteral } from './sql-expr.js';
-import { inTransaction, readCount, readRows, run } from './sql-run.js';
+import { inTransaction, readRows, run } from './sql-run.js';
 import { stageColumns } from './stage-columns.js';
 import type { LoadContext, LoadStats } from './types.js';
 
@@ -151,12 +151,11 @@ async function loadChecked(connection: DuckDBConnection, ctx: LoadContext): Prom
   }
   const total = Number(counts.ids);
   if (total === 0) return { inserted: 0, updated: 0, unchanged: 0, deleted: 0, rejected };
-  const maxHeld = await readCount(connection, 'SELECT coalesce(max(id), 0) FROM contacts');
   // A page re-read within one batch carries the newer state: the last occurrence of an id wins.
   const latest = Number(counts.fit) > total ? ' QUALIFY row_number() OVER (PARTITION BY id ORDER BY seq DESC, position DESC) = 1' : '';
   const fits = (where = '') => `_reason IS NULL${where}${latest}`;
   const cols = [...CONTACT_FIELD_NAMES, '_fingerprint'].map(quoteIdent).join(', ');
-  if (Number(counts.min_id) > maxHeld) {
+  if (!(await holdsIdFrom(connection, Number(counts.min_id)))) {
     // The common case: every row fits and every id is new.
     await stageFitting(connection, rejected === 0 && latest === '', `SELECT ${cols}, raw FROM _stage_contacts_checked WHERE ${fits()}`);
     const parts = await readRows(connection, `SELECT DISTINCT id // ${CONTACT_BUCKET_SIZE} AS part FROM _stage_contacts`);

@@ -1,5 +1,5 @@
 import { BIGINT, DuckDBDataChunk, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
-import { readRows, run } from './sql-run.js';
+import { readRows, run, withRecordInCommit } from './sql-run.js';
 
 /** A write scope's connection: the scan log is written in the same scope as the load it records. */
 type ScanScope = { readonly connection: DuckDBConnection };
@@ -58,6 +58,15 @@ export async function recordScannedPages(w: ScanScope, pages: readonly ScannedPa
     return `($${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}::TIMESTAMP)`;
   });
   await run(w.connection, `INSERT OR REPLACE INTO _sync_scan_pages (scan_key, page, row_count, reported_total, loaded_at) VALUES ${rows.join(', ')}`, values);
+}
+
+/**
+ * Runs `load` (a load that commits at most one transaction) and records `pages` in that same
+ * transaction: a crash leaves both or neither, so a resumed scan starts after the last durable
+ * page, and the page log costs no commit (and WAL sync) of its own.
+ */
+export async function loadRecordingScannedPages<T>(w: ScanScope, pages: readonly ScannedPageRecord[], load: () => Promise<T>): Promise<T> {
+  return withRecordInCommit(w.connection, () => recordScannedPages(w, pages), load);
 }
 
 /** Pages of a scan already loaded (optionally only those in [fromPage, toPage]). */

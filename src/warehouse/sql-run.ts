@@ -39,17 +39,49 @@ export async function readCount(connection: DuckDBConnection, sql: string, param
   return value === null || value === undefined ? 0 : Number(value);
 }
 
+/** Work a caller asked to commit with the next transaction on a connection (`withRecordInCommit`). */
+const beforeCommit = new WeakMap<DuckDBConnection, { record: () => Promise<void>; done: boolean }>();
+
 /** Runs `fn` in one transaction: committed when it returns, rolled back when it throws. */
 export async function inTransaction<T>(connection: DuckDBConnection, fn: () => Promise<T>): Promise<T> {
+  // A record committed with an earlier transaction of the load would say it was durable too soon.
+  if (beforeCommit.get(connection)?.done) throw new Error('a load under withRecordInCommit committed a second transaction; record with the last one instead.');
   await run(connection, 'BEGIN TRANSACTION');
   try {
     const result = await fn();
+    const hook = beforeCommit.get(connection);
+    if (hook && !hook.done) {
+      hook.done = true;
+      await hook.record();
+    }
     await run(connection, 'COMMIT');
     return result;
   } catch (err) {
     await run(connection, 'ROLLBACK').catch(() => undefined);
     throw err;
   }
+}
+
+/**
+ * Runs `fn`, a load that commits at most one transaction, and `record` inside that transaction
+ * just before its COMMIT: the load and its record are durable together, with one WAL sync instead
+ * of one per commit (bench/results/notes.md, "page log"). When `fn` commits none, `record` runs
+ * after it in a transaction of its own. `fn` keeps its own errors: `record` joins only a
+ * transaction `fn` opened, never wraps `fn` (a statement failing inside a transaction would abort
+ * it, and a cleanup after it would throw in place of the first error).
+ */
+export async function withRecordInCommit<T>(connection: DuckDBConnection, record: () => Promise<void>, fn: () => Promise<T>): Promise<T> {
+  if (beforeCommit.has(connection)) throw new Error('withRecordInCommit cannot be nested on one connection; record both in the outer call.');
+  const hook = { record, done: false };
+  beforeCommit.set(connection, hook);
+  let result: T;
+  try {
+    result = await fn();
+  } finally {
+    beforeCommit.delete(connection);
+  }
+  if (!hook.done) await inTransaction(connection, record);
+  return result;
 }
 
 function bind(params: Params): DuckDBValue[] {

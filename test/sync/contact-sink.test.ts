@@ -257,4 +257,41 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
       }
     }
   });
+  it('loads a page and records it in the page log in one transaction: when the log cannot be written, the rows are not there either', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crmsync-sink-'));
+    try {
+      const writes = await ownerOf(join(dir, 'crm.duckdb'), join(dir, 'lake'));
+      const sink = createContactSink(writes, { publishColdBucketsAfterMs: false });
+      const page = (n: number, from: number) =>
+        sink.add({ scanKey: 'k', page: n, items: Array.from({ length: 20 }, (_, i) => makeContact(from + i)), reportedTotal: 40, loadId: 'L', syncedAt: new Date() });
+      await page(1, 1);
+      // The page log's id table gone: the next page's log fails after its rows were loaded.
+      await writes.run((w) => w.query('ALTER TABLE _sweep_seen RENAME TO _sweep_seen_away'));
+      await expect(page(2, 21)).rejects.toThrow();
+      await writes.run((w) => w.query('ALTER TABLE _sweep_seen_away RENAME TO _sweep_seen'));
+      // A crash-resumed scan refetches exactly the pages not logged; their rows must not be half there.
+      expect(await writes.run((w) => scannedPages(w, 'k'))).toEqual([1]);
+      const n = await writes.run((w) => w.query('SELECT count(*) AS n, max(id) AS top FROM contacts'));
+      expect(Number(n[0]?.n)).toBe(20);
+      expect(Number(n[0]?.top)).toBe(20);
+      // And the page loads once it can be logged.
+      await page(2, 21);
+      expect(await writes.run((w) => scannedPages(w, 'k'))).toEqual([1, 2]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps an unreadable raw page its own error when the page log joins the load', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crmsync-sink-'));
+    try {
+      const writes = await ownerOf(join(dir, 'crm.duckdb'), join(dir, 'lake'));
+      const sink = createContactSink(writes, { publishColdBucketsAfterMs: false });
+      const added = sink.add({ scanKey: 'k', page: 1, items: [], raw: { bodies: ['{"subscribers": {"data": [{"id": 1'], rows: 1, ids: [1] }, reportedTotal: 1, loadId: 'L', syncedAt: new Date() });
+      await expect(added).rejects.toMatchObject({ code: 'WAREHOUSE_PAGE_UNREADABLE' });
+      expect(await writes.run((w) => scannedPages(w, 'k'))).toEqual([]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
