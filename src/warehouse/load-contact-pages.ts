@@ -5,7 +5,7 @@ import { WarehouseInputError, WarehousePageUnreadableError } from './errors.js';
 import { appendStagedContacts, holdsIdFrom, mergeStagedContacts } from './load-contacts.js';
 import { quoteIdent, quoteLiteral } from './quote.js';
 import { timestampLiteral } from './sql-expr.js';
-import { inTransaction, readRows, run } from './sql-run.js';
+import { inTransaction, readCount, readRows, run } from './sql-run.js';
 import { stageColumns } from './stage-columns.js';
 import type { LoadContext, LoadStats } from './types.js';
 
