@@ -110,7 +110,11 @@ function textOrNull(k: string, nullAs?: string): Field {
 // `text` (email): required.
 function requiredText(k: string): Field {
   const t = textOrNull(k);
-  return { value: t.value, issue: `CASE WHEN ${v(k)} IS NULL THEN '${k}: expected a string, got ' || coalesce(${shown(k)}, 'nothing') ELSE ${t.issue} END`, suspect: `(${v(k)} IS NULL OR ${t.suspect})` };
+  return {
+    value: t.value,
+    issue: `CASE WHEN ${v(k)} IS NULL THEN '${k}: expected a string, got ' || coalesce(${shown(k)}, 'nothing') ELSE ${t.issue} END`,
+    suspect: `(${v(k)} IS NULL OR ${t.suspect})`,
+  };
 }
 
 /**
@@ -222,7 +226,11 @@ function fields(zone: string): Record<string, Field> {
     email: requiredText('email'),
     status: textOrNull('status', `''`),
     ...Object.fromEntries(TEXT_FIELDS.map((k) => [k, textOrNull(k)])),
-    date_of_birth: { value: `TRY_CAST(CASE WHEN ${dob} = '' OR starts_with(${dob}, '0000') THEN NULL ELSE left(${dob}, 10) END AS DATE)`, issue: textOrNull('date_of_birth').issue!, suspect: textOrNull('date_of_birth').suspect! },
+    date_of_birth: {
+      value: `TRY_CAST(CASE WHEN ${dob} = '' OR starts_with(${dob}, '0000') THEN NULL ELSE left(${dob}, 10) END AS DATE)`,
+      issue: textOrNull('date_of_birth').issue!,
+      suspect: textOrNull('date_of_birth').suspect!,
+    },
     company_id: intOrNull('company_id'),
     total_points: numberOrNull('total_points'),
     life_time_value: numberOrNull('life_time_value'),
@@ -256,9 +264,7 @@ export function typedContactRowsSql(rows: string, zone: string): string {
       (${suspects.join(' OR ')}) AS _suspect, CAST(NULL AS VARCHAR) AS _reason
     FROM ${from}`;
   const hours = TIMESTAMPS.map((k) => `LEFT JOIN _zone_hours AS _${k}_hour ON _${k}_hour.hour = date_trunc('hour', _${k}_wall)`).join(' ');
-  const body = byZone(zone)
-    ? `WITH _typed AS (${typed}), _zone_hours AS (${zoneHoursSql('_typed', zone)}) ${checked(`_typed ${hours}`)}`
-    : checked(`(${typed})`);
+  const body = byZone(zone) ? `WITH _typed AS (${typed}), _zone_hours AS (${zoneHoursSql('_typed', zone)}) ${checked(`_typed ${hours}`)}` : checked(`(${typed})`);
   return `SELECT *, ${fingerprintExpr(CONTACT_COLUMNS)} AS _fingerprint FROM (
     ${body}
   )`;

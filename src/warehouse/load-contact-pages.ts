@@ -91,8 +91,11 @@ function rowTexts(body: string, spans: readonly number[]): string {
 async function giveReasons(connection: DuckDBConnection): Promise<void> {
   if ((await readCount(connection, 'SELECT count(*) FROM _stage_contacts_checked WHERE _suspect')) === 0) return;
   const suspect = '(SELECT seq, page, position, raw FROM _stage_contacts_checked WHERE _suspect)';
-  await run(connection, `UPDATE _stage_contacts_checked c SET _reason = s._reason FROM (${contactReasonsSql(suspect)}) s
-    WHERE c._suspect AND c.seq = s.seq AND c.position = s.position AND s._reason IS NOT NULL`);
+  await run(
+    connection,
+    `UPDATE _stage_contacts_checked c SET _reason = s._reason FROM (${contactReasonsSql(suspect)}) s
+    WHERE c._suspect AND c.seq = s.seq AND c.position = s.position AND s._reason IS NOT NULL`,
+  );
 }
 
 function checkPages(pages: readonly ContactPage[]): void {
@@ -107,7 +110,8 @@ function checkPages(pages: readonly ContactPage[]): void {
     ] as const) {
       if (n !== undefined && !Number.isSafeInteger(n)) throw new WarehouseInputError(`${k} ${String(n)} of contact page ${p.page} is not an integer; pass a whole number or leave it out.`);
     }
-    if (p.rowSpans && !spansFit(p.rowSpans, p.body.length)) throw new WarehouseInputError(`The row spans of contact page ${p.page} do not fit its body; pass the rowSpans the scan of that body gave, or none.`);
+    if (p.rowSpans && !spansFit(p.rowSpans, p.body.length))
+      throw new WarehouseInputError(`The row spans of contact page ${p.page} do not fit its body; pass the rowSpans the scan of that body gave, or none.`);
     if (p.body.length > MAX_PAGE_BYTES) throw new WarehouseInputError(`Contact page ${p.page} is ${p.body.length} bytes; the limit is ${MAX_PAGE_BYTES} (request fewer contacts per page).`);
   }
   if (bytes > MAX_LOAD_BYTES) throw new WarehouseInputError(`loadContactPages got ${bytes} bytes of pages; load at most ${MAX_LOAD_BYTES} per call (split the batch).`);

@@ -155,8 +155,29 @@ describe.each([
   });
 
   it('types ids, lists, custom values and wall times around the zone’s changes as the client path does', async () => {
-    const walls = ['2026-11-01 00:59:59', '2026-11-01 01:00:00', '2026-11-01 01:30:00', '2026-11-01 01:59:59', '2026-11-01 02:00:00', '2026-03-08 01:59:59', '2026-03-08 02:30:00', '2026-03-08 03:00:00', '1883-11-18 12:03:57', '1883-11-18 12:03:58', '2026-07-01 12:00:00.5'];
-    const refs: unknown[] = [[], [{ id: '5' }], [{ id: 5 }, { id: 5 }], [{ id: '2' }, { id: '1' }], [{ id: '007' }, { id: 3 }], [{ id: 1 }, { id: 9 }, { id: 4 }], [{ id: -3 }, { id: '-1' }], { 0: { id: 8 } }];
+    const walls = [
+      '2026-11-01 00:59:59',
+      '2026-11-01 01:00:00',
+      '2026-11-01 01:30:00',
+      '2026-11-01 01:59:59',
+      '2026-11-01 02:00:00',
+      '2026-03-08 01:59:59',
+      '2026-03-08 02:30:00',
+      '2026-03-08 03:00:00',
+      '1883-11-18 12:03:57',
+      '1883-11-18 12:03:58',
+      '2026-07-01 12:00:00.5',
+    ];
+    const refs: unknown[] = [
+      [],
+      [{ id: '5' }],
+      [{ id: 5 }, { id: 5 }],
+      [{ id: '2' }, { id: '1' }],
+      [{ id: '007' }, { id: 3 }],
+      [{ id: 1 }, { id: 9 }, { id: 4 }],
+      [{ id: -3 }, { id: '-1' }],
+      { 0: { id: 8 } },
+    ];
     const customs: unknown[] = [{ b: 1, a: 2 }, {}, [], ['x', { z: 1 }], { a: { z: 1, y: 2.5 }, c: 'é\u0000"' }, { a: 1.0, b: [] }];
     const rows = walls.map((wall, k) => ({
       id: 970001 + k,
@@ -326,7 +347,10 @@ describe.each([
     // The same in the listing's envelope, which the scan takes rows from, and a raw control
     // character inside a string (JSON allows it only escaped; the separator of the rows is one).
     for (const bad of ['\\q@example', '\u001e@example', '\u0001@example']) {
-      const listed = listing([{ id: 930002, email: 'b@example.com' }, { id: 930003, email: 'a@example.com' }]).replace('a@example', bad);
+      const listed = listing([
+        { id: 930002, email: 'b@example.com' },
+        { id: 930003, email: 'a@example.com' },
+      ]).replace('a@example', bad);
       const before = spanned;
       await expect(loadPages([{ page: 5, body: listed }], ctx())).rejects.toMatchObject({ code: 'WAREHOUSE_PAGE_UNREADABLE', retryable: true });
       expect(spanned - before).toBe(mode === 'spans' ? 1 : 0);
