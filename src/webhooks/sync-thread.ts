@@ -20,8 +20,9 @@ export interface SyncThread {
 }
 
 // Slots of the shared state (Int32): the batch number last requested, the threads asleep, the
-// stop flag, the batch number the newest sync was claimed for, the file's generation and its
-// path's length in bytes; the path itself follows. Batch numbers only grow; 2^31 batches is far
+// stop flag, the batch number the newest sync was claimed for, the file's generation, its path's
+// length in bytes, and a counter bumped by every request and by the stop, which is what a
+// sleeping thread waits on; the path itself follows. Batch numbers only grow; 2^31 batches is far
 // beyond a receiver's life.
 const REQUESTED = 0;
 const SLEEPERS = 1;
@@ -29,6 +30,7 @@ const STOP = 2;
 const CLAIMED = 3;
 const GENERATION = 4;
 const PATH_LENGTH = 5;
+const WAKE = 6;
 const PATH_AT = 8 * Int32Array.BYTES_PER_ELEMENT;
 const MAX_PATH_BYTES = 4096;
 
@@ -67,8 +69,12 @@ for (;;) {
   const target = Atomics.load(state, ${REQUESTED});
   if (target === claimed) {
     if (Atomics.load(state, ${STOP}) === 1) break;
+    // Read the counter before the last checks: a request or the stop that lands after them bumps
+    // it, so the wait returns at once or is woken. (Waiting on REQUESTED, a stop between the checks
+    // and the wait was never seen, and close() could wait forever.)
+    const wake = Atomics.load(state, ${WAKE});
     Atomics.add(state, ${SLEEPERS}, 1);
-    if (Atomics.load(state, ${REQUESTED}) === target && Atomics.load(state, ${STOP}) === 0) Atomics.wait(state, ${REQUESTED}, target);
+    if (Atomics.load(state, ${REQUESTED}) === target && Atomics.load(state, ${STOP}) === 0) Atomics.wait(state, ${WAKE}, wake);
     Atomics.sub(state, ${SLEEPERS}, 1);
     continue;
   }
@@ -162,13 +168,15 @@ export function startSyncThread(threads = DEFAULT_SYNC_THREADS): SyncThread {
       waiting.push({ batch: ++requested, done });
       ref(true);
       Atomics.store(state, REQUESTED, requested);
-      if (Atomics.load(state, SLEEPERS) > 0) Atomics.notify(state, REQUESTED, 1);
+      Atomics.add(state, WAKE, 1);
+      if (Atomics.load(state, SLEEPERS) > 0) Atomics.notify(state, WAKE, 1);
     },
     syncs: () => syncs,
     async close() {
       closing = true;
       Atomics.store(state, STOP, 1);
-      Atomics.notify(state, REQUESTED);
+      Atomics.add(state, WAKE, 1);
+      Atomics.notify(state, WAKE);
       ref(true);
       await Promise.all(exits);
     },
