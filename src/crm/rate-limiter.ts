@@ -57,7 +57,13 @@ export interface RateLimiterSnapshot {
 }
 
 export interface RateLimiter {
-  acquire(signal?: AbortSignal): Promise<Ticket>;
+  /**
+   * Waits for a slot. Waiters go in order of `priority` (lower first, default 0), then of arrival:
+   * a scan passes its page number, so when several scans share the slots the earliest pages go
+   * first and one scan finishes while the others go on, instead of all of them finishing together
+   * and leaving every slot idle while each waits for its last pages to load.
+   */
+  acquire(signal?: AbortSignal, priority?: number): Promise<Ticket>;
   /** Holds every request until `ms` from now (the server's Retry-After). */
   pause(ms: number): void;
   snapshot(): RateLimiterSnapshot;
@@ -70,6 +76,7 @@ export class RateLimiterAbortedError extends CrmError {
 }
 
 interface Waiter {
+  priority: number;
   resolve: (t: Ticket) => void;
   reject: (e: unknown) => void;
   signal: AbortSignal | undefined;
@@ -231,10 +238,10 @@ export function createRateLimiter(opts: RateLimiterOptions = {}): RateLimiter {
   }
 
   return {
-    acquire(signal) {
+    acquire(signal, priority = 0) {
       if (signal?.aborted) return Promise.reject(new RateLimiterAbortedError());
       return new Promise<Ticket>((resolve, reject) => {
-        const w: Waiter = { resolve, reject, signal, onAbort: undefined };
+        const w: Waiter = { priority, resolve, reject, signal, onAbort: undefined };
         if (signal) {
           w.onAbort = () => {
             const i = queue.indexOf(w);
@@ -243,7 +250,10 @@ export function createRateLimiter(opts: RateLimiterOptions = {}): RateLimiter {
           };
           signal.addEventListener('abort', w.onAbort, { once: true });
         }
-        queue.push(w);
+        // After every waiter of the same or a lower priority (the queue stays sorted, ties in arrival order).
+        let at = queue.length;
+        while (at > 0 && queue[at - 1]!.priority > priority) at--;
+        queue.splice(at, 0, w);
         if (timer === undefined) pump();
       });
     },

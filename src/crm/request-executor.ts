@@ -51,7 +51,7 @@ export function createExecutor(deps: { transport: Transport; limiter: RateLimite
   const maxRetries = Math.max(0, Math.min(1, Math.floor(deps.retry.maxRetries)));
 
   async function once(req: HttpRequest, opts: CallOptions): Promise<unknown> {
-    const ticket = await limiter.acquire(req.signal);
+    const ticket = await limiter.acquire(req.signal, req.priority);
     const started = performance.now();
     stats.requests++;
     let res;

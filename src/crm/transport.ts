@@ -13,6 +13,8 @@ export interface HttpRequest {
   query?: Record<string, QueryValue>;
   body?: unknown;
   signal?: AbortSignal;
+  /** Place among requests waiting for the rate limiter: lower first (`RateLimiter.acquire`). */
+  priority?: number;
 }
 
 export interface HttpResponse {

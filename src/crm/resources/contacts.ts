@@ -134,6 +134,8 @@ function listRequest(q: ContactListQuery): HttpRequest {
   return {
     method: 'GET',
     path: '/subscribers',
+    // Earlier pages first when scans share the request slots: see RateLimiter.acquire.
+    priority: q.page,
     query: {
       page: q.page,
       per_page: q.perPage,
