@@ -25,8 +25,9 @@ const STABLE_FILE = 'data.parquet';
 const PARQUET_OPTIONS = 'FORMAT parquet, ROW_GROUP_SIZE 20000';
 /**
  * zstd at its default level, not DuckDB's default snappy: the contact files (mostly the raw JSON)
- * come out 2.5 times smaller for a publish that costs little more CPU, and zstd at level 1 is
- * larger for no less CPU (bench/lake-compression.ts; bench/results/notes.md, "issue 19").
+ * come out 2.5 times smaller for a publish that costs about a fifth more CPU, a few tenths of a
+ * second per 100,000 contacts; zstd at level 1 gave files an eighth larger for CPU within the
+ * noise (bench/lake-compression.ts; bench/results/notes.md, "h19d").
  */
 export const DEFAULT_LAKE_COMPRESSION: LakeCompression = 'zstd';
 
