@@ -6,6 +6,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Logger } from '../logger.js';
 import { WarehouseInputError } from './errors.js';
 import { BUCKET_COLUMN, CATALOG_FILE, GENERATIONS_DIR, LAKE_TABLES, MAX_APPEND_FILES, type LakeLayout } from './lake-layout.js';
+import { lakeCompressionOptions, type LakeCompression } from './lake-compression.js';
 import { readLakeManifest, writeLakeManifest, type LakeManifest } from './lake-manifest.js';
 import { quoteIdent, quoteLiteral } from './quote.js';
 import { findSqlDir } from './sql-dir.js';
@@ -17,13 +18,18 @@ const KEEP_GENERATIONS = 3;
 // Rewritten files keep their name across generations, so a reader that globbed through the
 // symlink just before a swap still finds every file it listed (now with the newer content).
 const STABLE_FILE = 'data.parquet';
-// zstd, not DuckDB's default snappy: contact files (mostly the raw JSON) come out several times
-// smaller and the COPY is no slower; every Parquet reader of note reads zstd. Row groups of 20,000
-// rows, not DuckDB's 122,880: the writer buffers a whole row group (with the raw JSON, a large
-// share of the memory limit) before it compresses, which under the sync's memory limit spilled
-// and made the publish slower; smaller groups also give readers finer zone maps. Figures:
-// bench/results/notes.md, "publish-lake".
-const PARQUET_OPTIONS = 'FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 20000';
+// Row groups of 20,000 rows, not DuckDB's 122,880: the writer buffers a whole row group (with
+// the raw JSON, a large share of the memory limit) before it compresses, which under the sync's
+// memory limit spilled and made the publish slower; smaller groups also give readers finer zone
+// maps. Figures: bench/results/notes.md, "publish-lake".
+const PARQUET_OPTIONS = 'FORMAT parquet, ROW_GROUP_SIZE 20000';
+/**
+ * zstd at its default level, not DuckDB's default snappy: the contact files (mostly the raw JSON)
+ * come out 2.5 times smaller for a publish that costs about a fifth more CPU, a few tenths of a
+ * second per 100,000 contacts; zstd at level 1 gave files an eighth larger for CPU within the
+ * noise (bench/lake-compression.ts; bench/results/notes.md, "h19d").
+ */
+export const DEFAULT_LAKE_COMPRESSION: LakeCompression = 'zstd';
 
 interface PublishContext {
   connection: DuckDBConnection;
@@ -38,6 +44,8 @@ interface PublishContext {
    * skipped without hashing. Without it every whole table is hashed.
    */
   marks?: WholeTableMarks;
+  /** The Parquet compression of the files written (default DEFAULT_LAKE_COMPRESSION). */
+  compression?: LakeCompression;
 }
 
 export interface PublishOptions {
@@ -112,14 +120,14 @@ async function publishTable(ctx: PublishContext, table: string, layout: LakeLayo
   const file = `part-${String(generation).padStart(6, '0')}.parquet`;
 
   if (layout.kind === 'whole') {
-    await copyTo(connection, `SELECT * FROM ${t}`, join(genDir, STABLE_FILE));
+    await copyTo(ctx, `SELECT * FROM ${t}`, join(genDir, STABLE_FILE));
   } else if (layout.kind === 'append') {
     const previous = current?.dir ? await listParquet(current.dir) : [];
     if (!current?.dir || previous.length + 1 > MAX_APPEND_FILES) {
-      await copyTo(connection, `SELECT * FROM ${t}`, join(genDir, `compacted-${file}`));
+      await copyTo(ctx, `SELECT * FROM ${t}`, join(genDir, `compacted-${file}`));
     } else {
       for (const f of previous) await link(join(current.dir, f), join(genDir, f));
-      await copyTo(connection, `SELECT * FROM ${t} WHERE ${quoteIdent(layout.column)} IN (SELECT part FROM _publish_dirty)`, join(genDir, file));
+      await copyTo(ctx, `SELECT * FROM ${t} WHERE ${quoteIdent(layout.column)} IN (SELECT part FROM _publish_dirty)`, join(genDir, file));
     }
   } else {
     await publishBuckets(ctx, table, layout, current?.dir ?? null, genDir);
@@ -161,12 +169,12 @@ async function publishBuckets(ctx: PublishContext, table: string, layout: Extrac
     const dir = join(genDir, `${BUCKET_COLUMN}=${b}`);
     await mkdir(dir, { recursive: true });
     const lo = b * layout.size;
-    await copyTo(connection, `SELECT * FROM ${quoteIdent(table)} WHERE ${column} >= ${lo} AND ${column} < ${lo + layout.size}`, join(dir, 'data_0.parquet'));
+    await copyTo(ctx, `SELECT * FROM ${quoteIdent(table)} WHERE ${column} >= ${lo} AND ${column} < ${lo + layout.size}`, join(dir, 'data_0.parquet'));
   }
   // Readers need at least one file to learn the schema of an empty table.
   if ((await readdir(genDir)).length === 0) {
     await mkdir(join(genDir, `${BUCKET_COLUMN}=0`));
-    await copyTo(connection, `SELECT * FROM ${quoteIdent(table)} LIMIT 0`, join(genDir, `${BUCKET_COLUMN}=0`, 'part-empty.parquet'));
+    await copyTo(ctx, `SELECT * FROM ${quoteIdent(table)} LIMIT 0`, join(genDir, `${BUCKET_COLUMN}=0`, 'part-empty.parquet'));
   }
 }
 
@@ -193,8 +201,8 @@ async function allBuckets(connection: DuckDBConnection, table: string, layout: E
   return (await connection.runAndReadAll(`SELECT DISTINCT ${column} // ${layout.size} AS b FROM ${quoteIdent(table)} ORDER BY b`)).getRows().map((r) => Number(r[0]));
 }
 
-async function copyTo(connection: DuckDBConnection, select: string, path: string): Promise<void> {
-  await connection.run(`COPY (${select}) TO ${quoteLiteral(path)} (${PARQUET_OPTIONS})`);
+async function copyTo(ctx: PublishContext, select: string, path: string): Promise<void> {
+  await ctx.connection.run(`COPY (${select}) TO ${quoteLiteral(path)} (${PARQUET_OPTIONS}, ${lakeCompressionOptions(ctx.compression ?? DEFAULT_LAKE_COMPRESSION)})`);
 }
 
 async function tableHash(connection: DuckDBConnection, table: string): Promise<string> {
