@@ -1,9 +1,9 @@
 /**
  * The settings crmsync gives DuckDB's own allocator (the jemalloc inside its library, which reads
- * `DUCKDB_JE_MALLOC_CONF`). DuckDB builds it with two arenas, and a thread stays on the arena it
- * was first given: Node runs DuckDB's queries on its libuv pool, so the owner's jobs land on both
- * and the pages one arena freed were not reused by the next job on the other, but held for the
- * decay time beside it. One arena lets every job reuse them; the owner runs one job at a time, so
+ * `DUCKDB_JE_MALLOC_CONF`). DuckDB sizes its arenas from the machine's cores (two on a 2-core
+ * one), and a thread stays on the arena it was first given: Node runs DuckDB's queries on its
+ * libuv pool, so the owner's jobs land on several arenas, and the pages one freed were not reused
+ * by the next job on another but held for the decay time beside it. One arena lets every job reuse them; the owner runs one job at a time, so
  * the arena's lock is not contended (bench/results/notes.md, "Issue 19, DuckDB's allocator arenas").
  */
 export const DUCKDB_ALLOCATOR_DEFAULTS = 'narenas:1';
