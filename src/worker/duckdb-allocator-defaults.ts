@@ -3,8 +3,9 @@
  * `DUCKDB_JE_MALLOC_CONF`). DuckDB sizes its arenas from the machine's cores (two on a 2-core
  * one), and a thread stays on the arena it was first given: Node runs DuckDB's queries on its
  * libuv pool, so the owner's jobs land on several arenas, and the pages one freed were not reused
- * by the next job on another but held for the decay time beside it. One arena lets every job reuse them; the owner runs one job at a time, so
- * the arena's lock is not contended (bench/results/notes.md, "Issue 19, DuckDB's allocator arenas").
+ * by the next job on another but held for the decay time beside it. One arena lets every job
+ * reuse them; the owner runs one job at a time, so the arena's lock is not contended
+ * (bench/results/notes.md, "Issue 19, DuckDB's allocator arenas").
  */
 export const DUCKDB_ALLOCATOR_DEFAULTS = 'narenas:1';
 
