@@ -43,12 +43,25 @@ export interface SpoolStats {
   syncMsMax: number;
 }
 
+export type AppendDone = (err: Error | null, outcome?: AppendOutcome) => void;
+
+/** An append in flight: later copies of its delivery id or body wait for it. */
+interface InflightAppend {
+  waiting: (() => void)[] | undefined;
+  failed: Error | undefined;
+}
+
 /** An append-only, fsynced log of deliveries with dedup by delivery id and by body, over the retention. */
 export interface Spool {
   /** Stable id of this spool directory; the applier's offset is recorded against it. */
   readonly id: string;
   /** Resolves once the delivery is on disk (fsynced) or known already; rejects with SpoolUnavailableError. */
   append(entry: SpoolEntry): Promise<AppendOutcome>;
+  /**
+   * `append` with a callback and no promise (the receiver's path): `done` is called once, at once
+   * when the delivery is known already or refused, else when its batch is durable or failed.
+   */
+  appendThen(entry: SpoolEntry, done: AppendDone): void;
   /** Up to `max` durable records (and about `maxBytes` of bodies, at least one record) after `afterSeq`, in order. */
   read(afterSeq: number, max: number, maxBytes?: number): Promise<SpoolRecord[]>;
   /** Everything up to `seq` is applied: segments fully applied and past retention are deleted. */
@@ -143,8 +156,17 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
     throw new SpoolUnavailableError(`Cannot open a spool segment in ${dir}; check that the directory is writable.`, { cause });
   }
 
-  const inflight = new Map<string, Promise<AppendOutcome>>();
-  const inflightBodies = new Map<string, Promise<AppendOutcome>>();
+  const inflight = new Map<string, InflightAppend>();
+  const inflightBodies = new Map<string, InflightAppend>();
+  // A copy waits for the append in flight and shares its failure, as it would share its promise.
+  const waitFor = (pending: InflightAppend, outcome: AppendOutcome, done: AppendDone): void => {
+    (pending.waiting ??= []).push(() => calling(done, pending.failed ?? null, pending.failed ? undefined : outcome));
+  };
+  const wake = (a: InflightAppend): void => {
+    const waiting = a.waiting;
+    a.waiting = undefined;
+    if (waiting) for (const w of waiting) w();
+  };
   let closed = false;
   // The reader remembers where the last read stopped so the applier does not rescan a segment.
   let cursor: { segNo: number; offset: number; seq: number } | undefined;
@@ -199,38 +221,47 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
     }
   };
 
+  const appendThen = (entry: SpoolEntry, done: AppendDone): void => {
+    if (closed || writer.broken) return done(writer.broken ?? new SpoolUnavailableError('The webhook spool is closed; the receiver is shutting down.'));
+    const pending = inflight.get(entry.deliveryId);
+    if (pending) return waitFor(pending, 'duplicate', done);
+    if (index.has(entry.deliveryId)) return done(null, 'duplicate');
+    // A replay: the signature covers only the body, so the same signed body under a new delivery id.
+    const key = bodyKey(entry.body);
+    const pendingBody = inflightBodies.get(key);
+    if (pendingBody) return waitFor(pendingBody, 'replayed', done);
+    if (bodies.has(key)) return done(null, 'replayed');
+    if (writer.queued >= maxQueued) return done(new SpoolUnavailableError('The webhook spool is saturated; the CRM will retry.'));
+    const record: SpoolRecord = { deliveryId: entry.deliveryId, webhookId: entry.webhookId, event: entry.event, known: entry.known, receivedAt: entry.receivedAt, body: entry.body, seq: nextSeq++ };
+    const mine: InflightAppend = { waiting: undefined, failed: undefined };
+    writer.enqueue({
+      record,
+      frameBytes: frameLength(record),
+      bodyKey: key,
+      resolve: () => {
+        calling(done, null, 'accepted');
+        wake(mine);
+      },
+      // A failed append is not "seen": the CRM's retry of it must be stored, not called a duplicate.
+      reject: (err) => {
+        inflight.delete(entry.deliveryId);
+        inflightBodies.delete(key);
+        mine.failed = err;
+        calling(done, err);
+        wake(mine);
+      },
+    });
+    inflight.set(entry.deliveryId, mine);
+    inflightBodies.set(key, mine);
+  };
+
   return {
     id,
     append(entry) {
-      if (closed || writer.broken) return Promise.reject(writer.broken ?? new SpoolUnavailableError('The webhook spool is closed; the receiver is shutting down.'));
-      const pending = inflight.get(entry.deliveryId);
-      if (pending) return pending.then(() => 'duplicate');
-      if (index.has(entry.deliveryId)) return Promise.resolve('duplicate');
-      // A replay: the signature covers only the body, so the same signed body under a new delivery id.
-      const key = bodyKey(entry.body);
-      const pendingBody = inflightBodies.get(key);
-      if (pendingBody) return pendingBody.then(() => 'replayed');
-      if (bodies.has(key)) return Promise.resolve('replayed');
-      if (writer.queued >= maxQueued) return Promise.reject(new SpoolUnavailableError('The webhook spool is saturated; the CRM will retry.'));
-      const record: SpoolRecord = { deliveryId: entry.deliveryId, webhookId: entry.webhookId, event: entry.event, known: entry.known, receivedAt: entry.receivedAt, body: entry.body, seq: nextSeq++ };
-      const done = new Promise<AppendOutcome>((resolve, reject) => {
-        writer.enqueue({
-          record,
-          frameBytes: frameLength(record),
-          bodyKey: key,
-          resolve: () => resolve('accepted'),
-          // A failed append is not "seen": the CRM's retry of it must be stored, not called a duplicate.
-          reject: (err) => {
-            inflight.delete(entry.deliveryId);
-            inflightBodies.delete(key);
-            reject(err);
-          },
-        });
-      });
-      inflight.set(entry.deliveryId, done);
-      inflightBodies.set(key, done);
-      return done;
+      return new Promise((resolve, reject) => appendThen(entry, (err, outcome) => (err === null ? resolve(outcome!) : reject(err))));
     },
+
+    appendThen,
 
     async read(afterSeq, max, maxBytes = Infinity) {
       const out: SpoolRecord[] = [];
@@ -284,6 +315,21 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
       }
     },
   };
+}
+
+/**
+ * Callbacks run inside the writer's completion loop: one that throws must not stop the loop (the
+ * batch's other deliveries would never be answered); its error surfaces as an uncaught exception,
+ * as a throw in a promise reaction surfaces as an unhandled rejection.
+ */
+function calling(done: AppendDone, err: Error | null, outcome?: AppendOutcome): void {
+  try {
+    done(err, outcome);
+  } catch (failure) {
+    process.nextTick(() => {
+      throw failure;
+    });
+  }
 }
 
 /** A new spool directory gets a fresh id, so an offset recorded for a wiped spool is not reused. */
