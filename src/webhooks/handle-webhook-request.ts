@@ -78,10 +78,12 @@ export type Answer = (err: unknown, response?: WebhookResponse) => void;
  */
 export function handleWebhookRequest(req: WebhookRequest, deps: WebhookHandlerDeps): Promise<WebhookResponse> {
   return new Promise((resolve, reject) => {
-    const read: ReadBody = (limit, expected, done) => readLimitedBody(req.body, limit, expected).then(
+    const read: ReadBody = (limit, expected, done) => {
+      readLimitedBody(req.body, limit, expected).then(
         (body) => done(null, body),
         (err: Error) => done(err, null),
       );
+    };
     receiveWebhook(req.method, req.headers, read, deps, (err, r) => (err === null ? resolve(r!) : reject(err)));
   });
 }

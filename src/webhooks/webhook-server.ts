@@ -83,10 +83,16 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       const url = query < 0 ? raw : raw.slice(0, query);
       if (url === path) {
         try {
-          receiveWebhook(req.method ?? 'GET', req.headers, (limit, expected, done) => readIncomingBody(req, limit, expected, done), options.handler, (err, r) => {
-            if (err === null) answer(res, r!);
-            else failed(res, err);
-          });
+          receiveWebhook(
+            req.method ?? 'GET',
+            req.headers,
+            (limit, expected, done) => readIncomingBody(req, limit, expected, done),
+            options.handler,
+            (err, r) => {
+              if (err === null) answer(res, r!);
+              else failed(res, err);
+            },
+          );
         } catch (err) {
           failed(res, err);
         }
