@@ -45,6 +45,8 @@ const mainThreadMs = (): number => {
   return (Number(f[11]) + Number(f[12])) * 10;
 };
 
+type Delivery = { headers: Record<string, string>; body: Buffer };
+
 interface Receiver {
   name: string;
   run(dir: string, deliveries: { headers: Record<string, string>; body: Buffer }[]): Promise<{ mainUs: number; accepted: number }>;
@@ -52,7 +54,21 @@ interface Receiver {
 
 async function receiverOf(name: string, checkout: string): Promise<Receiver> {
   const load = async <T>(path: string): Promise<T> => (await import(pathToFileURL(join(checkout, path)).href)) as T;
-  const { handleWebhookRequest } = await load<typeof HandlerModule>('src/webhooks/handle-webhook-request.ts');
+  const { handleWebhookRequest, receiveWebhook } = await load<Partial<typeof HandlerModule> & Pick<typeof HandlerModule, 'handleWebhookRequest'>>('src/webhooks/handle-webhook-request.ts');
+  // The server's own path where the checkout has it (callbacks, no promise per delivery); before
+  // it, the server went through handleWebhookRequest.
+  const handle = receiveWebhook
+    ? (d: Delivery, deps: HandlerModule.WebhookHandlerDeps): Promise<HandlerModule.WebhookResponse> =>
+        new Promise((resolve, reject) =>
+          receiveWebhook(
+            'POST',
+            d.headers,
+            (_limit, _expected, done) => done(null, d.body),
+            deps,
+            (err, r) => (err === null ? resolve(r!) : reject(err as Error)),
+          ),
+        )
+    : (d: Delivery, deps: HandlerModule.WebhookHandlerDeps): Promise<HandlerModule.WebhookResponse> => handleWebhookRequest({ method: 'POST', headers: d.headers, body: d.body }, deps);
   const { openSpool } = await load<typeof SpoolModule>('src/webhooks/spool.ts');
   const { createSecretResolver } = await load<typeof ResolverModule>('src/webhooks/secret-resolver.ts');
   const { createWebhookMetrics } = await load<typeof MetricsModule>('src/webhooks/webhook-metrics.ts');
@@ -68,7 +84,7 @@ async function receiverOf(name: string, checkout: string): Promise<Receiver> {
       const worker = async (): Promise<void> => {
         while (next < deliveries.length) {
           const d = deliveries[next++]!;
-          const r = await handleWebhookRequest({ method: 'POST', headers: d.headers, body: d.body }, deps);
+          const r = await handle(d, deps);
           if (r.status === 202) accepted++;
         }
       };

@@ -156,6 +156,15 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
     throw new SpoolUnavailableError(`Cannot open a spool segment in ${dir}; check that the directory is writable.`, { cause });
   }
 
+  // Callbacks run inside the writer's completion loop: one that throws must not stop the loop (the
+  // rest of the batch would never be answered). It is the caller's bug, logged, not the spool's.
+  const calling = (done: AppendDone, err: Error | null, outcome?: AppendOutcome): void => {
+    try {
+      done(err, outcome);
+    } catch (failure) {
+      logger?.error({ err: { message: (failure as Error).message } }, 'spool: an append callback threw; the other appends are still answered');
+    }
+  };
   const inflight = new Map<string, InflightAppend>();
   const inflightBodies = new Map<string, InflightAppend>();
   // A copy waits for the append in flight and shares its failure, as it would share its promise.
@@ -315,21 +324,6 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
       }
     },
   };
-}
-
-/**
- * Callbacks run inside the writer's completion loop: one that throws must not stop the loop (the
- * batch's other deliveries would never be answered); its error surfaces as an uncaught exception,
- * as a throw in a promise reaction surfaces as an unhandled rejection.
- */
-function calling(done: AppendDone, err: Error | null, outcome?: AppendOutcome): void {
-  try {
-    done(err, outcome);
-  } catch (failure) {
-    process.nextTick(() => {
-      throw failure;
-    });
-  }
 }
 
 /** A new spool directory gets a fresh id, so an offset recorded for a wiped spool is not reused. */
