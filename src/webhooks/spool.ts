@@ -5,7 +5,7 @@ import type { Logger } from '../logger.js';
 import { SpoolUnavailableError } from './errors.js';
 import { decodeFrames, frameLength, type SpoolEntry, type SpoolRecord } from './spool-frame.js';
 import type { SpoolIo } from './spool-io.js';
-import { createSpoolWriter, type SpoolWriter } from './spool-writer.js';
+import { createSpoolWriter, type PendingAppend, type SpoolWriter } from './spool-writer.js';
 import { acquireSpoolLock } from './spool-lock.js';
 import { bodyKey, fsyncDir, recoverSpool, segmentPath, type SegmentInfo } from './spool-recovery.js';
 
@@ -230,6 +230,55 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
     }
   };
 
+  /**
+   * One object per append: the record written, the writer's request and what later copies wait
+   * on. A record, a request, an in-flight marker and two closures per delivery were garbage for
+   * the GC's helper threads, which compete with the receiver's thread on a small machine
+   * (bench/results/notes.md, issue 17).
+   */
+  class Append implements SpoolRecord, PendingAppend, InflightAppend {
+    readonly record: SpoolRecord = this;
+    readonly deliveryId: string;
+    readonly webhookId: number;
+    readonly event: string;
+    readonly known: boolean;
+    readonly receivedAt: number;
+    readonly body: Buffer;
+    readonly seq: number;
+    readonly frameBytes: number;
+    waiting: (() => void)[] | undefined = undefined;
+    failed: Error | undefined = undefined;
+
+    constructor(
+      entry: SpoolEntry,
+      readonly bodyKey: string,
+      private readonly done: AppendDone,
+    ) {
+      this.deliveryId = entry.deliveryId;
+      this.webhookId = entry.webhookId;
+      this.event = entry.event;
+      this.known = entry.known;
+      this.receivedAt = entry.receivedAt;
+      this.body = entry.body;
+      this.seq = nextSeq++;
+      this.frameBytes = frameLength(this);
+    }
+
+    resolve(): void {
+      calling(this.done, null, 'accepted');
+      wake(this);
+    }
+
+    // A failed append is not "seen": the CRM's retry of it must be stored, not called a duplicate.
+    reject(err: Error): void {
+      inflight.delete(this.deliveryId);
+      inflightBodies.delete(this.bodyKey);
+      this.failed = err;
+      calling(this.done, err);
+      wake(this);
+    }
+  }
+
   const appendThen = (entry: SpoolEntry, done: AppendDone): void => {
     if (closed || writer.broken) return done(writer.broken ?? new SpoolUnavailableError('The webhook spool is closed; the receiver is shutting down.'));
     const pending = inflight.get(entry.deliveryId);
@@ -241,27 +290,10 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
     if (pendingBody) return waitFor(pendingBody, 'replayed', done);
     if (bodies.has(key)) return done(null, 'replayed');
     if (writer.queued >= maxQueued) return done(new SpoolUnavailableError('The webhook spool is saturated; the CRM will retry.'));
-    const record: SpoolRecord = { deliveryId: entry.deliveryId, webhookId: entry.webhookId, event: entry.event, known: entry.known, receivedAt: entry.receivedAt, body: entry.body, seq: nextSeq++ };
-    const mine: InflightAppend = { waiting: undefined, failed: undefined };
-    writer.enqueue({
-      record,
-      frameBytes: frameLength(record),
-      bodyKey: key,
-      resolve: () => {
-        calling(done, null, 'accepted');
-        wake(mine);
-      },
-      // A failed append is not "seen": the CRM's retry of it must be stored, not called a duplicate.
-      reject: (err) => {
-        inflight.delete(entry.deliveryId);
-        inflightBodies.delete(key);
-        mine.failed = err;
-        calling(done, err);
-        wake(mine);
-      },
-    });
-    inflight.set(entry.deliveryId, mine);
-    inflightBodies.set(key, mine);
+    const append = new Append(entry, key, done);
+    writer.enqueue(append);
+    inflight.set(entry.deliveryId, append);
+    inflightBodies.set(key, append);
   };
 
   return {
