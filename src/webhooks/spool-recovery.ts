@@ -25,11 +25,12 @@ export interface RecoveredSpool {
 }
 
 /**
- * The key a body is deduplicated by: SHA-256 of the raw bytes, one character a byte. The keys stay
- * in memory over the retention, so the shortest string (32 characters; base64 took 44) is kept.
+ * The key a body is deduplicated by: SHA-256 of the raw bytes, one character a byte ('binary' is
+ * latin1). The keys stay in memory over the retention: the shortest string (32 characters; base64
+ * took 44).
  */
 export function bodyKey(body: Uint8Array): string {
-  return hash('sha256', body, 'latin1');
+  return hash('sha256', body, 'binary');
 }
 
 const SEGMENT = /^segment-(\d{12})\.log$/;

@@ -34,6 +34,7 @@ export interface SpoolStats {
   committedSeq: number;
   appliedSeq: number;
   segments: number;
+  /** Delivery ids kept for dedup, appends in flight included. */
   indexedDeliveries: number;
   queued: number;
   healthy: boolean;
@@ -105,7 +106,13 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
     release();
     throw new SpoolUnavailableError(`Cannot read the webhook spool in ${dir}; check the directory and its permissions.`, { cause });
   }
-  const { segments, index, bodies } = recovered;
+  const { segments } = recovered;
+  // Delivery ids and body keys seen: the seq of a durable one, or the append in flight that later
+  // copies wait on. One map each, in seq order (an append is entered as it gets its seq, and
+  // becoming durable keeps its place): a second pair of maps for appends in flight cost a set and
+  // a delete a delivery on the receiver's thread, and their tables' garbage.
+  const index: Map<string, number | InflightAppend> = recovered.index;
+  const bodies: Map<string, number | InflightAppend> = recovered.bodies;
   let committedSeq = recovered.lastSeq;
   let nextSeq = committedSeq + 1;
   let appliedSeq = 0;
@@ -144,9 +151,7 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
           seg.lastSeq = r.seq;
           seg.newestAt = Math.max(seg.newestAt, r.receivedAt);
           index.set(r.deliveryId, r.seq);
-          inflight.delete(r.deliveryId);
           bodies.set(p.bodyKey, r.seq);
-          inflightBodies.delete(p.bodyKey);
         }
         committedSeq = batch.at(-1)!.record.seq;
       },
@@ -165,8 +170,6 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
       logger?.error({ err: { message: (failure as Error).message } }, 'spool: an append callback threw; the other appends are still answered');
     }
   };
-  const inflight = new Map<string, InflightAppend>();
-  const inflightBodies = new Map<string, InflightAppend>();
   // A copy waits for the append in flight and shares its failure, as it would share its promise.
   const waitFor = (pending: InflightAppend, outcome: AppendOutcome, done: AppendDone): void => {
     (pending.waiting ??= []).push(() => calling(done, pending.failed ?? null, pending.failed ? undefined : outcome));
@@ -271,8 +274,8 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
 
     // A failed append is not "seen": the CRM's retry of it must be stored, not called a duplicate.
     reject(err: Error): void {
-      inflight.delete(this.deliveryId);
-      inflightBodies.delete(this.bodyKey);
+      index.delete(this.deliveryId);
+      bodies.delete(this.bodyKey);
       this.failed = err;
       calling(this.done, err);
       wake(this);
@@ -281,19 +284,17 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
 
   const appendThen = (entry: SpoolEntry, done: AppendDone): void => {
     if (closed || writer.broken) return done(writer.broken ?? new SpoolUnavailableError('The webhook spool is closed; the receiver is shutting down.'));
-    const pending = inflight.get(entry.deliveryId);
-    if (pending) return waitFor(pending, 'duplicate', done);
-    if (index.has(entry.deliveryId)) return done(null, 'duplicate');
+    const seen = index.get(entry.deliveryId);
+    if (seen !== undefined) return typeof seen === 'number' ? done(null, 'duplicate') : waitFor(seen, 'duplicate', done);
     // A replay: the signature covers only the body, so the same signed body under a new delivery id.
     const key = bodyKey(entry.body);
-    const pendingBody = inflightBodies.get(key);
-    if (pendingBody) return waitFor(pendingBody, 'replayed', done);
-    if (bodies.has(key)) return done(null, 'replayed');
+    const seenBody = bodies.get(key);
+    if (seenBody !== undefined) return typeof seenBody === 'number' ? done(null, 'replayed') : waitFor(seenBody, 'replayed', done);
     if (writer.queued >= maxQueued) return done(new SpoolUnavailableError('The webhook spool is saturated; the CRM will retry.'));
     const append = new Append(entry, key, done);
     writer.enqueue(append);
-    inflight.set(entry.deliveryId, append);
-    inflightBodies.set(key, append);
+    index.set(entry.deliveryId, append);
+    bodies.set(key, append);
   };
 
   return {
@@ -325,11 +326,12 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
         await unlink(seg.path);
         segments.shift();
         for (const [id, s] of index) {
-          if (s > seg.lastSeq) break;
+          // Appends in flight come last (the newest seqs) and stay.
+          if (typeof s !== 'number' || s > seg.lastSeq) break;
           index.delete(id);
         }
         for (const [key, s] of bodies) {
-          if (s > seg.lastSeq) break;
+          if (typeof s !== 'number' || s > seg.lastSeq) break;
           bodies.delete(key);
         }
         logger?.info({ segment: seg.no, lastSeq: seg.lastSeq }, 'spool: pruned an applied segment past retention');

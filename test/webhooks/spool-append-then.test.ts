@@ -105,4 +105,48 @@ describe('spool appendThen', () => {
       });
     });
   });
+
+  it('prunes applied segments past the retention while an append is in flight, and still holds its copies back', async () => {
+    await withTempDir(async (dir) => {
+      // The entries' receive time is the real clock's; the spool's is this one, moved past the retention.
+      let clock = Date.now();
+      const io = heldIo();
+      const release = async (n: number): Promise<void> => {
+        await until(() => io.held.length === n);
+        io.held[n - 1]!(null);
+      };
+      // Every frame is larger than a segment: each delivery gets a segment of its own.
+      await withSpool({ dir, io, maxSegmentBytes: 10, retentionMs: 3600e3, now: () => clock }, async (spool) => {
+        const a = spool.append(entry('a'));
+        await release(1);
+        expect(await a).toBe('accepted');
+        const b = spool.append(entry('b'));
+        await release(2);
+        expect(await b).toBe('accepted');
+        const answers: Answer[] = [];
+        spool.appendThen(entry('x'), (err, outcome) => answers.push({ id: 'x', err, outcome }));
+        await until(() => io.held.length === 3);
+        // Both durable segments are applied and past the retention: they go, the append in flight stays known.
+        clock += 2 * 3600e3;
+        await spool.markApplied(2);
+        expect(spool.stats().segments).toBe(1);
+        spool.appendThen(entry('x'), (err, outcome) => answers.push({ id: 'x again', err, outcome }));
+        spool.appendThen(entry('y', '{"id":"x"}'), (err, outcome) => answers.push({ id: 'y, the body of x', err, outcome }));
+        expect(answers).toEqual([]);
+        io.held[2]!(null);
+        await until(() => answers.length === 3);
+        expect(answers).toEqual([
+          { id: 'x', err: null, outcome: 'accepted' },
+          { id: 'x again', err: null, outcome: 'duplicate' },
+          { id: 'y, the body of x', err: null, outcome: 'replayed' },
+        ]);
+        // The pruned ones are forgotten (past the retention), the durable one is not.
+        const again = spool.append(entry('a'));
+        await release(4);
+        expect(await again).toBe('accepted');
+        expect(await spool.append(entry('x'))).toBe('duplicate');
+        expect((await spool.read(0, 10)).map((r) => r.deliveryId)).toEqual(['x', 'a']);
+      });
+    });
+  });
 });
