@@ -6,7 +6,7 @@ import { parseEventTime } from './event-payload.js';
 import { SpoolUnavailableError } from './errors.js';
 import { readLimitedBody, type RequestBody } from './read-limited-body.js';
 import type { SecretResolver } from './secret-resolver.js';
-import type { AppendOutcome } from './spool.js';
+import type { AppendOutcome, Spool } from './spool.js';
 import type { SpoolEntry } from './spool-frame.js';
 import { verifySignature } from './verify-signature.js';
 import { WebhookEnvelope } from './webhook-envelope.js';
@@ -28,7 +28,8 @@ export interface WebhookResponse {
 
 export interface WebhookHandlerDeps {
   secrets: SecretResolver;
-  spool: { append(entry: SpoolEntry): Promise<AppendOutcome> };
+  /** `appendThen`, when there is one, is used instead of `append` (no promise per delivery). */
+  spool: { append(entry: SpoolEntry): Promise<AppendOutcome>; appendThen?: Spool['appendThen'] };
   metrics: WebhookMetrics;
   logger?: Logger;
   /** Bodies above this size are refused with 413 (default 1 MiB). */
@@ -61,6 +62,12 @@ function reject(deps: WebhookHandlerDeps, headers: Headers, status: number, reas
   return { status, body: { status: 'rejected', reason, message }, ...(extra ? { headers: extra } : {}) };
 }
 
+/** Reads the body up to `limit` bytes (null: more than that); `expected` is the declared Content-Length. */
+export type ReadBody = (limit: number, expected: number | undefined, done: (err: Error | null, body: Buffer | null) => void) => void;
+
+/** Called once with the answer, or with an error that is not the delivery's fault (a 500). */
+export type Answer = (err: unknown, response?: WebhookResponse) => void;
+
 /**
  * The ingest endpoint without a socket. Checks run in a fixed order, each with its own status, so
  * that a cheap check never waits on an expensive one: method 405, content type 415, size 413,
@@ -69,21 +76,52 @@ function reject(deps: WebhookHandlerDeps, headers: Headers, status: number, reas
  * refuses a body it already holds under another delivery id), and 2xx is answered after the fsync
  * that covers it.
  */
-export async function handleWebhookRequest(req: WebhookRequest, deps: WebhookHandlerDeps): Promise<WebhookResponse> {
-  const { headers } = req;
+export function handleWebhookRequest(req: WebhookRequest, deps: WebhookHandlerDeps): Promise<WebhookResponse> {
+  return new Promise((resolve, reject) => {
+    const read: ReadBody = (limit, expected, done) => {
+      readLimitedBody(req.body, limit, expected).then(
+        (body) => done(null, body),
+        (err: Error) => done(err, null),
+      );
+    };
+    receiveWebhook(req.method, req.headers, read, deps, (err, r) => (err === null ? resolve(r!) : reject(err)));
+  });
+}
+
+/**
+ * `handleWebhookRequest` with callbacks, as the HTTP server calls it: the usual delivery goes from
+ * its last body chunk to the spool's queue in one synchronous run, and its answer is written from
+ * the spool's completion callback, with no promise or microtask on the way (each cost the
+ * receiver's thread per delivery: bench/results/notes.md, issue 17).
+ */
+export function receiveWebhook(method: string, headers: Headers, readBody: ReadBody, deps: WebhookHandlerDeps, answer: Answer): void {
   const limit = deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
 
-  if (req.method !== 'POST') return reject(deps, headers, 405, 'method_not_allowed', 'Only POST is accepted.', { allow: 'POST' });
+  if (method !== 'POST') return answer(null, reject(deps, headers, 405, 'method_not_allowed', 'Only POST is accepted.', { allow: 'POST' }));
 
   const contentTypeHeader = header(headers, 'content-type');
   const contentType = contentTypeHeader === 'application/json' ? contentTypeHeader : (contentTypeHeader ?? '').split(';')[0]!.trim().toLowerCase();
-  if (contentType !== 'application/json') return reject(deps, headers, 415, 'unsupported_media_type', 'Content-Type must be application/json.');
+  if (contentType !== 'application/json') return answer(null, reject(deps, headers, 415, 'unsupported_media_type', 'Content-Type must be application/json.'));
 
   const declared = header(headers, 'content-length');
   if (declared !== undefined && (!/^\d+$/.test(declared) || Number(declared) > limit)) {
-    return reject(deps, headers, 413, 'payload_too_large', `Bodies are limited to ${limit} bytes.`, { connection: 'close' });
+    return answer(null, reject(deps, headers, 413, 'payload_too_large', `Bodies are limited to ${limit} bytes.`, { connection: 'close' }));
   }
-  const body = await readLimitedBody(req.body, limit, declared === undefined ? undefined : Number(declared));
+  readBody(limit, declared === undefined ? undefined : Number(declared), (err, body) => {
+    if (err) return answer(err);
+    // Runs from the body source's event: a throw here would escape every handler.
+    try {
+      const checked = checkDelivery(headers, body, limit, deps);
+      if ('deliveryId' in checked) store(checked, headers, deps, answer);
+      else answer(null, checked);
+    } catch (failure) {
+      answer(failure);
+    }
+  });
+}
+
+/** The checks after the body is read: a refusal, or the entry to store. */
+function checkDelivery(headers: Headers, body: Buffer | null, limit: number, deps: WebhookHandlerDeps): WebhookResponse | SpoolEntry {
   if (body === null) return reject(deps, headers, 413, 'payload_too_large', `Bodies are limited to ${limit} bytes.`, { connection: 'close' });
 
   const signature = header(headers, 'x-service-signature');
@@ -134,14 +172,28 @@ export async function handleWebhookRequest(req: WebhookRequest, deps: WebhookHan
   const late = checkEventTime(timestamp, now, deps.eventTimeWindow ?? DEFAULT_EVENT_TIME_WINDOW, at);
   if (late) return reject(deps, headers, 400, 'event_time_out_of_range', late);
 
-  const known = isKnownEvent(event);
-  let outcome: AppendOutcome;
-  try {
-    outcome = await deps.spool.append({ deliveryId, webhookId, event, known, receivedAt: now, body });
-  } catch (err) {
-    if (!(err instanceof SpoolUnavailableError)) throw err;
-    return reject(deps, headers, 503, 'spool_unavailable', 'The delivery could not be stored; retry later.', { 'retry-after': '5' });
-  }
+  return { deliveryId, webhookId, event, known: isKnownEvent(event), receivedAt: now, body };
+}
+
+/** Writes the entry to the spool and answers once it is durable (or known already). */
+function store(entry: SpoolEntry, headers: Headers, deps: WebhookHandlerDeps, answer: Answer): void {
+  const stored = (err: Error | null, outcome?: AppendOutcome): void => {
+    if (err) {
+      if (!(err instanceof SpoolUnavailableError)) return answer(err);
+      return answer(null, reject(deps, headers, 503, 'spool_unavailable', 'The delivery could not be stored; retry later.', { 'retry-after': '5' }));
+    }
+    try {
+      answer(null, outcomeAnswer(entry, outcome!, deps));
+    } catch (failure) {
+      answer(failure);
+    }
+  };
+  const { spool } = deps;
+  if (spool.appendThen) spool.appendThen(entry, stored);
+  else spool.append(entry).then((outcome) => stored(null, outcome), stored);
+}
+
+function outcomeAnswer({ event, deliveryId, webhookId, known }: SpoolEntry, outcome: AppendOutcome, deps: WebhookHandlerDeps): WebhookResponse {
   const total = deps.metrics.count(outcome);
   if (outcome === 'replayed' && (total <= 10 || (total & (total - 1)) === 0))
     deps.logger?.warn({ event, delivery: deliveryId, webhookId }, 'a stored body came again under a new delivery id (a replay); acknowledged, not stored');

@@ -26,63 +26,59 @@ export async function readLimitedBody(body: RequestBody, limit: number, expected
  * The body of a node:http request, buffered only up to the limit. Past it, the rest is drained
  * (not kept, not destroyed) so that the client still receives the 413. A body that arrives in one
  * chunk is that chunk (the usual delivery); one in several, with a Content-Length, is copied into
- * one buffer of that length as it arrives, with no list of chunks and no concatenation.
+ * one buffer of that length as it arrives, with no list of chunks and no concatenation. `done` is
+ * called once, from the request's last event (no promise: the receiver's thread pays for each).
  */
-export function incomingBody(req: IncomingMessage): LimitedBodySource {
-  return {
-    readLimited: (limit, expected) =>
-      new Promise<Buffer | null>((resolve, reject) => {
-        let first: Buffer | undefined;
-        let whole: Buffer | undefined;
-        let chunks: Buffer[] | undefined;
-        let total = 0;
-        const onData = (chunk: Buffer): void => {
-          const at = total;
-          total += chunk.length;
-          if (total > limit) {
-            cleanup();
-            first = whole = chunks = undefined;
-            req.resume();
-            resolve(null);
-            return;
-          }
-          if (at === 0) {
-            first = chunk;
-            return;
-          }
-          // node:http ends the body at its Content-Length: more is a second request, never this body.
-          if (expected !== undefined && total <= expected) {
-            if (!whole) {
-              whole = Buffer.allocUnsafe(expected);
-              first!.copy(whole, 0);
-            }
-            chunk.copy(whole, at);
-            return;
-          }
-          if (whole) {
-            chunks = [whole.subarray(0, at)];
-            whole = undefined;
-          }
-          (chunks ??= [first!]).push(chunk);
-        };
-        const onEnd = (): void => {
-          cleanup();
-          if (whole) resolve(total === whole.length ? whole : whole.subarray(0, total));
-          else if (chunks) resolve(Buffer.concat(chunks, total));
-          else resolve(first ?? Buffer.alloc(0));
-        };
-        const onError = (err: Error): void => {
-          cleanup();
-          reject(err);
-        };
-        const cleanup = (): void => {
-          req.off('data', onData);
-          req.off('end', onEnd);
-          req.off('error', onError);
-        };
-        req.on('data', onData);
-        req.on('end', onEnd);
-        req.on('error', onError);
-      }),
+export function readIncomingBody(req: IncomingMessage, limit: number, expected: number | undefined, done: (err: Error | null, body: Buffer | null) => void): void {
+  let first: Buffer | undefined;
+  let whole: Buffer | undefined;
+  let chunks: Buffer[] | undefined;
+  let total = 0;
+  const onData = (chunk: Buffer): void => {
+    const at = total;
+    total += chunk.length;
+    if (total > limit) {
+      cleanup();
+      first = whole = chunks = undefined;
+      req.resume();
+      done(null, null);
+      return;
+    }
+    if (at === 0) {
+      first = chunk;
+      return;
+    }
+    // node:http ends the body at its Content-Length: more is a second request, never this body.
+    if (expected !== undefined && total <= expected) {
+      if (!whole) {
+        whole = Buffer.allocUnsafe(expected);
+        first!.copy(whole, 0);
+      }
+      chunk.copy(whole, at);
+      return;
+    }
+    if (whole) {
+      chunks = [whole.subarray(0, at)];
+      whole = undefined;
+    }
+    (chunks ??= [first!]).push(chunk);
   };
+  const onEnd = (): void => {
+    cleanup();
+    if (whole) done(null, total === whole.length ? whole : whole.subarray(0, total));
+    else if (chunks) done(null, Buffer.concat(chunks, total));
+    else done(null, first ?? Buffer.alloc(0));
+  };
+  const onError = (err: Error): void => {
+    cleanup();
+    done(err, null);
+  };
+  const cleanup = (): void => {
+    req.off('data', onData);
+    req.off('end', onEnd);
+    req.off('error', onError);
+  };
+  req.on('data', onData);
+  req.on('end', onEnd);
+  req.on('error', onError);
 }

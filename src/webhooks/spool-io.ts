@@ -8,7 +8,7 @@ import { fdatasync, writeSync } from 'node:fs';
  * sync threads sync (sync-thread.ts).
  */
 export interface SpoolIo {
-  /** Writes all of `buf` at `position`; throws on failure. */
+  /** Writes all of `buf` at `position`; throws on failure. `buf` is reused once this returns. */
   write(fd: number, buf: Buffer, position: number): void;
   datasync(fd: number, done: (err: Error | null) => void): void;
 }

@@ -5,7 +5,7 @@ import type { Logger } from '../logger.js';
 import { SpoolUnavailableError } from './errors.js';
 import { decodeFrames, frameLength, type SpoolEntry, type SpoolRecord } from './spool-frame.js';
 import type { SpoolIo } from './spool-io.js';
-import { createSpoolWriter, type SpoolWriter } from './spool-writer.js';
+import { createSpoolWriter, type PendingAppend, type SpoolWriter } from './spool-writer.js';
 import { acquireSpoolLock } from './spool-lock.js';
 import { bodyKey, fsyncDir, recoverSpool, segmentPath, type SegmentInfo } from './spool-recovery.js';
 
@@ -34,6 +34,7 @@ export interface SpoolStats {
   committedSeq: number;
   appliedSeq: number;
   segments: number;
+  /** Delivery ids kept for dedup, appends in flight included. */
   indexedDeliveries: number;
   queued: number;
   healthy: boolean;
@@ -43,12 +44,25 @@ export interface SpoolStats {
   syncMsMax: number;
 }
 
+export type AppendDone = (err: Error | null, outcome?: AppendOutcome) => void;
+
+/** An append in flight: later copies of its delivery id or body wait for it. */
+interface InflightAppend {
+  waiting: (() => void)[] | undefined;
+  failed: Error | undefined;
+}
+
 /** An append-only, fsynced log of deliveries with dedup by delivery id and by body, over the retention. */
 export interface Spool {
   /** Stable id of this spool directory; the applier's offset is recorded against it. */
   readonly id: string;
   /** Resolves once the delivery is on disk (fsynced) or known already; rejects with SpoolUnavailableError. */
   append(entry: SpoolEntry): Promise<AppendOutcome>;
+  /**
+   * `append` with a callback and no promise (the receiver's path): `done` is called once, at once
+   * when the delivery is known already or refused, else when its batch is durable or failed.
+   */
+  appendThen(entry: SpoolEntry, done: AppendDone): void;
   /** Up to `max` durable records (and about `maxBytes` of bodies, at least one record) after `afterSeq`, in order. */
   read(afterSeq: number, max: number, maxBytes?: number): Promise<SpoolRecord[]>;
   /** Everything up to `seq` is applied: segments fully applied and past retention are deleted. */
@@ -92,7 +106,13 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
     release();
     throw new SpoolUnavailableError(`Cannot read the webhook spool in ${dir}; check the directory and its permissions.`, { cause });
   }
-  const { segments, index, bodies } = recovered;
+  const { segments } = recovered;
+  // Delivery ids and body keys seen: the seq of a durable one, or the append in flight that later
+  // copies wait on. One map each, in seq order (an append is entered as it gets its seq, and
+  // becoming durable keeps its place): a second pair of maps for appends in flight cost a set and
+  // a delete a delivery on the receiver's thread, and their tables' garbage.
+  const index: Map<string, number | InflightAppend> = recovered.index;
+  const bodies: Map<string, number | InflightAppend> = recovered.bodies;
   let committedSeq = recovered.lastSeq;
   let nextSeq = committedSeq + 1;
   let appliedSeq = 0;
@@ -131,9 +151,7 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
           seg.lastSeq = r.seq;
           seg.newestAt = Math.max(seg.newestAt, r.receivedAt);
           index.set(r.deliveryId, r.seq);
-          inflight.delete(r.deliveryId);
           bodies.set(p.bodyKey, r.seq);
-          inflightBodies.delete(p.bodyKey);
         }
         committedSeq = batch.at(-1)!.record.seq;
       },
@@ -143,8 +161,24 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
     throw new SpoolUnavailableError(`Cannot open a spool segment in ${dir}; check that the directory is writable.`, { cause });
   }
 
-  const inflight = new Map<string, Promise<AppendOutcome>>();
-  const inflightBodies = new Map<string, Promise<AppendOutcome>>();
+  // Callbacks run inside the writer's completion loop: one that throws must not stop the loop (the
+  // rest of the batch would never be answered). It is the caller's bug, logged, not the spool's.
+  const calling = (done: AppendDone, err: Error | null, outcome?: AppendOutcome): void => {
+    try {
+      done(err, outcome);
+    } catch (failure) {
+      logger?.error({ err: { message: (failure as Error).message } }, 'spool: an append callback threw; the other appends are still answered');
+    }
+  };
+  // A copy waits for the append in flight and shares its failure, as it would share its promise.
+  const waitFor = (pending: InflightAppend, outcome: AppendOutcome, done: AppendDone): void => {
+    (pending.waiting ??= []).push(() => calling(done, pending.failed ?? null, pending.failed ? undefined : outcome));
+  };
+  const wake = (a: InflightAppend): void => {
+    const waiting = a.waiting;
+    a.waiting = undefined;
+    if (waiting) for (const w of waiting) w();
+  };
   let closed = false;
   // The reader remembers where the last read stopped so the applier does not rescan a segment.
   let cursor: { segNo: number; offset: number; seq: number } | undefined;
@@ -199,38 +233,77 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
     }
   };
 
+  /**
+   * One object per append: the record written, the writer's request and what later copies wait
+   * on. A record, a request, an in-flight marker and two closures per delivery were garbage for
+   * the GC's helper threads, which compete with the receiver's thread on a small machine
+   * (bench/results/notes.md, issue 17).
+   */
+  class Append implements SpoolRecord, PendingAppend, InflightAppend {
+    readonly record: SpoolRecord = this;
+    readonly deliveryId: string;
+    readonly webhookId: number;
+    readonly event: string;
+    readonly known: boolean;
+    readonly receivedAt: number;
+    readonly body: Buffer;
+    readonly seq: number;
+    readonly frameBytes: number;
+    waiting: (() => void)[] | undefined = undefined;
+    failed: Error | undefined = undefined;
+
+    constructor(
+      entry: SpoolEntry,
+      readonly bodyKey: string,
+      private readonly done: AppendDone,
+    ) {
+      this.deliveryId = entry.deliveryId;
+      this.webhookId = entry.webhookId;
+      this.event = entry.event;
+      this.known = entry.known;
+      this.receivedAt = entry.receivedAt;
+      this.body = entry.body;
+      this.seq = nextSeq++;
+      this.frameBytes = frameLength(this);
+    }
+
+    resolve(): void {
+      calling(this.done, null, 'accepted');
+      wake(this);
+    }
+
+    // A failed append is not "seen": the CRM's retry of it must be stored, not called a duplicate.
+    reject(err: Error): void {
+      index.delete(this.deliveryId);
+      bodies.delete(this.bodyKey);
+      this.failed = err;
+      calling(this.done, err);
+      wake(this);
+    }
+  }
+
+  const appendThen = (entry: SpoolEntry, done: AppendDone): void => {
+    if (closed || writer.broken) return done(writer.broken ?? new SpoolUnavailableError('The webhook spool is closed; the receiver is shutting down.'));
+    const seen = index.get(entry.deliveryId);
+    if (seen !== undefined) return typeof seen === 'number' ? done(null, 'duplicate') : waitFor(seen, 'duplicate', done);
+    // A replay: the signature covers only the body, so the same signed body under a new delivery id.
+    const key = bodyKey(entry.body);
+    const seenBody = bodies.get(key);
+    if (seenBody !== undefined) return typeof seenBody === 'number' ? done(null, 'replayed') : waitFor(seenBody, 'replayed', done);
+    if (writer.queued >= maxQueued) return done(new SpoolUnavailableError('The webhook spool is saturated; the CRM will retry.'));
+    const append = new Append(entry, key, done);
+    writer.enqueue(append);
+    index.set(entry.deliveryId, append);
+    bodies.set(key, append);
+  };
+
   return {
     id,
     append(entry) {
-      if (closed || writer.broken) return Promise.reject(writer.broken ?? new SpoolUnavailableError('The webhook spool is closed; the receiver is shutting down.'));
-      const pending = inflight.get(entry.deliveryId);
-      if (pending) return pending.then(() => 'duplicate');
-      if (index.has(entry.deliveryId)) return Promise.resolve('duplicate');
-      // A replay: the signature covers only the body, so the same signed body under a new delivery id.
-      const key = bodyKey(entry.body);
-      const pendingBody = inflightBodies.get(key);
-      if (pendingBody) return pendingBody.then(() => 'replayed');
-      if (bodies.has(key)) return Promise.resolve('replayed');
-      if (writer.queued >= maxQueued) return Promise.reject(new SpoolUnavailableError('The webhook spool is saturated; the CRM will retry.'));
-      const record: SpoolRecord = { deliveryId: entry.deliveryId, webhookId: entry.webhookId, event: entry.event, known: entry.known, receivedAt: entry.receivedAt, body: entry.body, seq: nextSeq++ };
-      const done = new Promise<AppendOutcome>((resolve, reject) => {
-        writer.enqueue({
-          record,
-          frameBytes: frameLength(record),
-          bodyKey: key,
-          resolve: () => resolve('accepted'),
-          // A failed append is not "seen": the CRM's retry of it must be stored, not called a duplicate.
-          reject: (err) => {
-            inflight.delete(entry.deliveryId);
-            inflightBodies.delete(key);
-            reject(err);
-          },
-        });
-      });
-      inflight.set(entry.deliveryId, done);
-      inflightBodies.set(key, done);
-      return done;
+      return new Promise((resolve, reject) => appendThen(entry, (err, outcome) => (err === null ? resolve(outcome!) : reject(err))));
     },
+
+    appendThen,
 
     async read(afterSeq, max, maxBytes = Infinity) {
       const out: SpoolRecord[] = [];
@@ -253,11 +326,12 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
         await unlink(seg.path);
         segments.shift();
         for (const [id, s] of index) {
-          if (s > seg.lastSeq) break;
+          // Appends in flight come last (the newest seqs) and stay.
+          if (typeof s !== 'number' || s > seg.lastSeq) break;
           index.delete(id);
         }
         for (const [key, s] of bodies) {
-          if (s > seg.lastSeq) break;
+          if (typeof s !== 'number' || s > seg.lastSeq) break;
           bodies.delete(key);
         }
         logger?.info({ segment: seg.no, lastSeq: seg.lastSeq }, 'spool: pruned an applied segment past retention');

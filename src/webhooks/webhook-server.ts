@@ -2,9 +2,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { handleWebhookRequest, type WebhookHandlerDeps, type WebhookResponse } from './handle-webhook-request.js';
+import { receiveWebhook, type WebhookHandlerDeps, type WebhookResponse } from './handle-webhook-request.js';
 import { DEFAULT_CONNECTION_LIMITS, guardConnections, type ConnectionLimits, type ConnectionStats } from './guard-connections.js';
-import { incomingBody } from './read-limited-body.js';
+import { readIncomingBody } from './read-limited-body.js';
 
 export interface WebhookServerOptions {
   host: string;
@@ -48,9 +48,10 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     res.writeHead(status, { 'content-type': type, 'content-length': String(Buffer.byteLength(body)), ...headers });
     res.end(body);
   };
-  // The answers to nearly every delivery (frozen, shared) are serialized once. Their body is ASCII
-  // and goes out with the head in one latin1 write: `end(body)` would cork the socket and queue
-  // the body and an empty closing chunk in two encodings, which node:http sends through writev.
+  // The answers to nearly every delivery (frozen, shared) are serialized once, with their head's
+  // fields as a flat array (no object to copy). The body is ASCII and goes out with the head in one
+  // latin1 string; `end(body)` rather than `write(body)` + `end()`, since `write` corks the socket
+  // and schedules a tick to uncork it on every answer (both send the same writev).
   const wire = new WeakMap<WebhookResponse, { body: string; headers: string[] }>();
   const answer = (res: ServerResponse, r: WebhookResponse): void => {
     if (r.headers || !Object.isFrozen(r)) return send(res, r.status, JSON.stringify(r.body), r.headers);
@@ -62,8 +63,12 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       wire.set(r, w);
     }
     res.writeHead(r.status, w.headers);
-    res.write(w.body, 'latin1');
-    res.end();
+    res.end(w.body, 'latin1');
+  };
+
+  const failed = (res: ServerResponse, err: unknown): void => {
+    logger?.error({ err: { message: (err as Error).message, code: (err as { code?: string }).code } }, 'webhook handler failed');
+    if (!res.headersSent) send(res, 500, JSON.stringify({ status: 'error' }));
   };
 
   const limits: ConnectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };
@@ -77,13 +82,20 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       const query = raw.indexOf('?');
       const url = query < 0 ? raw : raw.slice(0, query);
       if (url === path) {
-        handleWebhookRequest({ method: req.method ?? 'GET', headers: req.headers, body: incomingBody(req) }, options.handler).then(
-          (r) => answer(res, r),
-          (err: unknown) => {
-            logger?.error({ err: { message: (err as Error).message, code: (err as { code?: string }).code } }, 'webhook handler failed');
-            send(res, 500, JSON.stringify({ status: 'error' }));
-          },
-        );
+        try {
+          receiveWebhook(
+            req.method ?? 'GET',
+            req.headers,
+            (limit, expected, done) => readIncomingBody(req, limit, expected, done),
+            options.handler,
+            (err, r) => {
+              if (err === null) answer(res, r!);
+              else failed(res, err);
+            },
+          );
+        } catch (err) {
+          failed(res, err);
+        }
         return;
       }
       req.resume();
