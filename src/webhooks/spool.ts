@@ -6,6 +6,7 @@ import { SpoolUnavailableError } from './errors.js';
 import { decodeFrames, frameLength, type SpoolEntry, type SpoolRecord } from './spool-frame.js';
 import type { SpoolIo } from './spool-io.js';
 import { createSpoolWriter, type PendingAppend, type SpoolWriter } from './spool-writer.js';
+import { createDedupeIndex, type AppendDone, type AppendOutcome, type InflightAppend } from './spool-dedupe.js';
 import { acquireSpoolLock } from './spool-lock.js';
 import { bodyKey, fsyncDir, recoverSpool, segmentPath, type SegmentInfo } from './spool-recovery.js';
 
@@ -28,7 +29,7 @@ export interface SpoolOptions {
 }
 
 /** `replayed`: the same body is already stored (or being stored) under another delivery id. */
-export type AppendOutcome = 'accepted' | 'duplicate' | 'replayed';
+export type { AppendDone, AppendOutcome } from './spool-dedupe.js';
 
 export interface SpoolStats {
   committedSeq: number;
@@ -42,14 +43,6 @@ export interface SpoolStats {
   /** Time spent in write + fdatasync, summed and worst, in ms. */
   syncMsTotal: number;
   syncMsMax: number;
-}
-
-export type AppendDone = (err: Error | null, outcome?: AppendOutcome) => void;
-
-/** An append in flight: later copies of its delivery id or body wait for it. */
-interface InflightAppend {
-  waiting: (() => void)[] | undefined;
-  failed: Error | undefined;
 }
 
 /** An append-only, fsynced log of deliveries with dedup by delivery id and by body, over the retention. */
@@ -107,12 +100,7 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
     throw new SpoolUnavailableError(`Cannot read the webhook spool in ${dir}; check the directory and its permissions.`, { cause });
   }
   const { segments } = recovered;
-  // Delivery ids and body keys seen: the seq of a durable one, or the append in flight that later
-  // copies wait on. One map each, in seq order (an append is entered as it gets its seq, and
-  // becoming durable keeps its place): a second pair of maps for appends in flight cost a set and
-  // a delete a delivery on the receiver's thread, and their tables' garbage.
-  const index: Map<string, number | InflightAppend> = recovered.index;
-  const bodies: Map<string, number | InflightAppend> = recovered.bodies;
+  const seen = createDedupeIndex(recovered.index, recovered.bodies, logger);
   let committedSeq = recovered.lastSeq;
   let nextSeq = committedSeq + 1;
   let appliedSeq = 0;
@@ -150,8 +138,7 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
           if (seg.firstSeq === 0) seg.firstSeq = r.seq;
           seg.lastSeq = r.seq;
           seg.newestAt = Math.max(seg.newestAt, r.receivedAt);
-          index.set(r.deliveryId, r.seq);
-          bodies.set(p.bodyKey, r.seq);
+          seen.durable(r.deliveryId, p.bodyKey, r.seq);
         }
         committedSeq = batch.at(-1)!.record.seq;
       },
@@ -161,24 +148,6 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
     throw new SpoolUnavailableError(`Cannot open a spool segment in ${dir}; check that the directory is writable.`, { cause });
   }
 
-  // Callbacks run inside the writer's completion loop: one that throws must not stop the loop (the
-  // rest of the batch would never be answered). It is the caller's bug, logged, not the spool's.
-  const calling = (done: AppendDone, err: Error | null, outcome?: AppendOutcome): void => {
-    try {
-      done(err, outcome);
-    } catch (failure) {
-      logger?.error({ err: { message: (failure as Error).message } }, 'spool: an append callback threw; the other appends are still answered');
-    }
-  };
-  // A copy waits for the append in flight and shares its failure, as it would share its promise.
-  const waitFor = (pending: InflightAppend, outcome: AppendOutcome, done: AppendDone): void => {
-    (pending.waiting ??= []).push(() => calling(done, pending.failed ?? null, pending.failed ? undefined : outcome));
-  };
-  const wake = (a: InflightAppend): void => {
-    const waiting = a.waiting;
-    a.waiting = undefined;
-    if (waiting) for (const w of waiting) w();
-  };
   let closed = false;
   // The reader remembers where the last read stopped so the applier does not rescan a segment.
   let cursor: { segNo: number; offset: number; seq: number } | undefined;
@@ -268,33 +237,26 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
     }
 
     resolve(): void {
-      calling(this.done, null, 'accepted');
-      wake(this);
+      seen.settle(this, this.done, null, 'accepted');
     }
 
-    // A failed append is not "seen": the CRM's retry of it must be stored, not called a duplicate.
     reject(err: Error): void {
-      index.delete(this.deliveryId);
-      bodies.delete(this.bodyKey);
+      seen.forget(this.deliveryId, this.bodyKey);
       this.failed = err;
-      calling(this.done, err);
-      wake(this);
+      seen.settle(this, this.done, err);
     }
   }
 
   const appendThen = (entry: SpoolEntry, done: AppendDone): void => {
     if (closed || writer.broken) return done(writer.broken ?? new SpoolUnavailableError('The webhook spool is closed; the receiver is shutting down.'));
-    const seen = index.get(entry.deliveryId);
-    if (seen !== undefined) return typeof seen === 'number' ? done(null, 'duplicate') : waitFor(seen, 'duplicate', done);
+    if (seen.answerDuplicate(entry.deliveryId, done)) return;
     // A replay: the signature covers only the body, so the same signed body under a new delivery id.
     const key = bodyKey(entry.body);
-    const seenBody = bodies.get(key);
-    if (seenBody !== undefined) return typeof seenBody === 'number' ? done(null, 'replayed') : waitFor(seenBody, 'replayed', done);
+    if (seen.answerReplay(key, done)) return;
     if (writer.queued >= maxQueued) return done(new SpoolUnavailableError('The webhook spool is saturated; the CRM will retry.'));
     const append = new Append(entry, key, done);
     writer.enqueue(append);
-    index.set(entry.deliveryId, append);
-    bodies.set(key, append);
+    seen.enter(entry.deliveryId, key, append);
   };
 
   return {
@@ -325,15 +287,7 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
         if (seg === segments.at(-1) || seg.lastSeq > appliedSeq || seg.newestAt >= cutoff) break;
         await unlink(seg.path);
         segments.shift();
-        for (const [id, s] of index) {
-          // Appends in flight come last (the newest seqs) and stay.
-          if (typeof s !== 'number' || s > seg.lastSeq) break;
-          index.delete(id);
-        }
-        for (const [key, s] of bodies) {
-          if (typeof s !== 'number' || s > seg.lastSeq) break;
-          bodies.delete(key);
-        }
+        seen.prune(seg.lastSeq);
         logger?.info({ segment: seg.no, lastSeq: seg.lastSeq }, 'spool: pruned an applied segment past retention');
       }
     },
@@ -342,7 +296,7 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
       committedSeq,
       appliedSeq,
       segments: segments.length,
-      indexedDeliveries: index.size,
+      indexedDeliveries: seen.deliveries,
       queued: writer.queued,
       healthy: !writer.broken && !closed,
       ...writer.stats(),
