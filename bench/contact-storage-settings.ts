@@ -12,7 +12,8 @@
 //   raw=fsst                          contacts.raw stored with this compression only (USING COMPRESSION)
 //   node --import tsx bench/contact-storage-settings.ts [--contacts 100000] [--rounds 2] [--variants base,raw=fsst] [--label L]
 // Figures go to stdout and bench/results/contact-storage-settings.json, merged per label.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { recordLabelledRun } from './runner/record-labelled-run.js';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { scanContactPage } from '../src/crm/scan-contact-page.js';
@@ -102,8 +103,4 @@ const run = {
   variants: VARIANTS,
   rounds,
 };
-const outDir = join(import.meta.dirname, 'results');
-mkdirSync(outDir, { recursive: true });
-const file = join(outDir, 'contact-storage-settings.json');
-const previous = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { runs?: Record<string, unknown> }) : {};
-writeFileSync(file, JSON.stringify({ benchmark: 'contact-storage-settings', runs: { ...previous.runs, [LABEL]: run } }, null, 2) + '\n');
+recordLabelledRun('contact-storage-settings', LABEL, run);

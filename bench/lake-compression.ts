@@ -7,7 +7,8 @@
 // by default on a 2-core machine (--threads 1, --memory-limit 128MB; src/worker/owner-memory-defaults.ts).
 //   node --import tsx bench/lake-compression.ts [--contacts 100000] [--rounds 3] [--codecs zstd,snappy,zstd-1,lz4] [--threads 1] [--memory-limit 128MB] [--label L]
 // Figures go to stdout and bench/results/lake-compression.json, merged per label.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { recordLabelledRun } from './runner/record-labelled-run.js';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { scanContactPage } from '../src/crm/scan-contact-page.js';
@@ -90,8 +91,4 @@ const run = {
   codecs: CODECS,
   rounds,
 };
-const out = join(import.meta.dirname, 'results');
-mkdirSync(out, { recursive: true });
-const file = join(out, 'lake-compression.json');
-const previous = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { runs?: Record<string, unknown> }) : {};
-writeFileSync(file, JSON.stringify({ benchmark: 'lake-compression', runs: { ...previous.runs, [LABEL]: run } }, null, 2) + '\n');
+recordLabelledRun('lake-compression', LABEL, run);

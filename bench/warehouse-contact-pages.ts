@@ -8,7 +8,8 @@
 // --zone: the site's time zone (default UTC; zone-less times are read in it).
 //   node --import tsx bench/warehouse-contact-pages.ts [--contacts 200000] [--batch 5000] [--per-page 100] [--rounds 1] [--zone Z] [--label L]
 // Figures go to stdout and bench/results/warehouse-contact-pages.json, merged per label.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { recordLabelledRun } from './runner/record-labelled-run.js';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parsePage } from '../src/crm/parse.js';
@@ -131,10 +132,5 @@ const run = {
   what: 'the same listing page bodies: loadContactPages (DuckDB parses) against JSON.parse + contact schema + loadContacts (js) and read_json of the same records with a typed column map (baseline; keeps no raw record)',
   rounds,
 };
-const out = join(import.meta.dirname, 'results');
-mkdirSync(out, { recursive: true });
-const file = join(out, 'warehouse-contact-pages.json');
-const previous = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { runs?: Record<string, unknown> }) : {};
-const results = { benchmark: 'warehouse-contact-pages', runs: { ...previous.runs, [LABEL]: run } };
-writeFileSync(file, JSON.stringify(results, null, 2) + '\n');
+recordLabelledRun('warehouse-contact-pages', LABEL, run);
 rmSync(dir, { recursive: true, force: true });

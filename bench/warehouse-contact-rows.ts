@@ -6,7 +6,8 @@
 // The machine is shared: see loadAverage.
 //   node --import tsx bench/warehouse-contact-rows.ts [--contacts 20000] [--per-page 500] [--rounds 9] [--label L]
 // Figures go to stdout and bench/results/warehouse-contact-rows.json, merged per label.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { recordLabelledRun } from './runner/record-labelled-run.js';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pageRowsSql, typedContactRowsSql } from '../src/warehouse/contact-page-sql.js';
@@ -74,11 +75,7 @@ try {
     loadAverage: loadavg().map((x) => Math.round(x * 10) / 10),
   };
   console.log(JSON.stringify(run));
-  const out = join(import.meta.dirname, 'results');
-  mkdirSync(out, { recursive: true });
-  const file = join(out, 'warehouse-contact-rows.json');
-  const previous = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { runs?: Record<string, unknown> }) : {};
-  writeFileSync(file, JSON.stringify({ benchmark: 'warehouse-contact-rows', runs: { ...previous.runs, [LABEL]: run } }, null, 2) + '\n');
+  recordLabelledRun('warehouse-contact-rows', LABEL, run);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
