@@ -3,6 +3,9 @@
 // closed-loop load generator in the same run. Figures go to bench/results/webhooks.json.
 //   node --import tsx bench/webhooks.ts [--seconds 4] [--connections 32] [--rounds 3] [--out webhooks]
 //   [--profile DIR]: each server writes V8 CPU profiles (--cpu-prof) into DIR/baseline and DIR/durable.
+//   [--warmup 0.5]: seconds of load before the measured window, for each server alike. The receiver
+//   runs for days: with 0.5 s its hot functions were still being optimized seconds into the window
+//   (bench/results/notes.md, "the receiver's throughput ratio"); 2 s or more measures the steady state.
 //   [--tsx]: run both servers from source through tsx instead of compiled (the default, as deployed).
 //   [--idle 2000] [--deliveries 1000]: the flood scenario after the rounds (0 skips it): that many
 //   idle sockets from 127.0.0.2 held open against the durable receiver while the deliveries come
@@ -15,7 +18,7 @@
 //   BENCH_SYNC_THREADS=N: the spool's sync threads (default: DEFAULT_SYNC_THREADS).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -36,12 +39,14 @@ const { values } = parseArgs({
     versus: { type: 'string' },
     deliveries: { type: 'string', default: '1000' },
     label: { type: 'string' },
+    warmup: { type: 'string', default: '0.5' },
   },
 });
 if (!/^webhooks[\w-]*$/.test(values.out)) throw new Error('--out must be a name starting with "webhooks", e.g. webhooks-64');
 const SECONDS = Number(values.seconds);
 const CONNECTIONS = Number(values.connections);
 const ROUNDS = Number(values.rounds);
+const WARMUP_MS = 1000 * Number(values.warmup);
 const SECRET = 'bench-secret-0123456789abcdef';
 const root = join(import.meta.dirname, '.tmp');
 mkdirSync(root, { recursive: true });
@@ -58,6 +63,33 @@ interface Run {
   serverCpuUs?: number;
   /** The same, of the server's main thread alone (Linux). */
   mainThreadCpuUs?: number;
+  /** Server CPU (all threads) per request answered in the measured window, warm-up excluded (Linux). */
+  windowCpuUs?: number;
+  /** The same, of the server's main thread alone. */
+  windowMainThreadCpuUs?: number;
+}
+
+/** CPU ms of a process's main thread and of its other threads, from /proc (Linux; undefined elsewhere). */
+function threadCpuMs(pid: number): { main: number; others: number } | undefined {
+  try {
+    let main = 0;
+    let others = 0;
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      let stat: string;
+      try {
+        stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      } catch {
+        continue; // a thread that ended in between
+      }
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ms = (Number(f[11]) + Number(f[12])) * 10; // utime + stime, in ticks of 10 ms
+      if (tid === String(pid)) main = ms;
+      else others += ms;
+    }
+    return { main, others };
+  } catch {
+    return undefined;
+  }
 }
 
 let serial = 0;
@@ -124,14 +156,20 @@ async function startServer(mode: Mode, spoolDir: string): Promise<{ child: Child
 }
 
 /** Closed loop: each connection sends its next delivery as soon as the previous one is answered. */
-async function load(url: string, seconds: number): Promise<Run & { answered: number }> {
+async function load(url: string, seconds: number, pid: number): Promise<Run & { answered: number }> {
   const u = new URL(url);
   const pool = new Pool(u.origin, { connections: CONNECTIONS, pipelining: 1 });
   const latencies: number[] = [];
   let errors = 0;
   let answered = 0;
-  const warmupEnd = performance.now() + 500;
+  const warmupEnd = performance.now() + WARMUP_MS;
   const end = warmupEnd + seconds * 1000;
+  // The server's CPU over the measured window alone: sampled as it starts and ends.
+  let inWindow = 0;
+  let cpuAtStart: ReturnType<typeof threadCpuMs>;
+  let cpuAtEnd: ReturnType<typeof threadCpuMs>;
+  const started = setTimeout(() => (cpuAtStart = threadCpuMs(pid)), WARMUP_MS);
+  const ended = setTimeout(() => (cpuAtEnd = threadCpuMs(pid)), WARMUP_MS + seconds * 1000);
   const worker = async () => {
     while (performance.now() < end) {
       const d = delivery();
@@ -145,14 +183,24 @@ async function load(url: string, seconds: number): Promise<Run & { answered: num
       }
       const t1 = performance.now();
       answered++;
+      if (t1 > warmupEnd && t1 <= end) inWindow++;
       if (t0 >= warmupEnd && t1 <= end) latencies.push(t1 - t0);
     }
   };
   await Promise.all(Array.from({ length: CONNECTIONS }, worker));
+  clearTimeout(started);
+  clearTimeout(ended);
   await pool.close();
+  const window =
+    cpuAtStart && cpuAtEnd
+      ? {
+          windowCpuUs: Math.round((1000 * (cpuAtEnd.main + cpuAtEnd.others - cpuAtStart.main - cpuAtStart.others)) / Math.max(1, inWindow)),
+          windowMainThreadCpuUs: Math.round((1000 * (cpuAtEnd.main - cpuAtStart.main)) / Math.max(1, inWindow)),
+        }
+      : {};
   latencies.sort((a, b) => a - b);
   const q = (p: number) => Number((latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN).toFixed(2));
-  return { rps: Math.round(latencies.length / seconds), p50: q(0.5), p99: q(0.99), errors, requests: latencies.length, answered };
+  return { rps: Math.round(latencies.length / seconds), p50: q(0.5), p99: q(0.99), errors, requests: latencies.length, answered, ...window };
 }
 
 interface FloodRun {
@@ -238,7 +286,7 @@ try {
   for (let round = 0; round < ROUNDS; round++) {
     for (const mode of modes) {
       const server = await startServer(mode, join(work, `spool-${round}-${mode}`));
-      const { answered, ...run } = await load(server.url, SECONDS);
+      const { answered, ...run } = await load(server.url, SECONDS, server.child.pid!);
       const stats = await server.stop();
       if (mode === 'durable') spoolStats = stats;
       run.serverCpuUs = Math.round((1000 * Number(stats.cpuMs)) / Math.max(1, answered));
@@ -246,7 +294,7 @@ try {
       if (threads) run.mainThreadCpuUs = Math.round((1000 * threads.main) / Math.max(1, answered));
       runs[mode].push(run);
       process.stdout.write(
-        `round ${round + 1} ${mode.padEnd(11)} ${String(run.rps).padStart(6)} req/s  p50 ${run.p50} ms  p99 ${run.p99} ms  errors ${run.errors}  server CPU ${run.serverCpuUs} us/req (main thread ${run.mainThreadCpuUs ?? '?'})\n`,
+        `round ${round + 1} ${mode.padEnd(11)} ${String(run.rps).padStart(6)} req/s  p50 ${run.p50} ms  p99 ${run.p99} ms  errors ${run.errors}  server CPU ${run.serverCpuUs} us/req (main thread ${run.mainThreadCpuUs ?? '?'}); measured window ${run.windowCpuUs ?? '?'} (main thread ${run.windowMainThreadCpuUs ?? '?'})\n`,
       );
     }
   }
@@ -273,6 +321,8 @@ try {
     errors: rs.reduce((a, r) => a + r.errors, 0),
     serverCpuUs: median(rs.map((r) => r.serverCpuUs ?? NaN)),
     mainThreadCpuUs: median(rs.map((r) => r.mainThreadCpuUs ?? NaN)),
+    windowCpuUs: median(rs.map((r) => r.windowCpuUs ?? NaN)),
+    windowMainThreadCpuUs: median(rs.map((r) => r.windowMainThreadCpuUs ?? NaN)),
   });
   const baseline = summary(runs.baseline);
   const durable = summary(runs.durable);
@@ -289,6 +339,7 @@ try {
     connections: CONNECTIONS,
     servers: serverEntry ? 'compiled (tsc), as deployed' : 'from source through tsx',
     secondsPerRun: SECONDS,
+    warmupSeconds: WARMUP_MS / 1000,
     rounds: ROUNDS,
     baseline,
     durable,
@@ -308,8 +359,8 @@ try {
   mkdirSync(join(import.meta.dirname, 'results'), { recursive: true });
   writeFileSync(join(import.meta.dirname, 'results', `${values.out}.json`), `${JSON.stringify(result, null, 2)}\n`);
   process.stdout.write(
-    `\ndurable receiver: ${durable.rps} accepted/s, p50 ${durable.p50} ms, p99 ${durable.p99} ms, server CPU ${durable.serverCpuUs} us/req\n` +
-      `HMAC-only node:http: ${baseline.rps} req/s, p50 ${baseline.p50} ms, p99 ${baseline.p99} ms, server CPU ${baseline.serverCpuUs} us/req\n` +
+    `\ndurable receiver: ${durable.rps} accepted/s, p50 ${durable.p50} ms, p99 ${durable.p99} ms, server CPU ${durable.serverCpuUs} us/req, in the measured window ${durable.windowCpuUs} (main thread ${durable.windowMainThreadCpuUs})\n` +
+      `HMAC-only node:http: ${baseline.rps} req/s, p50 ${baseline.p50} ms, p99 ${baseline.p99} ms, server CPU ${baseline.serverCpuUs} us/req, in the measured window ${baseline.windowCpuUs} (main thread ${baseline.windowMainThreadCpuUs})\n` +
       `ratio ${ratio} (median of per-round ratios, target >= 0.5); fsync batches in the last durable run: ${JSON.stringify(spoolStats)}\n` +
       (versus ? `versus ${values.versus}: ${versus.rps} accepted/s, server CPU ${versus.serverCpuUs} us/req (main thread ${versus.mainThreadCpuUs}), ratio ${versus.ratio}\n` : ''),
   );
