@@ -188,8 +188,10 @@ async function load(url: string, seconds: number, pid: number): Promise<Run & { 
     }
   };
   await Promise.all(Array.from({ length: CONNECTIONS }, worker));
+  // The last answers can come before the timer that ends the window (set a moment after it was computed).
   clearTimeout(started);
   clearTimeout(ended);
+  cpuAtEnd ??= threadCpuMs(pid);
   await pool.close();
   const window =
     cpuAtStart && cpuAtEnd
