@@ -45,6 +45,8 @@ export interface SpoolWriterStats {
 
 export interface SpoolWriter {
   enqueue(p: PendingAppend): void;
+  /** Settles at once the batches whose sync has ended (see SyncThread.collect). */
+  collect(): void;
   readonly queued: number;
   readonly broken: Error | undefined;
   stats(): SpoolWriterStats;
@@ -321,6 +323,7 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
   let flushScheduled = false;
   const flush = (): void => {
     flushScheduled = false;
+    thread?.collect();
     kick();
   };
 
@@ -333,6 +336,7 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
         setImmediate(flush);
       }
     },
+    collect: () => thread?.collect(),
     get queued() {
       return unsettled;
     },

@@ -248,6 +248,8 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
   }
 
   const appendThen = (entry: SpoolEntry, done: AppendDone): void => {
+    // Earlier deliveries whose sync has ended are answered first, before this one takes a seq.
+    writer.collect();
     if (closed || writer.broken) return done(writer.broken ?? new SpoolUnavailableError('The webhook spool is closed; the receiver is shutting down.'));
     if (seen.answerDuplicate(entry.deliveryId, done)) return;
     // A replay: the signature covers only the body, so the same signed body under a new delivery id.

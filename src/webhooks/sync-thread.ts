@@ -13,6 +13,13 @@ export interface SyncThread {
    * failed). Every earlier request must have been answered before `path` changes (a rotation).
    */
   datasync(path: string, done: (err: Error | null) => void): void;
+  /**
+   * Answers at once every request whose sync has ended (one read of shared memory), without
+   * waiting for the thread's message: a receiver busy with other deliveries reaches that message
+   * only on a later turn of its event loop, on a loaded machine milliseconds later
+   * (bench/results/notes.md, "the receiver's throughput ratio"). Failures still come by message.
+   */
+  collect(): void;
   /** fdatasync calls made so far (each covers every batch requested before it started). */
   syncs(): number;
   /** Ends the threads once every requested sync has been answered. */
@@ -21,9 +28,9 @@ export interface SyncThread {
 
 // Slots of the shared state (Int32): the batch number last requested, the threads asleep, the
 // stop flag, the batch number the newest sync was claimed for, the file's generation, its path's
-// length in bytes, and a counter bumped by every request and by the stop, which is what a
-// sleeping thread waits on; the path itself follows. Batch numbers only grow; 2^31 batches is far
-// beyond a receiver's life.
+// length in bytes, a counter bumped by every request and by the stop, which is what a sleeping
+// thread waits on, and the highest batch number a sync has succeeded for; the path itself
+// follows. Batch numbers only grow; 2^31 batches is far beyond a receiver's life.
 const REQUESTED = 0;
 const SLEEPERS = 1;
 const STOP = 2;
@@ -31,6 +38,7 @@ const CLAIMED = 3;
 const GENERATION = 4;
 const PATH_LENGTH = 5;
 const WAKE = 6;
+const SYNCED = 7;
 const PATH_AT = 8 * Int32Array.BYTES_PER_ELEMENT;
 const MAX_PATH_BYTES = 4096;
 
@@ -81,6 +89,10 @@ for (;;) {
   if (Atomics.compareExchange(state, ${CLAIMED}, claimed, target) !== claimed) continue;
   try {
     fdatasyncSync(descriptor());
+    // The other thread may have published a later batch already: SYNCED only grows.
+    for (let done = Atomics.load(state, ${SYNCED}); done < target; done = Atomics.load(state, ${SYNCED})) {
+      if (Atomics.compareExchange(state, ${SYNCED}, done, target) === done) break;
+    }
     parentPort.postMessage([target]);
   } catch (err) {
     parentPort.postMessage([target, String(err && err.code), String(err && err.message)]);
@@ -170,6 +182,11 @@ export function startSyncThread(threads = DEFAULT_SYNC_THREADS): SyncThread {
       Atomics.store(state, REQUESTED, requested);
       Atomics.add(state, WAKE, 1);
       if (Atomics.load(state, SLEEPERS) > 0) Atomics.notify(state, WAKE, 1);
+    },
+    collect() {
+      if (waiting.length === 0 || failed) return;
+      const synced = Atomics.load(state, SYNCED);
+      if (waiting[0]!.batch <= synced) answer(synced, null);
     },
     syncs: () => syncs,
     async close() {

@@ -149,4 +149,24 @@ describe('spool appendThen', () => {
       });
     });
   });
+
+  it("answers a durable delivery from the next append, before the receiver's thread returns to its event loop", async () => {
+    await withTempDir(async (dir) => {
+      await withSpool({ dir }, async (spool) => {
+        await spool.append(entry('first')); // the segment's first space is allocated
+        const answers: Answer[] = [];
+        spool.appendThen(entry('a'), (err, outcome) => answers.push({ id: 'a', err, outcome }));
+        await new Promise((r) => setImmediate(r)); // its batch is written and its sync requested
+        // A busy receiver: copies of 'a' keep coming and the sync thread's message is never handled.
+        const pause = new Int32Array(new SharedArrayBuffer(4));
+        const deadline = Date.now() + 10_000;
+        while (answers.length === 0 && Date.now() < deadline) {
+          Atomics.wait(pause, 0, 0, 1);
+          spool.appendThen(entry('a'), () => undefined);
+        }
+        expect(answers).toEqual([{ id: 'a', err: null, outcome: 'accepted' }]);
+        expect(spool.stats().committedSeq).toBe(2);
+      });
+    });
+  });
 });

@@ -153,4 +153,29 @@ describe('the spool sync thread', () => {
       });
     });
   });
+
+  it('answers a request whose sync has ended through collect(), while its caller never yields to the event loop', async () => {
+    await withTempDir(async (dir) => {
+      const path = join(dir, 'seg');
+      const fd = openSync(path, 'w');
+      const thread = startSyncThread();
+      try {
+        writeSync(fd, Buffer.from('a\n'));
+        let answered: Error | null | undefined;
+        thread.datasync(path, (err) => (answered = err));
+        // A busy receiver: the thread's message cannot be handled until this loop returns.
+        const pause = new Int32Array(new SharedArrayBuffer(4));
+        const deadline = Date.now() + 10_000;
+        while (answered === undefined && Date.now() < deadline) {
+          Atomics.wait(pause, 0, 0, 1);
+          thread.collect();
+        }
+        expect(answered).toBeNull();
+        expect(thread.syncs()).toBe(0);
+      } finally {
+        await thread.close();
+        closeSync(fd);
+      }
+    });
+  });
 });
