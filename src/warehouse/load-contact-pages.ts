@@ -5,7 +5,7 @@ import { WarehouseInputError, WarehousePageUnreadableError } from './errors.js';
 import { appendStagedContacts, holdsIdFrom, mergeStagedContacts } from './load-contacts.js';
 import { quoteIdent, quoteLiteral } from './quote.js';
 import { timestampLiteral } from './sql-expr.js';
-import { inTransaction, readRows, run } from './sql-run.js';
+import { inTransaction, readCount, readRows, run } from './sql-run.js';
 import { stageColumns } from './stage-columns.js';
 import type { LoadContext, LoadStats } from './types.js';
 
@@ -66,13 +66,8 @@ export async function loadContactPages(connection: DuckDBConnection, pages: read
     );
   }
   try {
-    let counts = await readCheckedCounts(connection);
-    if (counts.suspect > 0) {
-      await giveReasons(connection);
-      counts = await readCheckedCounts(connection);
-    }
-    const checked = counts;
-    return await inTransaction(connection, () => loadChecked(connection, ctx, checked));
+    await giveReasons(connection);
+    return await inTransaction(connection, () => loadChecked(connection, ctx));
   } finally {
     await run(connection, 'DROP TABLE IF EXISTS _stage_contacts_checked; DROP TABLE IF EXISTS _stage_contacts; DROP TABLE IF EXISTS _stage_contact_raw');
   }
@@ -92,39 +87,9 @@ function rowTexts(body: string, spans: readonly number[]): string {
   return rows.join(ROW_SEPARATOR);
 }
 
-/** What one read of the checked rows tells the load (every figure over the rows that fit, but `suspect`). */
-interface CheckedCounts {
-  /** Rows a cheap check could not pass: `giveReasons` looks at them (none in most loads). */
-  suspect: number;
-  rejected: number;
-  fit: number;
-  /** Distinct ids among the rows that fit. */
-  ids: number;
-  minId: number;
-  /** The lake partitions (CONTACT_BUCKET_SIZE id ranges) of the rows that fit. */
-  parts: Set<number>;
-}
-
-/**
- * Every figure the load needs from the checked rows in one statement: each statement of a load
- * costs its planning, and a backfill runs a few hundred loads.
- */
-async function readCheckedCounts(connection: DuckDBConnection): Promise<CheckedCounts> {
-  const row = (
-    await readRows(
-      connection,
-      `SELECT count(*) FILTER (WHERE _suspect) AS suspect, count(*) FILTER (WHERE _reason IS NOT NULL) AS rejected, count(*) FILTER (WHERE _reason IS NULL) AS fit,
-      count(DISTINCT id) FILTER (WHERE _reason IS NULL) AS ids, coalesce(min(id) FILTER (WHERE _reason IS NULL), 0) AS min_id,
-      coalesce(list(DISTINCT id // ${CONTACT_BUCKET_SIZE}) FILTER (WHERE _reason IS NULL), []) AS parts
-    FROM _stage_contacts_checked`,
-    )
-  )[0]!;
-  const parts = row.parts as number[];
-  return { suspect: Number(row.suspect), rejected: Number(row.rejected), fit: Number(row.fit), ids: Number(row.ids), minId: Number(row.min_id), parts: new Set(parts) };
-}
-
-/** Sets `_reason` on the suspect checked rows that do not fit (rare: none in most loads). */
+/** Sets `_reason` on the checked rows a cheap check could not pass, when there are any (rare: none in most loads). */
 async function giveReasons(connection: DuckDBConnection): Promise<void> {
+  if ((await readCount(connection, 'SELECT count(*) FROM _stage_contacts_checked WHERE _suspect')) === 0) return;
   const suspect = '(SELECT seq, page, position, raw FROM _stage_contacts_checked WHERE _suspect)';
   await run(
     connection,
@@ -174,28 +139,36 @@ async function stageFitting(connection: DuckDBConnection, allFit: boolean, selec
   else await run(connection, `CREATE OR REPLACE TEMP TABLE _stage_contacts AS ${select}`);
 }
 
-async function loadChecked(connection: DuckDBConnection, ctx: LoadContext, counts: CheckedCounts): Promise<ContactPagesStats> {
+async function loadChecked(connection: DuckDBConnection, ctx: LoadContext): Promise<ContactPagesStats> {
   const load = quoteLiteral(ctx.loadId);
   const at = timestampLiteral(ctx.syncedAt);
-  const rejected = counts.rejected;
+  const counts = (
+    await readRows(
+      connection,
+      `SELECT count(*) FILTER (WHERE _reason IS NOT NULL) AS rejected, count(*) FILTER (WHERE _reason IS NULL) AS fit,
+      count(DISTINCT id) FILTER (WHERE _reason IS NULL) AS ids, coalesce(min(id) FILTER (WHERE _reason IS NULL), 0) AS min_id FROM _stage_contacts_checked`,
+    )
+  )[0]!;
+  const rejected = Number(counts.rejected);
   if (rejected > 0) {
     await run(connection, `INSERT INTO _contact_rejects SELECT page, position, json_extract_string(raw, '$.id'), _reason, raw, ${load}, ${at} FROM _stage_contacts_checked WHERE _reason IS NOT NULL`);
   }
-  const total = counts.ids;
+  const total = Number(counts.ids);
   if (total === 0) return { inserted: 0, updated: 0, unchanged: 0, deleted: 0, rejected };
   // A page re-read within one batch carries the newer state: the last occurrence of an id wins.
-  const latest = counts.fit > total ? ' QUALIFY row_number() OVER (PARTITION BY id ORDER BY seq DESC, position DESC) = 1' : '';
+  const latest = Number(counts.fit) > total ? ' QUALIFY row_number() OVER (PARTITION BY id ORDER BY seq DESC, position DESC) = 1' : '';
   const fits = (where = '') => `_reason IS NULL${where}${latest}`;
   const cols = [...CONTACT_FIELD_NAMES, '_fingerprint'].map(quoteIdent).join(', ');
-  if (!(await holdsIdFrom(connection, counts.minId))) {
+  if (!(await holdsIdFrom(connection, Number(counts.min_id)))) {
     // The common case: every row fits and every id is new.
     await stageFitting(connection, rejected === 0 && latest === '', `SELECT ${cols}, raw FROM _stage_contacts_checked WHERE ${fits()}`);
-    await appendStagedContacts(connection, ctx, counts.parts);
+    const parts = await readRows(connection, `SELECT DISTINCT id // ${CONTACT_BUCKET_SIZE} AS part FROM _stage_contacts`);
+    await appendStagedContacts(connection, ctx, new Set(parts.map((r) => Number(r.part))));
     return { inserted: total, updated: 0, unchanged: 0, deleted: 0, rejected };
   }
   // The stage keeps each row's raw record, DuckDB's own parse: the diff takes it from there for
   // the rows that changed. Every row fitting once, the checked rows are the stage, not a copy.
   await stageFitting(connection, rejected === 0 && latest === '', `SELECT ${cols}, raw FROM _stage_contacts_checked WHERE ${fits()}`);
-  const stats = await mergeStagedContacts(connection, total, ctx, { parts: counts.parts });
+  const stats = await mergeStagedContacts(connection, total, ctx, 'in-stage');
   return { ...stats, rejected };
 }

@@ -6,7 +6,7 @@ import { quoteIdent, quoteLiteral } from './quote.js';
 import { contactRawSql, contactRowSelectSql, encodeContactRaw, encodeContactRow } from './contact-rows.js';
 import { fingerprintExpr, timestampLiteral } from './sql-expr.js';
 import { stageColumns } from './stage-columns.js';
-import { inTransaction, readCount, readRows } from './sql-run.js';
+import { inTransaction, readCount } from './sql-run.js';
 import type { LoadContext, LoadStats } from './types.js';
 
 export const MAX_CONTACTS_PER_LOAD = 500_000;
@@ -75,28 +75,23 @@ export async function appendStagedContacts(connection: DuckDBConnection, ctx: Lo
 
 /**
  * Diffs the typed stage `_stage_contacts` (`total` rows, unique ids) against `contacts` and writes
- * the new and changed rows. `raw`: `{ parts }` when the stage holds each row's `raw` already (a
- * page load: DuckDB parsed it, so it is not copied again; `parts`, the lake partitions of its
- * ids, as the caller read them with its counts); else a function that stages
+ * the new and changed rows. `raw`: `'in-stage'` when the stage holds each row's `raw` already (a
+ * page load: DuckDB parsed it, so it is not copied again); else a function that stages
  * `_stage_contact_raw (id, raw)` for every staged row when all are new, else for the ids in
  * `_stage_contacts_keys` (only changed rows get their raw record serialized).
  */
-export async function mergeStagedContacts(
-  connection: DuckDBConnection,
-  total: number,
-  ctx: LoadContext,
-  raw: { parts: ReadonlySet<number> } | ((allNew: boolean) => Promise<void>),
-): Promise<LoadStats> {
+export async function mergeStagedContacts(connection: DuckDBConnection, total: number, ctx: LoadContext, raw: 'in-stage' | ((allNew: boolean) => Promise<void>)): Promise<LoadStats> {
   await connection.run(diffKeysSql());
-  const counts = (await readRows(connection, 'SELECT count(*) FILTER (WHERE _is_new) AS inserted, count(*) AS changed FROM _stage_contacts_keys'))[0]!;
-  const [inserted, changed] = [Number(counts.inserted), Number(counts.changed)];
+  const inserted = await readCount(connection, 'SELECT count(*) FROM _stage_contacts_keys WHERE _is_new');
+  const changed = await readCount(connection, 'SELECT count(*) FROM _stage_contacts_keys');
   if (changed > 0) {
     const allNew = inserted === total;
-    if (allNew && typeof raw !== 'function') {
+    if (allNew && raw === 'in-stage') {
       // Every id new though not above the highest held (parallel ranges of a backfill land out of
       // order): the append's one batch of statements, as when every id is above it.
-      await appendStagedContacts(connection, ctx, raw.parts);
-    } else if (typeof raw !== 'function') {
+      const parts = await connection.runAndReadAll(`SELECT DISTINCT id // ${CONTACT_BUCKET_SIZE} AS part FROM _stage_contacts`);
+      await appendStagedContacts(connection, ctx, new Set(parts.getColumns()[0]!.map((v) => Number(v))));
+    } else if (raw === 'in-stage') {
       await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_contacts_diff AS SELECT s.*, k._is_new FROM _stage_contacts_keys k JOIN _stage_contacts s ON s.id = k.id`);
       await applyDiff(connection, { typed: '_stage_contacts_diff', withRaw: '_stage_contacts_diff' }, ctx, changed - inserted);
     } else if (allNew) {
