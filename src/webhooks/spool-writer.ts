@@ -2,7 +2,8 @@ import { open, type FileHandle } from 'node:fs/promises';
 import type { Logger } from '../logger.js';
 import { SpoolUnavailableError } from './errors.js';
 import { createSegmentSpace } from './segment-space.js';
-import { encodeFrameInto, type SpoolRecord } from './spool-frame.js';
+import { createBatchFrames } from './batch-frames.js';
+import type { SpoolRecord } from './spool-frame.js';
 import { fileSpoolIo, type SpoolIo } from './spool-io.js';
 import { fsyncDir, segmentPath, type SegmentInfo } from './spool-recovery.js';
 import { startSyncThread } from './sync-thread.js';
@@ -72,9 +73,6 @@ interface InFlight {
  */
 export const MAX_IN_FLIGHT = 64;
 
-/** Batches up to this size are encoded into one reused buffer; a larger one gets its own. */
-const MAX_SCRATCH_BYTES = 1024 * 1024;
-
 /**
  * Group commit: appends that arrive during one event-loop turn form a batch (one write, one file
  * position); an idle sync thread claims every batch written so far and syncs once for all of
@@ -98,14 +96,7 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
     },
   });
   let written = active.size;
-  // The write is synchronous and the records keep their own bodies, so one buffer serves every
-  // batch: a new one per batch (above 4 KiB, an ArrayBuffer of its own) was garbage for the GC.
-  let scratch = Buffer.allocUnsafe(0);
-  const frameBuffer = (size: number): Buffer => {
-    if (size > MAX_SCRATCH_BYTES) return Buffer.allocUnsafe(size);
-    if (scratch.length < size) scratch = Buffer.allocUnsafe(Math.min(MAX_SCRATCH_BYTES, Math.max(size, 2 * scratch.length, 64 * 1024)));
-    return scratch.subarray(0, size);
-  };
+  const encodeBatch = createBatchFrames();
   let queue: PendingAppend[] = [];
   /** Appends queued or in flight: the spool refuses more than its limit. */
   let unsettled = 0;
@@ -254,10 +245,7 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
     let size = 0;
     for (const p of batch) size += p.frameBytes;
     if (start + size > space.allocated) return false;
-    const buf = frameBuffer(size);
-    let at = 0;
-    for (const p of batch) at = encodeFrameInto(p.record, buf, at);
-    write(space.fh.fd, buf, start);
+    write(space.fh.fd, encodeBatch(batch, size), start);
     written = start + size;
     startSync({ batch, segment: active, end: written, started, state: 'syncing' });
     extendAhead();
