@@ -2,10 +2,10 @@
 // core with the load generator: `baseline` (node:http, HMAC check, 200) or `durable` (the real
 // receiver with its fsynced spool). Prints {"url"} once listening; on SIGTERM prints its stats.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Secret } from '../src/secret.js';
+import { readThreadCpuMs } from './runner/thread-cpu.js';
 import { createSecretResolver } from '../src/webhooks/secret-resolver.js';
 import { startWebhookService } from '../src/webhooks/webhook-service.js';
 
@@ -18,16 +18,8 @@ let cpuAtListen = 0;
  */
 let threadsAtListen = new Map<string, number>();
 const threadCpuMs = (reset = false): { main: number; others: number } | undefined => {
-  const now = new Map<string, number>();
-  try {
-    for (const tid of readdirSync('/proc/self/task')) {
-      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      now.set(tid, (Number(f[11]) + Number(f[12])) * 10); // utime + stime, in ticks of 10 ms
-    }
-  } catch {
-    return undefined; // not Linux
-  }
+  const now = readThreadCpuMs('self');
+  if (!now) return undefined; // not Linux
   const since = (tid: string): number => now.get(tid)! - (threadsAtListen.get(tid) ?? 0);
   const main = since(String(process.pid));
   let others = 0;

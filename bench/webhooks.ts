@@ -18,7 +18,7 @@
 //   BENCH_SYNC_THREADS=N: the spool's sync threads (default: DEFAULT_SYNC_THREADS).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -26,6 +26,7 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { signBody } from '../src/webhooks/verify-signature.js';
+import { readThreadCpuMs } from './runner/thread-cpu.js';
 
 const { values } = parseArgs({
   options: {
@@ -71,25 +72,12 @@ interface Run {
 
 /** CPU ms of a process's main thread and of its other threads, from /proc (Linux; undefined elsewhere). */
 function threadCpuMs(pid: number): { main: number; others: number } | undefined {
-  try {
-    let main = 0;
-    let others = 0;
-    for (const tid of readdirSync(`/proc/${pid}/task`)) {
-      let stat: string;
-      try {
-        stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      } catch {
-        continue; // a thread that ended in between
-      }
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const ms = (Number(f[11]) + Number(f[12])) * 10; // utime + stime, in ticks of 10 ms
-      if (tid === String(pid)) main = ms;
-      else others += ms;
-    }
-    return { main, others };
-  } catch {
-    return undefined;
-  }
+  const cpu = readThreadCpuMs(pid);
+  if (!cpu) return undefined;
+  const main = cpu.get(String(pid)) ?? 0;
+  let others = 0;
+  for (const [tid, ms] of cpu) if (tid !== String(pid)) others += ms;
+  return { main, others };
 }
 
 let serial = 0;
