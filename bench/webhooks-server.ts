@@ -55,6 +55,9 @@ if (mode === 'baseline') {
     server.closeAllConnections();
   });
 } else {
+  // Threads that appear while the service starts are the spool's sync threads (libuv's pool is
+  // running by then): the bench tells their CPU from that of V8's helper threads (GC, compiler).
+  const threadsBefore = new Set(readThreadCpuMs('self')?.keys());
   const service = await startWebhookService({
     spoolDir,
     ...(process.env.BENCH_SYNCS ? { syncsInFlight: Number(process.env.BENCH_SYNCS) } : {}),
@@ -65,7 +68,8 @@ if (mode === 'baseline') {
   });
   cpuAtListen = cpuMs();
   threadCpuMs(true);
-  process.stdout.write(`${JSON.stringify({ url: service.url })}\n`);
+  const spoolThreads = [...(readThreadCpuMs('self')?.keys() ?? [])].filter((tid) => !threadsBefore.has(tid));
+  process.stdout.write(`${JSON.stringify({ url: service.url, spoolThreads })}\n`);
   process.on('SIGTERM', () => {
     const s = service.spool.stats();
     process.stdout.write(

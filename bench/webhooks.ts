@@ -68,16 +68,23 @@ interface Run {
   windowCpuUs?: number;
   /** The same, of the server's main thread alone. */
   windowMainThreadCpuUs?: number;
+  /** The same, of the threads the spool started (its sync threads; a server that reports them). */
+  windowSpoolCpuUs?: number;
 }
 
-/** CPU ms of a process's main thread and of its other threads, from /proc (Linux; undefined elsewhere). */
-function threadCpuMs(pid: number): { main: number; others: number } | undefined {
+/**
+ * CPU ms of a process's main thread, of its other threads, and of those of them in `spool` (the
+ * threads the durable server's spool started), from /proc (Linux; undefined elsewhere).
+ */
+function threadCpuMs(pid: number, spool: readonly string[] = []): { main: number; others: number; spool: number } | undefined {
   const cpu = readThreadCpuMs(pid);
   if (!cpu) return undefined;
   const main = cpu.get(String(pid)) ?? 0;
   let others = 0;
   for (const [tid, ms] of cpu) if (tid !== String(pid)) others += ms;
-  return { main, others };
+  let inSpool = 0;
+  for (const tid of spool) inSpool += cpu.get(tid) ?? 0;
+  return { main, others, spool: inSpool };
 }
 
 let serial = 0;
@@ -115,7 +122,7 @@ const versusEntry = values.versus ? await compileServers(values.versus) : undefi
 
 type Mode = 'baseline' | 'durable' | 'versus';
 
-async function startServer(mode: Mode, spoolDir: string): Promise<{ child: ChildProcess; url: string; stop(): Promise<Record<string, unknown>> }> {
+async function startServer(mode: Mode, spoolDir: string): Promise<{ child: ChildProcess; url: string; spoolThreads: string[]; stop(): Promise<Record<string, unknown>> }> {
   const profile = values.profile ? ['--cpu-prof', '--cpu-prof-dir', join(values.profile, mode)] : [];
   const entry = mode === 'versus' ? [versusEntry!] : serverEntry ? [serverEntry] : ['--import', 'tsx', join(import.meta.dirname, 'webhooks-server.ts')];
   const child = spawn(process.execPath, [...profile, ...entry, mode === 'baseline' ? 'baseline' : 'durable', SECRET, spoolDir], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -130,10 +137,11 @@ async function startServer(mode: Mode, spoolDir: string): Promise<{ child: Child
     while (queue.length === 0) await new Promise<void>((r) => (wake = r));
     return queue.shift()!;
   };
-  const url = (JSON.parse(await nextLine()) as { url: string }).url;
+  const { url, spoolThreads = [] } = JSON.parse(await nextLine()) as { url: string; spoolThreads?: string[] };
   return {
     child,
     url,
+    spoolThreads,
     async stop() {
       child.kill('SIGTERM');
       const stats = (JSON.parse(await nextLine()) as { stats: Record<string, unknown> }).stats;
@@ -144,7 +152,7 @@ async function startServer(mode: Mode, spoolDir: string): Promise<{ child: Child
 }
 
 /** Closed loop: each connection sends its next delivery as soon as the previous one is answered. */
-async function load(url: string, seconds: number, pid: number): Promise<Run & { answered: number }> {
+async function load(url: string, seconds: number, pid: number, spoolThreads: readonly string[]): Promise<Run & { answered: number }> {
   const u = new URL(url);
   const pool = new Pool(u.origin, { connections: CONNECTIONS, pipelining: 1 });
   const latencies: number[] = [];
@@ -156,8 +164,8 @@ async function load(url: string, seconds: number, pid: number): Promise<Run & { 
   let inWindow = 0;
   let cpuAtStart: ReturnType<typeof threadCpuMs>;
   let cpuAtEnd: ReturnType<typeof threadCpuMs>;
-  const started = setTimeout(() => (cpuAtStart = threadCpuMs(pid)), WARMUP_MS);
-  const ended = setTimeout(() => (cpuAtEnd = threadCpuMs(pid)), WARMUP_MS + seconds * 1000);
+  const started = setTimeout(() => (cpuAtStart = threadCpuMs(pid, spoolThreads)), WARMUP_MS);
+  const ended = setTimeout(() => (cpuAtEnd = threadCpuMs(pid, spoolThreads)), WARMUP_MS + seconds * 1000);
   const worker = async () => {
     while (performance.now() < end) {
       const d = delivery();
@@ -179,13 +187,14 @@ async function load(url: string, seconds: number, pid: number): Promise<Run & { 
   // The last answers can come before the timer that ends the window (set a moment after it was computed).
   clearTimeout(started);
   clearTimeout(ended);
-  cpuAtEnd ??= threadCpuMs(pid);
+  cpuAtEnd ??= threadCpuMs(pid, spoolThreads);
   await pool.close();
   const window =
     cpuAtStart && cpuAtEnd
       ? {
           windowCpuUs: Math.round((1000 * (cpuAtEnd.main + cpuAtEnd.others - cpuAtStart.main - cpuAtStart.others)) / Math.max(1, inWindow)),
           windowMainThreadCpuUs: Math.round((1000 * (cpuAtEnd.main - cpuAtStart.main)) / Math.max(1, inWindow)),
+          ...(spoolThreads.length > 0 ? { windowSpoolCpuUs: Math.round((1000 * (cpuAtEnd.spool - cpuAtStart.spool)) / Math.max(1, inWindow)) } : {}),
         }
       : {};
   latencies.sort((a, b) => a - b);
@@ -276,7 +285,7 @@ try {
   for (let round = 0; round < ROUNDS; round++) {
     for (const mode of modes) {
       const server = await startServer(mode, join(work, `spool-${round}-${mode}`));
-      const { answered, ...run } = await load(server.url, SECONDS, server.child.pid!);
+      const { answered, ...run } = await load(server.url, SECONDS, server.child.pid!, server.spoolThreads);
       const stats = await server.stop();
       if (mode === 'durable') spoolStats = stats;
       run.serverCpuUs = Math.round((1000 * Number(stats.cpuMs)) / Math.max(1, answered));
@@ -284,7 +293,7 @@ try {
       if (threads) run.mainThreadCpuUs = Math.round((1000 * threads.main) / Math.max(1, answered));
       runs[mode].push(run);
       process.stdout.write(
-        `round ${round + 1} ${mode.padEnd(11)} ${String(run.rps).padStart(6)} req/s  p50 ${run.p50} ms  p99 ${run.p99} ms  errors ${run.errors}  server CPU ${run.serverCpuUs} us/req (main thread ${run.mainThreadCpuUs ?? '?'}); measured window ${run.windowCpuUs ?? '?'} (main thread ${run.windowMainThreadCpuUs ?? '?'})\n`,
+        `round ${round + 1} ${mode.padEnd(11)} ${String(run.rps).padStart(6)} req/s  p50 ${run.p50} ms  p99 ${run.p99} ms  errors ${run.errors}  server CPU ${run.serverCpuUs} us/req (main thread ${run.mainThreadCpuUs ?? '?'}); measured window ${run.windowCpuUs ?? '?'} (main thread ${run.windowMainThreadCpuUs ?? '?'}${run.windowSpoolCpuUs === undefined ? '' : `, spool threads ${run.windowSpoolCpuUs}`})\n`,
       );
     }
   }
@@ -313,6 +322,7 @@ try {
     mainThreadCpuUs: median(rs.map((r) => r.mainThreadCpuUs ?? NaN)),
     windowCpuUs: median(rs.map((r) => r.windowCpuUs ?? NaN)),
     windowMainThreadCpuUs: median(rs.map((r) => r.windowMainThreadCpuUs ?? NaN)),
+    windowSpoolCpuUs: median(rs.map((r) => r.windowSpoolCpuUs ?? NaN)),
   });
   const baseline = summary(runs.baseline);
   const durable = summary(runs.durable);
@@ -349,7 +359,7 @@ try {
   mkdirSync(join(import.meta.dirname, 'results'), { recursive: true });
   writeFileSync(join(import.meta.dirname, 'results', `${values.out}.json`), `${JSON.stringify(result, null, 2)}\n`);
   process.stdout.write(
-    `\ndurable receiver: ${durable.rps} accepted/s, p50 ${durable.p50} ms, p99 ${durable.p99} ms, server CPU ${durable.serverCpuUs} us/req, in the measured window ${durable.windowCpuUs} (main thread ${durable.windowMainThreadCpuUs})\n` +
+    `\ndurable receiver: ${durable.rps} accepted/s, p50 ${durable.p50} ms, p99 ${durable.p99} ms, server CPU ${durable.serverCpuUs} us/req, in the measured window ${durable.windowCpuUs} (main thread ${durable.windowMainThreadCpuUs}, spool threads ${durable.windowSpoolCpuUs})\n` +
       `HMAC-only node:http: ${baseline.rps} req/s, p50 ${baseline.p50} ms, p99 ${baseline.p99} ms, server CPU ${baseline.serverCpuUs} us/req, in the measured window ${baseline.windowCpuUs} (main thread ${baseline.windowMainThreadCpuUs})\n` +
       `ratio ${ratio} (median of per-round ratios, target >= 0.5); fsync batches in the last durable run: ${JSON.stringify(spoolStats)}\n` +
       (versus ? `versus ${values.versus}: ${versus.rps} accepted/s, server CPU ${versus.serverCpuUs} us/req (main thread ${versus.mainThreadCpuUs}), ratio ${versus.ratio}\n` : ''),
