@@ -1,7 +1,7 @@
 import type { Contact } from '../crm/types.js';
 import { CONTACT_BUCKET_SIZE } from '../warehouse/contact-columns.js';
 import { BUCKETED_LAKE_TABLES } from '../warehouse/lake-layout.js';
-import type { ContactPage, TypedContactRows } from '../warehouse/load-contact-pages.js';
+import type { ContactPage } from '../warehouse/load-contact-pages.js';
 import type { LoadStats } from '../warehouse/types.js';
 import { loadRecordingScannedPages, recordScannedPages } from '../warehouse/scan-tables.js';
 import type { WriteJobs } from './warehouse-port.js';
@@ -129,12 +129,8 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
   const touched = new Map<number, number>();
   /** Publish chains queued and not yet settled (cold ones wait until none is). */
   let publishing = 0;
-  type Waiting = { page: ScannedPage; resolve: (s: SinkStats) => void; reject: (e: unknown) => void };
-  const pending: Waiting[] = [];
-  /** A batch is being taken and typed (one at a time, so batches load in the order they were taken). */
-  let typing = false;
-  /** This sink's loads queued or running on the writer. */
-  let loading = 0;
+  const pending: { page: ScannedPage; resolve: (s: SinkStats) => void; reject: (e: unknown) => void }[] = [];
+  let scheduled = false;
   let held = 0;
   let waiters: (() => void)[] = [];
 
@@ -147,91 +143,29 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
     }
   }
 
-  function fail(batch: readonly Waiting[], rows: number, err: unknown): void {
-    for (const b of batch) b.reject(err);
-    release(rows);
-  }
-
-  type Taken = { batch: Waiting[]; rows: number; bodies: ContactPage[] };
-
-  /** The next batch: the pages waiting, up to `maxRows` rows (at least one page). */
-  function take(): Taken {
-    const batch: Waiting[] = [];
-    let rows = 0;
-    while (pending.length > 0 && (batch.length === 0 || rows + rowsOf(pending[0]!.page) <= maxRows)) {
-      const next = pending.shift()!;
-      batch.push(next);
-      rows += rowsOf(next.page);
-    }
-    const bodies: ContactPage[] = [];
-    for (const { page } of batch) {
-      const spans = page.raw?.rowSpans;
-      for (const [k, body] of (page.raw?.bodies ?? []).entries()) bodies.push(k === 0 && spans ? { page: page.page, body, rowSpans: spans } : { page: page.page, body });
-    }
-    return { batch, rows, bodies };
-  }
-
-  /** Fails every page still waiting: the writer could not be reached (callers retry). */
-  function failPending(err: unknown): void {
-    for (const b of pending.splice(0)) {
-      release(rowsOf(b.page));
-      b.reject(err);
-    }
-  }
-
-  const pendingRows = (): number => pending.reduce((n, b) => n + rowsOf(b.page), 0);
-
-  /**
-   * Loads pages in batches, a batch taken when its job starts, so pages that arrive meanwhile join
-   * it: the warehouse's merge costs far less per row in large batches than per page. With
-   * `writes.typeAhead` a batch's pages are typed beside the writer's jobs, as soon as a full batch
-   * waits or the writer has nothing of this sink's left to load, and the load job that follows
-   * only loads them (the typing was the largest part of the writer's serial time:
-   * bench/results/notes.md, "the owner's serial time").
-   */
   function schedule(): void {
-    if (typing || pending.length === 0) return;
-    const typeAhead = writes.typeAhead?.bind(writes);
-    if (loading > 0 && (!typeAhead || pendingRows() < maxRows)) return;
-    if (!typeAhead) {
-      load(take, undefined);
-      return;
-    }
-    typing = true;
-    let taken: Taken | undefined;
-    typeAhead(async (t) => {
-      taken = take();
-      return taken.bodies.length > 0 ? await t.typeContactPages(taken.bodies) : undefined;
-    }).then(
-      (typed) => {
-        typing = false;
-        const batch = taken!;
-        load(() => batch, typed);
-        schedule();
-      },
-      (err: unknown) => {
-        typing = false;
-        if (taken) fail(taken.batch, taken.rows, err);
-        else failPending(err);
-        schedule();
-      },
-    );
-  }
-
-  /** Loads a batch (its pages typed ahead as `typed`, or typed here) with its page log, in one write job. */
-  function load(batchOf: () => Taken, typed: TypedContactRows | undefined): void {
-    loading++;
-    let taken: Taken | undefined;
-    let consumed = typed === undefined;
+    if (scheduled || pending.length === 0) return;
+    scheduled = true;
+    // The batch is taken when the write scope opens, so everything queued meanwhile joins it.
     writes
       .run(async (w) => {
-        taken = batchOf();
-        const { batch, rows, bodies } = taken;
+        const batch: typeof pending = [];
+        let rows = 0;
+        while (pending.length > 0 && (batch.length === 0 || rows + rowsOf(pending[0]!.page) <= maxRows)) {
+          const next = pending.shift()!;
+          batch.push(next);
+          rows += rowsOf(next.page);
+        }
         try {
           // A row shifted by drift can appear on two pages of one batch: keep one copy (raw pages:
           // the load keeps the later one).
           const byId = new Map<number, Contact>();
-          for (const { page } of batch) for (const c of page.items) byId.set(c.id, c);
+          const bodies: ContactPage[] = [];
+          for (const { page } of batch) {
+            for (const c of page.items) byId.set(c.id, c);
+            const spans = page.raw?.rowSpans;
+            for (const [k, body] of (page.raw?.bodies ?? []).entries()) bodies.push(k === 0 && spans ? { page: page.page, body, rowSpans: spans } : { page: page.page, body });
+          }
           const first = batch[0]!.page;
           const ctx = { loadId: first.loadId, syncedAt: first.syncedAt };
           const stats = { ...ZERO };
@@ -239,11 +173,7 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
           const records = batch.map(({ page }, i) => ({ scanKey: page.scanKey, page: page.page, ids: pageIds[i]!, reportedTotal: page.reportedTotal, at: page.syncedAt }));
           const loads: (() => Promise<LoadStats & { rejected?: number }>)[] = [];
           if (byId.size > 0) loads.push(() => w.loadContacts([...byId.values()], ctx));
-          if (bodies.length > 0)
-            loads.push(() => {
-              consumed = true;
-              return typed ? w.loadTypedContactPages(typed, ctx) : w.loadContactPages(bodies, ctx);
-            });
+          if (bodies.length > 0) loads.push(() => w.loadContactPages(bodies, ctx));
           // The page log commits with the last load: a crash leaves both or neither.
           for (const [i, load] of loads.entries()) addStats(stats, i < loads.length - 1 ? await load() : await loadRecordingScannedPages(w, records, load));
           if (loads.length === 0) await recordScannedPages(w, records);
@@ -260,16 +190,14 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
         }
       })
       .catch((err: unknown) => {
-        // The scope itself failed to open: fail the batch (or, not yet taken, every page waiting); callers retry.
-        if (taken) fail(taken.batch, taken.rows, err);
-        else if (typed) {
-          const batch = batchOf();
-          fail(batch.batch, batch.rows, err);
-        } else failPending(err);
+        // The scope itself failed to open: fail whatever is still waiting, callers retry.
+        for (const b of pending.splice(0)) {
+          release(rowsOf(b.page));
+          b.reject(err);
+        }
       })
       .finally(() => {
-        if (typed && !consumed) writes.typeAhead?.((t) => t.discard(typed)).catch(() => undefined);
-        loading--;
+        scheduled = false;
         schedule();
         publishCold();
       });
@@ -281,7 +209,7 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
    */
   function publishCold(): void {
     if (coldMs === false || publishing > 0 || touched.size === 0) return;
-    if ((typing || loading > 0 || pending.length > 0) && (!fetchersWaited || loadsSincePublish < publishEvery)) return;
+    if ((scheduled || pending.length > 0) && (!fetchersWaited || loadsSincePublish < publishEvery)) return;
     const before = now() - coldMs;
     // The lowest bucket a load touched lately: a range is still in it, and may go on upwards.
     let lowestHot = Infinity;

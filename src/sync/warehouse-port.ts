@@ -1,4 +1,3 @@
-import type { ContactTyper } from '../warehouse/contact-typer.js';
 import type { WarehouseHandle } from '../warehouse/duckdb-warehouse.js';
 import type { Warehouse } from '../warehouse/types.js';
 
@@ -7,14 +6,9 @@ import type { Warehouse } from '../warehouse/types.js';
  * src/warehouse functions (the scan log, the webhook applier's tables) use, and the load of
  * contact pages as the CRM sent them.
  */
-export type WarehouseSession = Warehouse & Pick<WarehouseHandle, 'connection' | 'webhooks' | 'loadContactPages' | 'loadTypedContactPages'>;
+export type WarehouseSession = Warehouse & Pick<WarehouseHandle, 'connection' | 'webhooks' | 'loadContactPages'>;
 
 /** Where sync's writes run: the worker's WarehouseOwner (one job at a time). */
 export interface WriteJobs {
   run<T>(job: (w: WarehouseSession) => Promise<T>): Promise<T>;
-  /**
-   * Types contact pages beside the write jobs (WarehouseOwner.typeAhead), for a later write job's
-   * `loadTypedContactPages`. Without it, pages are typed in the write job that loads them.
-   */
-  typeAhead?<T>(job: (t: ContactTyper) => Promise<T>): Promise<T>;
 }

@@ -3,8 +3,7 @@ import type { Contact, FunnelSubscriber, ReportSnapshot } from '../crm/types.js'
 import type { Logger } from '../logger.js';
 import { FUNNEL_SUBSCRIBER_SPEC, ENTITY_SPECS } from './entity-specs.js';
 import { WarehouseInputError, WarehouseReadOnlyError } from './errors.js';
-import { ContactTyper } from './contact-typer.js';
-import { loadContactPages, loadTypedContactPages, type ContactPage, type ContactPagesStats, type TypedContactRows } from './load-contact-pages.js';
+import { loadContactPages, type ContactPage, type ContactPagesStats } from './load-contact-pages.js';
 import { loadContacts } from './load-contacts.js';
 import { loadRows } from './load-rows.js';
 import { migrate } from './migrate.js';
@@ -32,10 +31,6 @@ export interface WarehouseHandle extends Warehouse {
   readonly webhooks: WebhookStore;
   /** Contact listing pages as the CRM sent them, parsed and typed by DuckDB (see load-contact-pages.ts). */
   loadContactPages(pages: readonly ContactPage[], ctx: LoadContext): Promise<ContactPagesStats>;
-  /** Rows a ContactTyper of this handle typed, loaded as `loadContactPages` loads (and dropped). */
-  loadTypedContactPages(typed: TypedContactRows, ctx: LoadContext): Promise<ContactPagesStats>;
-  /** The writer's second connection, for typing contact pages beside its writes (contact-typer.ts); opened once. */
-  contactTyper(): Promise<ContactTyper>;
   /** Flush the write-ahead log into the database file. */
   checkpoint(): Promise<void>;
   close(): Promise<void>;
@@ -60,7 +55,6 @@ export class DuckDbWarehouse implements WarehouseHandle {
   readonly #marks = new WholeTableMarks();
   readonly #repeats = new RepeatLoads();
   #closed = false;
-  #typer: Promise<ContactTyper> | undefined;
 
   constructor(deps: DuckDbWarehouseDeps) {
     this.#deps = deps;
@@ -111,18 +105,6 @@ export class DuckDbWarehouse implements WarehouseHandle {
   async loadContactPages(pages: readonly ContactPage[], ctx: LoadContext): Promise<ContactPagesStats> {
     this.#requireWrite('loadContactPages', []);
     return loadContactPages(this.connection, pages, ctx, { siteTimeZone: this.#deps.siteTimeZone });
-  }
-
-  async loadTypedContactPages(typed: TypedContactRows, ctx: LoadContext): Promise<ContactPagesStats> {
-    this.#requireWrite('loadTypedContactPages', []);
-    return loadTypedContactPages(this.connection, typed, ctx);
-  }
-
-  /** The writer's second connection, for typing contact pages beside its writes (contact-typer.ts); opened once. */
-  contactTyper(): Promise<ContactTyper> {
-    this.#requireWrite('contactTyper', []);
-    this.#typer ??= ContactTyper.open(this.#deps.instance, this.#deps.siteTimeZone);
-    return this.#typer;
   }
 
   async tombstoneContacts(ids: readonly number[], ctx: LoadContext & { deletedAt?: Date }): Promise<number> {
@@ -208,7 +190,6 @@ export class DuckDbWarehouse implements WarehouseHandle {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    if (this.#typer) (await this.#typer.catch(() => undefined))?.close();
     this.connection.closeSync();
     this.#deps.instance.closeSync();
   }

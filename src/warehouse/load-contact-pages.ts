@@ -35,12 +35,6 @@ export const MAX_PAGE_BYTES = 64 << 20;
 export const MAX_PAGES_PER_LOAD = 5_000;
 export const MAX_LOAD_BYTES = 512 << 20;
 
-/** Where a load's typed rows wait for it: a SQL table name, temp (of the loading connection) or not (contact-typer.ts). */
-export interface TypedContactRows {
-  readonly table: string;
-  readonly temp: boolean;
-}
-
 /**
  * Loads contact listing pages as the CRM sent them: DuckDB parses the bodies and applies the
  * tolerant schema (`contact-page-sql.ts`), so no contact is parsed, checked or serialized in
@@ -48,21 +42,8 @@ export interface TypedContactRows {
  * reason, the record) and the others load; a later page wins over an earlier one for the same id.
  * Then as `loadContacts`: an append when every id is above the highest held, else the
  * fingerprinted merge, history and memberships, in one transaction with the rejects.
- * `typeContactPages` and `loadTypedContactPages` are its two halves, for a typing done ahead on
- * another connection while this one loads.
  */
 export async function loadContactPages(connection: DuckDBConnection, pages: readonly ContactPage[], ctx: LoadContext, opts: { siteTimeZone: string }): Promise<ContactPagesStats> {
-  const typed = { table: '_stage_contacts_checked', temp: true };
-  await typeContactPages(connection, pages, typed, opts);
-  return loadTypedContactPages(connection, typed, ctx);
-}
-
-/**
- * Parses and types the pages into `into` (replaced if it exists), with the rows a page's filters
- * leave out dropped and a `_reason` on each row that does not fit. Writes nothing else: a crash
- * after it loses only what a later load would have read.
- */
-export async function typeContactPages(connection: DuckDBConnection, pages: readonly ContactPage[], into: TypedContactRows, opts: { siteTimeZone: string }): Promise<void> {
   checkPages(pages);
   const numbered = pages.map((p, seq) => ({ seq, ...p }));
   const filtered = pages.some((p) => p.minId !== undefined || p.firstRows !== undefined);
@@ -72,11 +53,11 @@ export async function typeContactPages(connection: DuckDBConnection, pages: read
     p.rowSpans ? [String(p.seq), String(p.page), null, rowTexts(p.body, p.rowSpans), num(p.minId), num(p.firstRows)] : [String(p.seq), String(p.page), p.body, null, num(p.minId), num(p.firstRows)],
   );
   try {
-    await connection.run(`CREATE OR REPLACE ${into.temp ? 'TEMP TABLE' : 'TABLE'} ${into.table} AS ${typedContactRowsSql(`(${pageRowsSql('_stage_contact_pages')})`, opts.siteTimeZone)};
-      ${filtered ? `${unaskedRowsSql(into.table)};` : ''}
+    await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_contacts_checked AS ${typedContactRowsSql(`(${pageRowsSql('_stage_contact_pages')})`, opts.siteTimeZone)};
+      ${filtered ? `${UNASKED_ROWS_SQL};` : ''}
       DROP TABLE _stage_contact_pages`);
   } catch (err) {
-    await run(connection, `DROP TABLE IF EXISTS _stage_contact_pages; DROP TABLE IF EXISTS ${into.table}`);
+    await run(connection, 'DROP TABLE IF EXISTS _stage_contact_pages');
     if (!/Malformed JSON/i.test(String(err))) throw err;
     // DuckDB's message quotes the body; contact data stays out of errors.
     const numbers = pages.map((p) => p.page);
@@ -85,23 +66,10 @@ export async function typeContactPages(connection: DuckDBConnection, pages: read
     );
   }
   try {
-    await giveReasons(connection, into.table);
-  } catch (err) {
-    await run(connection, `DROP TABLE IF EXISTS ${into.table}`);
-    throw err;
-  }
-}
-
-/**
- * Loads rows `typeContactPages` typed (on this connection or another of the same instance) in one
- * transaction, and drops them after it, whatever its outcome.
- */
-export async function loadTypedContactPages(connection: DuckDBConnection, typed: TypedContactRows, ctx: LoadContext): Promise<ContactPagesStats> {
-  try {
-    return await inTransaction(connection, () => loadChecked(connection, typed.table, ctx));
+    await giveReasons(connection);
+    return await inTransaction(connection, () => loadChecked(connection, ctx));
   } finally {
-    // After the transaction: it may write to the file's database only, and a typing database is another.
-    await run(connection, `DROP TABLE IF EXISTS ${typed.table}; DROP TABLE IF EXISTS _stage_contacts; DROP TABLE IF EXISTS _stage_contact_raw`);
+    await run(connection, 'DROP TABLE IF EXISTS _stage_contacts_checked; DROP TABLE IF EXISTS _stage_contacts; DROP TABLE IF EXISTS _stage_contact_raw');
   }
 }
 
@@ -109,7 +77,7 @@ export async function loadTypedContactPages(connection: DuckDBConnection, typed:
  * Drops the rows a page's filters leave out, before any is rejected or loaded: past `first_rows`,
  * or with a readable id not above `min_id` (an unreadable id stays, to be rejected).
  */
-const unaskedRowsSql = (checked: string) => `DELETE FROM ${checked} c USING _stage_contact_pages p
+const UNASKED_ROWS_SQL = `DELETE FROM _stage_contacts_checked c USING _stage_contact_pages p
   WHERE c.seq = CAST(p.seq AS INTEGER) AND (c.position > CAST(p.first_rows AS BIGINT) OR c.id <= CAST(p.min_id AS BIGINT))`;
 
 /** A page's row texts, joined for `pageRowsSql` to split. */
@@ -120,12 +88,12 @@ function rowTexts(body: string, spans: readonly number[]): string {
 }
 
 /** Sets `_reason` on the checked rows a cheap check could not pass, when there are any (rare: none in most loads). */
-async function giveReasons(connection: DuckDBConnection, checked: string): Promise<void> {
-  if ((await readCount(connection, `SELECT count(*) FROM ${checked} WHERE _suspect`)) === 0) return;
-  const suspect = `(SELECT seq, page, position, raw FROM ${checked} WHERE _suspect)`;
+async function giveReasons(connection: DuckDBConnection): Promise<void> {
+  if ((await readCount(connection, 'SELECT count(*) FROM _stage_contacts_checked WHERE _suspect')) === 0) return;
+  const suspect = '(SELECT seq, page, position, raw FROM _stage_contacts_checked WHERE _suspect)';
   await run(
     connection,
-    `UPDATE ${checked} c SET _reason = s._reason FROM (${contactReasonsSql(suspect)}) s
+    `UPDATE _stage_contacts_checked c SET _reason = s._reason FROM (${contactReasonsSql(suspect)}) s
     WHERE c._suspect AND c.seq = s.seq AND c.position = s.position AND s._reason IS NOT NULL`,
   );
 }
@@ -162,29 +130,28 @@ function spansFit(spans: readonly number[], length: number): boolean {
 }
 
 /**
- * The table the load reads its rows from: when `allFit` (no reject, no id twice), the checked rows
- * themselves (every statement after names its columns), not a copy with their raw records; else
- * `_stage_contacts`, the rows `select` picks.
+ * `_stage_contacts`: when `allFit` (no reject, no id twice), the checked rows themselves (every
+ * statement after names its columns), renamed instead of copied with their raw records; else the
+ * rows `select` picks.
  */
-async function stageFitting(connection: DuckDBConnection, checked: string, allFit: boolean, select: string): Promise<string> {
-  if (allFit) return checked;
-  await run(connection, `CREATE OR REPLACE TEMP TABLE _stage_contacts AS ${select}`);
-  return '_stage_contacts';
+async function stageFitting(connection: DuckDBConnection, allFit: boolean, select: string): Promise<void> {
+  if (allFit) await run(connection, 'DROP TABLE IF EXISTS _stage_contacts; ALTER TABLE _stage_contacts_checked RENAME TO _stage_contacts');
+  else await run(connection, `CREATE OR REPLACE TEMP TABLE _stage_contacts AS ${select}`);
 }
 
-async function loadChecked(connection: DuckDBConnection, checked: string, ctx: LoadContext): Promise<ContactPagesStats> {
+async function loadChecked(connection: DuckDBConnection, ctx: LoadContext): Promise<ContactPagesStats> {
   const load = quoteLiteral(ctx.loadId);
   const at = timestampLiteral(ctx.syncedAt);
   const counts = (
     await readRows(
       connection,
       `SELECT count(*) FILTER (WHERE _reason IS NOT NULL) AS rejected, count(*) FILTER (WHERE _reason IS NULL) AS fit,
-      count(DISTINCT id) FILTER (WHERE _reason IS NULL) AS ids, coalesce(min(id) FILTER (WHERE _reason IS NULL), 0) AS min_id FROM ${checked}`,
+      count(DISTINCT id) FILTER (WHERE _reason IS NULL) AS ids, coalesce(min(id) FILTER (WHERE _reason IS NULL), 0) AS min_id FROM _stage_contacts_checked`,
     )
   )[0]!;
   const rejected = Number(counts.rejected);
   if (rejected > 0) {
-    await run(connection, `INSERT INTO _contact_rejects SELECT page, position, json_extract_string(raw, '$.id'), _reason, raw, ${load}, ${at} FROM ${checked} WHERE _reason IS NOT NULL`);
+    await run(connection, `INSERT INTO _contact_rejects SELECT page, position, json_extract_string(raw, '$.id'), _reason, raw, ${load}, ${at} FROM _stage_contacts_checked WHERE _reason IS NOT NULL`);
   }
   const total = Number(counts.ids);
   if (total === 0) return { inserted: 0, updated: 0, unchanged: 0, deleted: 0, rejected };
@@ -192,15 +159,16 @@ async function loadChecked(connection: DuckDBConnection, checked: string, ctx: L
   const latest = Number(counts.fit) > total ? ' QUALIFY row_number() OVER (PARTITION BY id ORDER BY seq DESC, position DESC) = 1' : '';
   const fits = (where = '') => `_reason IS NULL${where}${latest}`;
   const cols = [...CONTACT_FIELD_NAMES, '_fingerprint'].map(quoteIdent).join(', ');
-  // The stage keeps each row's raw record, DuckDB's own parse: the diff takes it from there for
-  // the rows that changed. Every row fitting once, the checked rows are the stage, not a copy.
-  const stage = await stageFitting(connection, checked, rejected === 0 && latest === '', `SELECT ${cols}, raw FROM ${checked} WHERE ${fits()}`);
   if (!(await holdsIdFrom(connection, Number(counts.min_id)))) {
     // The common case: every row fits and every id is new.
-    const parts = await readRows(connection, `SELECT DISTINCT id // ${CONTACT_BUCKET_SIZE} AS part FROM ${stage}`);
-    await appendStagedContacts(connection, ctx, new Set(parts.map((r) => Number(r.part))), stage);
+    await stageFitting(connection, rejected === 0 && latest === '', `SELECT ${cols}, raw FROM _stage_contacts_checked WHERE ${fits()}`);
+    const parts = await readRows(connection, `SELECT DISTINCT id // ${CONTACT_BUCKET_SIZE} AS part FROM _stage_contacts`);
+    await appendStagedContacts(connection, ctx, new Set(parts.map((r) => Number(r.part))));
     return { inserted: total, updated: 0, unchanged: 0, deleted: 0, rejected };
   }
-  const stats = await mergeStagedContacts(connection, total, ctx, 'in-stage', stage);
+  // The stage keeps each row's raw record, DuckDB's own parse: the diff takes it from there for
+  // the rows that changed. Every row fitting once, the checked rows are the stage, not a copy.
+  await stageFitting(connection, rejected === 0 && latest === '', `SELECT ${cols}, raw FROM _stage_contacts_checked WHERE ${fits()}`);
+  const stats = await mergeStagedContacts(connection, total, ctx, 'in-stage');
   return { ...stats, rejected };
 }

@@ -12,9 +12,6 @@ import type { LoadContext, LoadStats } from './types.js';
 export const MAX_CONTACTS_PER_LOAD = 500_000;
 export const MAX_DOC_BYTES = 1 << 20;
 
-/** The temp table a load's typed rows are staged in, unless the caller names another. */
-const DEFAULT_STAGE = '_stage_contacts';
-
 export interface LoadContactsOptions {
   siteTimeZone: string;
 }
@@ -59,40 +56,32 @@ export async function holdsIdFrom(connection: DuckDBConnection, minId: number): 
 }
 
 /**
- * Every row new: appends the typed stage (`stage`, default `_stage_contacts`, with `raw`) to the
- * four tables, in one batch of statements, and marks the lake `parts` (id ranges) dirty. The
- * default stage is dropped with it; another (typed rows in the typing database, which this
- * transaction may only read) is left to its owner.
+ * Every row new: appends the typed stage `_stage_contacts` (with `raw`) to the four tables, in one
+ * batch of statements, and marks the lake `parts` (id ranges) dirty.
  */
-export async function appendStagedContacts(connection: DuckDBConnection, ctx: LoadContext, parts: ReadonlySet<number>, stage = DEFAULT_STAGE): Promise<void> {
+export async function appendStagedContacts(connection: DuckDBConnection, ctx: LoadContext, parts: ReadonlySet<number>): Promise<void> {
   const load = quoteLiteral(ctx.loadId);
   const at = timestampLiteral(ctx.syncedAt);
   const cols = [...CONTACT_FIELD_NAMES, 'raw', '_fingerprint'].map(quoteIdent).join(', ');
   const histCols = [...CONTACT_FIELD_NAMES, '_fingerprint'].map(quoteIdent).join(', ');
-  await connection.run(`INSERT INTO contacts (${cols}, _load_id, _synced_at, _deleted_at) SELECT ${cols}, ${load}, ${at}, NULL FROM ${stage};
+  await connection.run(`INSERT INTO contacts (${cols}, _load_id, _synced_at, _deleted_at) SELECT ${cols}, ${load}, ${at}, NULL FROM _stage_contacts;
     INSERT INTO contacts_history (${histCols}, valid_from, valid_to, _load_id, _synced_at)
-      SELECT ${histCols}, coalesce(updated_at, created_at, ${at}), NULL, ${load}, ${at} FROM ${stage};
-    INSERT INTO contact_tags SELECT id, unnest(tag_ids), ${load}, ${at} FROM ${stage};
-    INSERT INTO contact_lists SELECT id, unnest(list_ids), ${load}, ${at} FROM ${stage};
-    ${stage === DEFAULT_STAGE ? `DROP TABLE ${DEFAULT_STAGE};` : ''}
+      SELECT ${histCols}, coalesce(updated_at, created_at, ${at}), NULL, ${load}, ${at} FROM _stage_contacts;
+    INSERT INTO contact_tags SELECT id, unnest(tag_ids), ${load}, ${at} FROM _stage_contacts;
+    INSERT INTO contact_lists SELECT id, unnest(list_ids), ${load}, ${at} FROM _stage_contacts;
+    DROP TABLE _stage_contacts;
     ${markPartsDirtySql(parts)}`);
 }
 
 /**
- * Diffs the typed stage (`stage`, as for `appendStagedContacts`; `total` rows, unique ids) against `contacts` and writes
+ * Diffs the typed stage `_stage_contacts` (`total` rows, unique ids) against `contacts` and writes
  * the new and changed rows. `raw`: `'in-stage'` when the stage holds each row's `raw` already (a
  * page load: DuckDB parsed it, so it is not copied again); else a function that stages
  * `_stage_contact_raw (id, raw)` for every staged row when all are new, else for the ids in
  * `_stage_contacts_keys` (only changed rows get their raw record serialized).
  */
-export async function mergeStagedContacts(
-  connection: DuckDBConnection,
-  total: number,
-  ctx: LoadContext,
-  raw: 'in-stage' | ((allNew: boolean) => Promise<void>),
-  stage = DEFAULT_STAGE,
-): Promise<LoadStats> {
-  await connection.run(diffKeysSql(stage));
+export async function mergeStagedContacts(connection: DuckDBConnection, total: number, ctx: LoadContext, raw: 'in-stage' | ((allNew: boolean) => Promise<void>)): Promise<LoadStats> {
+  await connection.run(diffKeysSql());
   const inserted = await readCount(connection, 'SELECT count(*) FROM _stage_contacts_keys WHERE _is_new');
   const changed = await readCount(connection, 'SELECT count(*) FROM _stage_contacts_keys');
   if (changed > 0) {
@@ -100,21 +89,21 @@ export async function mergeStagedContacts(
     if (allNew && raw === 'in-stage') {
       // Every id new though not above the highest held (parallel ranges of a backfill land out of
       // order): the append's one batch of statements, as when every id is above it.
-      const parts = await connection.runAndReadAll(`SELECT DISTINCT id // ${CONTACT_BUCKET_SIZE} AS part FROM ${stage}`);
-      await appendStagedContacts(connection, ctx, new Set(parts.getColumns()[0]!.map((v) => Number(v))), stage);
+      const parts = await connection.runAndReadAll(`SELECT DISTINCT id // ${CONTACT_BUCKET_SIZE} AS part FROM _stage_contacts`);
+      await appendStagedContacts(connection, ctx, new Set(parts.getColumns()[0]!.map((v) => Number(v))));
     } else if (raw === 'in-stage') {
-      await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_contacts_diff AS SELECT s.*, k._is_new FROM _stage_contacts_keys k JOIN ${stage} s ON s.id = k.id`);
+      await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_contacts_diff AS SELECT s.*, k._is_new FROM _stage_contacts_keys k JOIN _stage_contacts s ON s.id = k.id`);
       await applyDiff(connection, { typed: '_stage_contacts_diff', withRaw: '_stage_contacts_diff' }, ctx, changed - inserted);
     } else if (allNew) {
       await raw(true);
       // Views, not copies; only the contacts insert needs raw, so only it pays for the join.
-      await connection.run(`CREATE OR REPLACE TEMP VIEW _stage_contacts_all_new AS SELECT *, TRUE AS _is_new FROM ${stage};
+      await connection.run(`CREATE OR REPLACE TEMP VIEW _stage_contacts_all_new AS SELECT *, TRUE AS _is_new FROM _stage_contacts;
         CREATE OR REPLACE TEMP VIEW _stage_contacts_all_new_raw AS SELECT s.*, r.raw FROM _stage_contacts_all_new s JOIN _stage_contact_raw r ON r.id = s.id`);
       await applyDiff(connection, { typed: '_stage_contacts_all_new', withRaw: '_stage_contacts_all_new_raw' }, ctx, 0);
     } else {
       await raw(false);
       await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_contacts_diff AS SELECT s.*, r.raw, k._is_new FROM _stage_contacts_keys k
-        JOIN ${stage} s ON s.id = k.id JOIN _stage_contact_raw r ON r.id = s.id`);
+        JOIN _stage_contacts s ON s.id = k.id JOIN _stage_contact_raw r ON r.id = s.id`);
       await applyDiff(connection, { typed: '_stage_contacts_diff', withRaw: '_stage_contacts_diff' }, ctx, changed - inserted);
     }
   }
@@ -169,10 +158,10 @@ function typedSelectSql(siteTimeZone: string, withRaw: boolean): string {
 }
 
 // Ids of new, changed or tombstoned-and-back rows.
-function diffKeysSql(stage: string): string {
+function diffKeysSql(): string {
   return `CREATE OR REPLACE TEMP TABLE _stage_contacts_keys AS
     SELECT s.id, c.id IS NULL AS _is_new
-    FROM ${stage} s LEFT JOIN contacts c ON c.id = s.id
+    FROM _stage_contacts s LEFT JOIN contacts c ON c.id = s.id
     WHERE c.id IS NULL OR c._fingerprint <> s._fingerprint OR c._deleted_at IS NOT NULL`;
 }
 

@@ -1,5 +1,4 @@
 import { resolve } from 'node:path';
-import type { ContactTyper } from './contact-typer.js';
 import type { WarehouseHandle } from './duckdb-warehouse.js';
 import { WarehouseLockedError, WarehouseOwnedError, WarehouseOwnerClosedError } from './errors.js';
 import { openWarehouse, type OpenWarehouseOptions } from './open-warehouse.js';
@@ -24,11 +23,6 @@ export interface WarehouseOwner {
   readonly dbPath: string;
   /** Runs `job` after every job queued before it; resolves with its result. */
   run<T>(job: (w: WarehouseHandle) => Promise<T>): Promise<T>;
-  /**
-   * Runs `job` on the file's ContactTyper, after every typing job queued before it but beside the
-   * write jobs: it types contact pages into memory while a write job loads, commits or publishes.
-   */
-  typeAhead<T>(job: (t: ContactTyper) => Promise<T>): Promise<T>;
   /** Jobs waiting or running. */
   readonly pending: number;
   /** Waits for queued jobs, checkpoints and closes the file. Later jobs are refused. */
@@ -89,7 +83,6 @@ export async function openWarehouseOwner(opts: WarehouseOwnerOptions): Promise<W
   // backfill's peak can be explained from the log (CRMSYNC_LOG_LEVEL=debug).
   const probe = logger?.isLevelEnabled('debug') === true ? async (): Promise<void> => logger.debug({ memory: await readMemoryFigures(handle.connection) }, 'warehouse memory') : undefined;
   let tail: Promise<unknown> = Promise.resolve();
-  let typingTail: Promise<unknown> = Promise.resolve();
   let pending = 0;
   let closing: Promise<void> | undefined;
   return {
@@ -109,21 +102,12 @@ export async function openWarehouseOwner(opts: WarehouseOwnerOptions): Promise<W
         throw describe(err);
       });
     },
-    typeAhead<T>(job: (t: ContactTyper) => Promise<T>): Promise<T> {
-      if (closing) return Promise.reject(new WarehouseOwnerClosedError(opts.dbPath));
-      const result = typingTail.then(async () => job(await handle.contactTyper()));
-      typingTail = result.catch(() => undefined);
-      return result.catch((err: unknown) => {
-        throw describe(err);
-      });
-    },
     get pending() {
       return pending;
     },
     close(): Promise<void> {
       closing ??= (async () => {
         await tail;
-        await typingTail;
         try {
           await handle.checkpoint();
         } finally {
