@@ -19,6 +19,9 @@ interface Started {
   ended: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
+/** Every process this file started, stopped after its tests whatever they found. */
+const started: ChildProcess[] = [];
+
 /** `crmsync worker` as a user runs it, in a process group of its own (as a shell's job is), once its workers poll. */
 async function startWorker(env: Record<string, string>): Promise<Started> {
   const launcher = spawn(process.execPath, ['--import', TSX, ENTRY, 'worker', '--workflow-bundle', testWorkflowBundlePath()], {
@@ -26,6 +29,7 @@ async function startWorker(env: Record<string, string>): Promise<Started> {
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
+  started.push(launcher);
   let out = '';
   const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => launcher.once('exit', (code, signal) => resolve({ code, signal })));
   await new Promise<void>((resolve, reject) => {
@@ -80,6 +84,9 @@ describe.runIf(process.platform === 'linux')('`crmsync worker` starts with the l
     dir = await mkdtemp(join(tmpdir(), 'crmsync-launch-'));
   });
   afterAll(async () => {
+    for (const p of started) {
+      for (const pid of p.exitCode === null && p.signalCode === null ? [...childrenOf(p.pid!), p.pid!] : []) process.kill(pid, 'SIGKILL');
+    }
     await sim.close();
     await rm(dir, { recursive: true, force: true });
   });
