@@ -7,7 +7,6 @@ import { readContactsState, writeContactsState, type ActiveScan } from '../src/s
 import { chooseContactsMode } from '../src/sync/choose-contacts-mode.js';
 import { createContactSink, type RawContents } from '../src/sync/contact-sink.js';
 import { CONTACT_WITH_CUSTOM_VALUES } from '../src/sync/contact-requests.js';
-import { bodyBytes } from '../src/sync/raw-page-bodies.js';
 import { clearScans, liveContactCount, scannedPages, scannedTotals, unseenLiveContactIds } from '../src/warehouse/scan-tables.js';
 import { scanOutcome } from '../src/warehouse/scan-outcome.js';
 import type { LoadStats } from '../src/warehouse/types.js';
@@ -89,9 +88,8 @@ function pageContents(p: Page<Contact> | RawPage): { items: Contact[]; raw?: Raw
   if (!('body' in p)) return { items: p.items };
   const ids: number[] = [];
   for (const r of p.items) if (r.id !== undefined) ids.push(r.id);
-  const own = bodyBytes(p.body, p.rowSpans);
-  const spans = own.rowSpans ? { rowSpans: own.rowSpans } : {};
-  return { items: [], raw: { bodies: [own.body, ...(p.alsoRead ?? []).map((b) => bodyBytes(b).body)], ...spans, rows: p.items.length, ids } };
+  const spans = p.rowSpans ? { rowSpans: p.rowSpans } : {};
+  return { items: [], raw: { bodies: p.alsoRead ? [p.body, ...p.alsoRead] : [p.body], ...spans, rows: p.items.length, ids } };
 }
 
 function isNotFound(err: unknown): boolean {

@@ -22,7 +22,7 @@ export interface ScannedPage {
 }
 
 export interface RawContents {
-  bodies: ContactPage['body'][];
+  bodies: string[];
   /** Where each row lies in `bodies[0]` (`RawPage.rowSpans`), so the load takes rows without parsing that body. */
   rowSpans?: readonly number[];
   rows: number;

@@ -13,11 +13,8 @@ import type { LoadContext, LoadStats } from './types.js';
 export interface ContactPage {
   /** The page number requested: rejected rows are named by it. */
   page: number;
-  /**
-   * The response body, unparsed: its text, or its UTF-8 bytes (then `rowSpans` count bytes), which
-   * wait for the load outside V8's heap.
-   */
-  body: string | Uint8Array;
+  /** The response body, unparsed. */
+  body: string;
   /**
    * Load only the rows with an id above this (an incremental read of rows past those held, or
    * past the sweep's cursor). Rows whose id cannot be read are kept, so they are rejected.
@@ -52,25 +49,15 @@ export async function loadContactPages(connection: DuckDBConnection, pages: read
   const filtered = pages.some((p) => p.minId !== undefined || p.firstRows !== undefined);
   const columns = filtered ? ['seq', 'page', 'body', 'rows', 'min_id', 'first_rows'] : ['seq', 'page', 'body', 'rows'];
   const num = (n: number | undefined) => (n === undefined ? null : String(n));
-  // Bytes are staged as BLOBs and read as text through a view (valid UTF-8: they were encoded from text).
-  const bytes = pages.some((p) => typeof p.body !== 'string');
-  const dropStage = bytes ? 'DROP VIEW IF EXISTS _stage_contact_pages; DROP TABLE IF EXISTS _stage_contact_page_bytes' : 'DROP TABLE IF EXISTS _stage_contact_pages';
-  const encode = (p: (typeof numbered)[number]) => {
-    const [body, rows] = p.rowSpans ? [null, rowTexts(p.body, p.rowSpans)] : [bytes && typeof p.body === 'string' ? Buffer.from(p.body) : p.body, null];
-    return [String(p.seq), String(p.page), body, rows, num(p.minId), num(p.firstRows)];
-  };
-  if (!bytes) await stageColumns(connection, '_stage_contact_pages', columns, numbered, encode);
-  else {
-    await stageColumns(connection, '_stage_contact_page_bytes', columns, numbered, encode, new Set(['body', 'rows']));
-    const decoded = columns.map((c) => (c === 'body' || c === 'rows' ? `decode(${c}) AS ${c}` : c)).join(', ');
-    await run(connection, `CREATE OR REPLACE TEMP VIEW _stage_contact_pages AS SELECT ${decoded} FROM _stage_contact_page_bytes`);
-  }
+  await stageColumns(connection, '_stage_contact_pages', columns, numbered, (p) =>
+    p.rowSpans ? [String(p.seq), String(p.page), null, rowTexts(p.body, p.rowSpans), num(p.minId), num(p.firstRows)] : [String(p.seq), String(p.page), p.body, null, num(p.minId), num(p.firstRows)],
+  );
   try {
     await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_contacts_checked AS ${typedContactRowsSql(`(${pageRowsSql('_stage_contact_pages')})`, opts.siteTimeZone)};
       ${filtered ? `${UNASKED_ROWS_SQL};` : ''}
-      ${dropStage}`);
+      DROP TABLE _stage_contact_pages`);
   } catch (err) {
-    await run(connection, dropStage);
+    await run(connection, 'DROP TABLE IF EXISTS _stage_contact_pages');
     if (!/Malformed JSON/i.test(String(err))) throw err;
     // DuckDB's message quotes the body; contact data stays out of errors.
     const numbers = pages.map((p) => p.page);
@@ -93,23 +80,12 @@ export async function loadContactPages(connection: DuckDBConnection, pages: read
 const UNASKED_ROWS_SQL = `DELETE FROM _stage_contacts_checked c USING _stage_contact_pages p
   WHERE c.seq = CAST(p.seq AS INTEGER) AND (c.position > CAST(p.first_rows AS BIGINT) OR c.id <= CAST(p.min_id AS BIGINT))`;
 
-/** A page's row texts (or their bytes), joined for `pageRowsSql` to split. */
-function rowTexts(body: string | Uint8Array, spans: readonly number[]): string | Uint8Array {
-  const n = spans.length / 2;
-  if (typeof body !== 'string') {
-    const parts = new Array<Uint8Array>(Math.max(0, 2 * n - 1));
-    for (let k = 0; k < n; k++) {
-      if (k > 0) parts[2 * k - 1] = SEPARATOR_BYTE;
-      parts[2 * k] = body.subarray(spans[2 * k], spans[2 * k + 1]);
-    }
-    return Buffer.concat(parts);
-  }
-  const rows = new Array<string>(n);
-  for (let k = 0; k < n; k++) rows[k] = body.slice(spans[2 * k], spans[2 * k + 1]);
+/** A page's row texts, joined for `pageRowsSql` to split. */
+function rowTexts(body: string, spans: readonly number[]): string {
+  const rows = new Array<string>(spans.length / 2);
+  for (let k = 0; k < rows.length; k++) rows[k] = body.slice(spans[2 * k], spans[2 * k + 1]);
   return rows.join(ROW_SEPARATOR);
 }
-
-const SEPARATOR_BYTE = Buffer.from(ROW_SEPARATOR);
 
 /** Sets `_reason` on the checked rows a cheap check could not pass, when there are any (rare: none in most loads). */
 async function giveReasons(connection: DuckDBConnection): Promise<void> {

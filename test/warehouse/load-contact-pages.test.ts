@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parsePage } from '../../src/crm/parse.js';
 import { scanContactPage } from '../../src/crm/scan-contact-page.js';
-import { bodyBytes } from '../../src/sync/raw-page-bodies.js';
 import { contactSchema } from '../../src/crm/schemas/contact.js';
 import { createTimestampNormalizer } from '../../src/crm/timestamps.js';
 import type { Contact } from '../../src/crm/types.js';
@@ -22,23 +21,21 @@ let sql: { p: ReturnType<typeof tempPaths>; w: WarehouseHandle };
 
 /**
  * Pages go to the SQL warehouse as given, or as the sync hands them over: with the row spans
- * the fetch's scan found (none for a body it cannot scan or another envelope), and as bytes.
+ * the fetch's scan found (none for a body it cannot scan or another envelope).
  */
-let handOver: 'bodies' | 'spans' | 'bytes' = 'bodies';
+let handOver: 'bodies' | 'spans' = 'bodies';
 let spanned = 0;
 function loadPages(pages: ContactPage[], c: LoadContext): Promise<ContactPagesStats> {
   if (handOver === 'bodies') return sql.w.loadContactPages(pages, c);
   return sql.w.loadContactPages(
     pages.map((p) => {
-      const text = p.body as string;
       let spans: readonly number[] | undefined;
       try {
-        spans = scanContactPage(text, { page: p.page, perPage: 15 }, 'GET /subscribers').rowSpans;
+        spans = scanContactPage(p.body, { page: p.page, perPage: 15 }, 'GET /subscribers').rowSpans;
       } catch {
         spans = undefined;
       }
       if (spans) spanned++;
-      if (handOver === 'bytes') return { ...p, ...bodyBytes(text, spans) };
       return spans ? { ...p, rowSpans: spans } : p;
     }),
     c,
@@ -64,7 +61,6 @@ function capturedListings(): { name: string; body: unknown }[] {
 describe.each([
   ['as bodies', 'bodies'],
   ['with the row spans of the scan', 'spans'],
-  ['as bytes with the row spans in bytes', 'bytes'],
 ] as const)('loadContactPages (%s)', (_, mode) => {
   beforeAll(async () => {
     handOver = mode;
@@ -87,7 +83,7 @@ describe.each([
       const b = await loadPages([{ page: i + 1, body: JSON.stringify(body) }], { loadId: `l${i}`, syncedAt: at });
       expect(b, listings[i]!.name).toEqual({ ...a, rejected: 0 });
     }
-    expect(spanned).toBe(mode === 'bodies' ? 0 : listings.length);
+    expect(spanned).toBe(mode === 'spans' ? listings.length : 0);
     expect(await contactTablesSnapshot(sql.w)).toEqual(await contactTablesSnapshot(js.w));
   });
 
@@ -357,7 +353,7 @@ describe.each([
       ]).replace('a@example', bad);
       const before = spanned;
       await expect(loadPages([{ page: 5, body: listed }], ctx())).rejects.toMatchObject({ code: 'WAREHOUSE_PAGE_UNREADABLE', retryable: true });
-      expect(spanned - before).toBe(mode === 'bodies' ? 0 : 1);
+      expect(spanned - before).toBe(mode === 'spans' ? 1 : 0);
     }
     expect(await sql.w.query('SELECT id FROM contacts WHERE id IN (930002, 930003)')).toEqual([]);
   });
