@@ -15,9 +15,11 @@ RUN npm run build
 
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production
-# Fewer glibc malloc arenas for DuckDB's and Temporal core's threads: a 100k-contact backfill's
-# worker peaked ~150 MB lower (bench/backfill.ts, MALLOC_ARENA_MAX passed through).
+# The worker's launch settings (src/worker/worker-launch-settings.ts): fewer glibc malloc arenas
+# for DuckDB's and Temporal core's threads, and a small V8 young generation. Set here, so
+# `crmsync worker` has them from the start and need not start itself again for them.
 ENV MALLOC_ARENA_MAX=2
+ENV NODE_OPTIONS=--max-semi-space-size=4
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY bin ./bin

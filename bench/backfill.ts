@@ -30,7 +30,7 @@ import { runSync } from '../src/sync/run-sync.js';
 import { startDevServer } from '../src/temporal/dev-server.js';
 import { locateTemporalCliFromConfig } from '../src/temporal/locate-cli.js';
 import { taskQueues } from '../src/temporal/task-queues.js';
-import { processCpuSeconds, processMemoryMb } from './runner/process-memory.js';
+import { launchedProcess, processCpuSeconds, processMemoryMb } from './runner/process-memory.js';
 
 const sizes = process.argv
   .slice(2)
@@ -215,7 +215,7 @@ async function backfill(
   contacts: number,
   workerEntry: string,
   address: string,
-): Promise<{ seconds: number; tailSeconds: number; rows: number; requests: number; peakRssMb: number; rssBeforeMb: number; workerCpuSeconds: number }> {
+): Promise<{ seconds: number; tailSeconds: number; rows: number; requests: number; peakRssMb: number; rssBeforeMb: number; workerCpuSeconds: number; launcherMb?: { peak: number; anon: number } }> {
   const dir = await mkdtemp(join(tmpdir(), 'crmsync-bench-'));
   const taskQueue = `bench-${contacts}-${Date.now()}`;
   const env: NodeJS.ProcessEnv = {
@@ -259,15 +259,17 @@ async function backfill(
       // The simulator reports its request count once a second: let the floor's requests land first.
       await new Promise((r) => setTimeout(r, 1_200));
       const before = sim.requests();
-      const rssBefore = processMemoryMb(worker.pid!).rss;
-      const cpuBefore = processCpuSeconds(worker.pid!);
+      // The worker itself, when `crmsync worker` relaunched itself (its launcher is counted apart).
+      const workerPid = launchedProcess(worker.pid!);
+      const rssBefore = processMemoryMb(workerPid).rss;
+      const cpuBefore = processCpuSeconds(workerPid);
       const started = performance.now();
       // With BENCH_TIMELINE: the worker's resident set every 250 ms (printed with the timeline).
       const rssSamples: string[] = [];
       const sampler = process.env.BENCH_TIMELINE
         ? setInterval(() => {
             try {
-              rssSamples.push(`${((performance.now() - started) / 1000).toFixed(1)}s:${processMemoryMb(worker.pid!).rss}`);
+              rssSamples.push(`${((performance.now() - started) / 1000).toFixed(1)}s:${processMemoryMb(workerPid).rss}`);
             } catch {
               // the worker just exited
             }
@@ -280,8 +282,9 @@ async function backfill(
       });
       const ended = performance.now();
       const seconds = (ended - started) / 1000;
-      const { peak } = processMemoryMb(worker.pid!);
-      const workerCpuSeconds = processCpuSeconds(worker.pid!) - cpuBefore;
+      const { peak } = processMemoryMb(workerPid);
+      const workerCpuSeconds = processCpuSeconds(workerPid) - cpuBefore;
+      const launcher = workerPid !== worker.pid ? processMemoryMb(worker.pid!) : undefined;
       if (sampler) clearInterval(sampler);
       if (process.env.BENCH_TIMELINE) {
         await printTimeline(client, started);
@@ -292,7 +295,16 @@ async function backfill(
       const s = result.streams[0];
       if (!s || s.rows < contacts) throw new Error(`backfill loaded ${s?.rows} of ${contacts}`);
       // The tail: the last page's request (as the simulator last reported its count growing) to the run's end.
-      return { seconds, tailSeconds: (ended - sim.lastRequestAt()) / 1000, rows: s.rows, requests: sim.requests() - before, peakRssMb: peak, rssBeforeMb: rssBefore, workerCpuSeconds };
+      return {
+        seconds,
+        tailSeconds: (ended - sim.lastRequestAt()) / 1000,
+        rows: s.rows,
+        requests: sim.requests() - before,
+        peakRssMb: peak,
+        rssBeforeMb: rssBefore,
+        workerCpuSeconds,
+        ...(launcher ? { launcherMb: { peak: launcher.peak, anon: launcher.anon } } : {}),
+      };
     } finally {
       await connection.close();
     }
@@ -377,6 +389,8 @@ try {
           requests: run.requests,
           peakRssMb: run.peakRssMb,
           rssBeforeBackfillMb: run.rssBeforeMb,
+          // `crmsync worker`'s launcher, idle beside the worker: its peak, and the anonymous part (its code pages are the worker's too).
+          ...(run.launcherMb ? { launcherMb: run.launcherMb } : {}),
           loadAverage1m: { before: +loadBefore[0]!.toFixed(2), after: +loadAfter[0]!.toFixed(2) },
           ...(PROFILE_NAME !== 'default' ? { profile: PROFILE_NAME, workerEnv: PROFILE.env } : Object.keys(PASSED_ENV).length > 0 ? { workerEnv: PASSED_ENV } : {}),
           ...(WORKER_NODE_OPTIONS ? { workerNodeOptions: WORKER_NODE_OPTIONS } : {}),

@@ -37,6 +37,11 @@ export function registerWorkerCommand(program: Command): void {
     .option('--warehouse-concurrency <n>', 'warehouse-queue activities at once (writes stay serialized)')
     .addOption(new Option('--workflow-bundle <path>', 'prebuilt workflow bundle').hideHelp())
     .addOption(new Option('--background', 'started by a command: log to the data directory, stop when idle').hideHelp())
+    .addHelpText(
+      'after',
+      "\nIt runs with MALLOC_ARENA_MAX=2 and node's --max-semi-space-size=4 (less memory), starting itself once more\n" +
+        'to get them unless they are set already; yours win, and CRMSYNC_WORKER_LAUNCH_DEFAULTS=0 turns them off.',
+    )
     .action(async (raw: unknown) => {
       const parsed = WorkerOptions.safeParse(raw);
       if (!parsed.success) throw new ConfigError(parsed.error.issues.map((i) => i.message).join('; '));

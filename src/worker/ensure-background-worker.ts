@@ -15,6 +15,7 @@ import { withBackgroundWorkerLock } from './background-worker-lock.js';
 import { buildId } from './build-id.js';
 import { configFingerprint } from './config-fingerprint.js';
 import { isBackgroundWorker, stopBackgroundWorker } from './stop-background-worker.js';
+import { missingWorkerLaunchSettings } from './worker-launch-settings.js';
 
 /** The background worker did not come up; the message carries the cause from its log. */
 export class BackgroundWorkerStartError extends CrmsyncError {
@@ -84,7 +85,8 @@ export async function ensureBackgroundWorker(options: EnsureBackgroundWorkerOpti
 
 /**
  * `crmsync worker --background` as this command runs: the compiled entry beside this file, or the
- * sources through tsx. Detached, in its own session, its output appended to its log.
+ * sources through tsx. Detached, in its own session, its output appended to its log. It gets the
+ * worker's launch settings here, so it need not start itself again for them.
  */
 function spawnBackgroundWorker(log: string): number {
   const compiled = import.meta.url.endsWith('.js');
@@ -92,7 +94,13 @@ function spawnBackgroundWorker(log: string): number {
   const loader = compiled ? [] : ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href];
   const fd = openSync(log, 'a', 0o600);
   try {
-    const child = spawn(process.execPath, [...loader, entry, 'worker', '--background'], { stdio: ['ignore', fd, fd], detached: true, env: process.env });
+    // Node's flags are not passed on (only NODE_OPTIONS is, in the environment).
+    const launch = missingWorkerLaunchSettings(process.env, []);
+    const child = spawn(process.execPath, [...(launch?.execArgv ?? []), ...loader, entry, 'worker', '--background'], {
+      stdio: ['ignore', fd, fd],
+      detached: true,
+      env: { ...process.env, ...launch?.env },
+    });
     child.unref();
     if (child.pid === undefined) throw new BackgroundWorkerStartError(`Could not start the background worker (${process.execPath}); set CRMSYNC_EMBEDDED_IDLE=0 to run the workers in the command.`);
     return child.pid;

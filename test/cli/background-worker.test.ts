@@ -66,6 +66,9 @@ describe('the background worker on the embedded default', () => {
     expect(record, 'the first sync records the worker it started').toBeDefined();
     expect(isProcessAlive(record!.pid)).toBe(true);
     expect(await backgroundWorkersOf(dir)).toEqual([record!.pid]);
+    // Started with the worker's launch settings, in one process (it need not start itself again).
+    expect((await readFile(`/proc/${record!.pid}/environ`, 'utf8')).split('\0')).toContain('MALLOC_ARENA_MAX=2');
+    expect((await readFile(`/proc/${record!.pid}/cmdline`, 'utf8')).split('\0')).toContain('--max-semi-space-size=4');
 
     // The command is a client: its terminal output is the sync's, the worker's lines are in its log.
     const second = await runCli(['sync'], env, 180_000);

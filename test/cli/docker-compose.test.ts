@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { missingWorkerLaunchSettings } from '../../src/worker/worker-launch-settings.js';
 
 interface Service {
   image?: string;
@@ -63,6 +64,15 @@ describe('the crmsync image', () => {
     expect(dockerfile).toMatch(/RUN npm run build/);
     expect(dockerfile).toMatch(/COPY sql \.\/sql/);
     expect(dockerfile).toMatch(/ENTRYPOINT \["node", "bin\/crmsync\.js"\]/);
+  });
+
+  it("gives the worker its launch settings in the image's environment, so it starts once", () => {
+    const finalStage =
+      readFileSync('Dockerfile', 'utf8')
+        .split(/^FROM /m)
+        .at(-1) ?? '';
+    const env = Object.fromEntries([...finalStage.matchAll(/^ENV (\w+)=(\S+)$/gm)].map((m) => [m[1]!, m[2]!]));
+    expect(missingWorkerLaunchSettings(env, [])).toBeUndefined();
   });
 
   it('publishes the unauthenticated Temporal port and UI on loopback only', () => {
