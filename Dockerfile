@@ -16,10 +16,10 @@ RUN npm run build
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production
 # The worker's launch settings (src/worker/worker-launch-settings.ts): fewer glibc malloc arenas
-# for DuckDB's and Temporal core's threads, and a small V8 young generation. Set here, so
-# `crmsync worker` has them from the start and need not start itself again for them.
+# for DuckDB's and Temporal core's threads here, for every command; the worker's small V8 young
+# generation is set on the worker service alone (docker-compose.yml), so the webhook receiver
+# keeps V8's own. With both, `crmsync worker` need not start itself again for them.
 ENV MALLOC_ARENA_MAX=2
-ENV NODE_OPTIONS=--max-semi-space-size=4
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY bin ./bin

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { missingWorkerLaunchSettings } from '../../src/worker/worker-launch-settings.js';
+import { missingWorkerLaunchSettings, WORKER_SEMI_SPACE_FLAG } from '../../src/worker/worker-launch-settings.js';
 
 interface Service {
   image?: string;
@@ -66,13 +66,15 @@ describe('the crmsync image', () => {
     expect(dockerfile).toMatch(/ENTRYPOINT \["node", "bin\/crmsync\.js"\]/);
   });
 
-  it("gives the worker its launch settings in the image's environment, so it starts once", () => {
+  it("gives the worker its launch settings in the image and its service, so it starts once; the receiver keeps V8's own", () => {
     const finalStage =
       readFileSync('Dockerfile', 'utf8')
         .split(/^FROM /m)
         .at(-1) ?? '';
-    const env = Object.fromEntries([...finalStage.matchAll(/^ENV (\w+)=(\S+)$/gm)].map((m) => [m[1]!, m[2]!]));
-    expect(missingWorkerLaunchSettings(env, [])).toBeUndefined();
+    const image = Object.fromEntries([...finalStage.matchAll(/^ENV (\w+)=(\S+)$/gm)].map((m) => [m[1]!, m[2]!]));
+    const { services } = compose;
+    expect(missingWorkerLaunchSettings({ ...image, ...services.worker?.environment }, [])).toBeUndefined();
+    expect(missingWorkerLaunchSettings({ ...image, ...services.webhooks?.environment }, [])?.execArgv).toEqual([WORKER_SEMI_SPACE_FLAG]);
   });
 
   it('publishes the unauthenticated Temporal port and UI on loopback only', () => {
