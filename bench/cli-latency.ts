@@ -21,6 +21,7 @@ import { startSimulator } from '../src/simulator/index.js';
 import { stopEmbeddedServer } from '../src/temporal/stop-embedded-server.js';
 // @ts-expect-error plain JavaScript beside the command, without types
 import { distState } from '../bin/build-stamp.js';
+import { median } from './runner/median.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -84,8 +85,6 @@ function breakdown(r: Run): Record<string, number> {
   out.exit = Number(r.seconds.toFixed(2));
   return out;
 }
-
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 const sim = await startSimulator({ contacts: 2_000, seed: 16 });
 

@@ -17,6 +17,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { createCrmClient, createRateLimiter } from '../src/crm/index.js';
 import { bareFetch } from './client-bare.js';
+import { median } from './runner/median.js';
 
 const [contacts = 6000, perPage = 100, concurrency = 4, rounds = 9, only = -1] = process.argv.slice(2).map(Number);
 const pages = Math.ceil(contacts / perPage);
@@ -83,8 +84,6 @@ async function timed(fn: () => Promise<number>): Promise<{ seconds: number; rows
   const used = process.cpuUsage(c);
   return { seconds: (performance.now() - t) / 1000, rows, cpuUs: used.user + used.system };
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function scenario(name: string, latency: readonly [number, number]) {
   const child = await startServer(latency);

@@ -14,6 +14,7 @@ import { silentLogger } from '../src/logger.js';
 import { startSimulator } from '../src/simulator/index.js';
 import type { WarehouseSession, WriteJobs } from '../src/sync/warehouse-port.js';
 import { openWarehouse } from '../src/warehouse/index.js';
+import { median } from './runner/median.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const arg = (name: string, fallback: string): string => {
@@ -22,7 +23,6 @@ const arg = (name: string, fallback: string): string => {
 };
 const rounds = Number(arg('rounds', '7'));
 const label = arg('label', 'current');
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 // The snapshots of one report run, captured from the activity as it hands them to the writer.
 const sim = await startSimulator({ contacts: 2_000, seed: 16 });

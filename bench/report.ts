@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { renderReport } from '../src/report/render-report.js';
 import { withCatalog } from '../src/warehouse/index.js';
 import { readReportData } from '../src/warehouse/report-data.js';
+import { median } from './runner/median.js';
 
 const CONTACTS = Number(process.argv[2] ?? 100_000);
 const REPEATS = 5;
@@ -32,7 +33,6 @@ function cli(args: string[], env: Record<string, string>): Promise<number> {
   });
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const round = (x: number, d = 3): number => Math.round(x * 10 ** d) / 10 ** d;
 
 const dir = await mkdtemp(join(tmpdir(), 'crmsync-bench-report-'));

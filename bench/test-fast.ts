@@ -7,6 +7,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { median } from './runner/median.js';
 
 const { values } = parseArgs({ options: { baseline: { type: 'string', default: 'f4c2e39' }, rounds: { type: 'string', default: '1' } } });
 const root = join(import.meta.dirname, '..');
@@ -51,7 +52,6 @@ try {
       process.stdout.write(`${JSON.stringify(r)}\n`);
     }
   }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const ratio = (k: 'wallS' | 'cpuS') =>
     Number(median(runs.filter((r) => r.config === 'vitest.fast.config.ts').map((r, i) => r[k] / runs.filter((b) => b.config !== 'vitest.fast.config.ts')[i]![k])).toFixed(2));
   const result = { benchmark: 'test-fast', at: new Date().toISOString(), node: process.version, baseline: values.baseline, runs, wallRatio: ratio('wallS'), cpuRatio: ratio('cpuS') };

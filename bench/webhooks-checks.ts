@@ -11,6 +11,7 @@ import { checkEventTime, DEFAULT_EVENT_TIME_WINDOW } from '../src/webhooks/check
 import { decodeDeliveryBody } from '../src/webhooks/decode-delivery-body.js';
 import { bodyKey } from '../src/webhooks/spool-recovery.js';
 import { signBody, verifySignature } from '../src/webhooks/verify-signature.js';
+import { median } from './runner/median.js';
 
 const { values } = parseArgs({ options: { iterations: { type: 'string', default: '200000' }, rounds: { type: 'string', default: '5' } } });
 const N = Number(values.iterations);
@@ -55,7 +56,6 @@ for (let r = 0; r < ROUNDS; r++) {
   runs.push({ baselineUs: Number(baselineUs.toFixed(3)), checkedUs: Number(checkedUs.toFixed(3)), ratio: Number((checkedUs / baselineUs).toFixed(3)) });
   process.stdout.write(`round ${r + 1}: before the checks ${baselineUs.toFixed(3)} us, with them ${checkedUs.toFixed(3)} us per delivery (x${(checkedUs / baselineUs).toFixed(3)})\n`);
 }
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const result = {
   benchmark: 'webhooks-checks',
   at: new Date().toISOString(),

@@ -21,6 +21,7 @@ import type * as ResolverModule from '../src/webhooks/secret-resolver.js';
 import type * as SpoolModule from '../src/webhooks/spool.js';
 import { signBody } from '../src/webhooks/verify-signature.js';
 import type * as MetricsModule from '../src/webhooks/webhook-metrics.js';
+import { median } from './runner/median.js';
 
 const { values } = parseArgs({
   options: {
@@ -140,8 +141,6 @@ function deliveriesFor(round: number): { headers: Record<string, string>; body: 
     return { headers, body };
   });
 }
-
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 // Checkouts before a8e941a could let the process end while a spool's sync threads were closing
 // (close() never resolved): a referenced timer keeps this process alive until the end.

@@ -27,6 +27,7 @@ import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { signBody } from '../src/webhooks/verify-signature.js';
 import { readThreadCpuMs } from './runner/thread-cpu.js';
+import { median } from './runner/median.js';
 
 const { values } = parseArgs({
   options: {
@@ -274,8 +275,6 @@ async function flood(url: string, idle: number, n: number): Promise<FloodRun> {
   const q = (p: number) => Number((latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN).toFixed(2));
   return { idleSockets: idle, idleStillOpen, deliveries: n, acknowledged, errors, p50: q(0.5), p99: q(0.99) };
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 try {
   const runs: Record<Mode, Run[]> = { baseline: [], durable: [], versus: [] };

@@ -3,6 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { median } from '../../bench/runner/median.js';
 import { BENCHMARKS, findBenchmarks } from '../../bench/runner/registry.js';
 import { flattenFigures, summarizeResults } from '../../bench/runner/summarize-results.js';
 
@@ -38,5 +39,12 @@ describe('bench runner', () => {
       ['a.b', '1'],
       ['d', 'x'],
     ]);
+  });
+
+  it('takes the median of an even count as the mean of its two middle values, not the upper one', () => {
+    // The webhooks bench's six per-round ratios of the ninth session's quiet run.
+    expect(median([0.485, 0.489, 0.385, 0.385, 0.463, 0.53])).toBeCloseTo(0.474, 3);
+    expect(median([3, 1, 2])).toBe(2);
+    expect(() => median([])).toThrow(/no values/);
   });
 });
