@@ -398,7 +398,8 @@ try {
           ratioToFloor: +(run.seconds / floorSeconds).toFixed(2),
           dlt: dlt ? { ...dlt, rowsPerSec: Math.round(dlt.rows / dlt.seconds), crmsyncSpeedup: +(dlt.seconds / run.seconds).toFixed(2) } : 'skipped',
           dltTuned: dltTuned ? { ...dltTuned, rowsPerSec: Math.round(dltTuned.rows / dltTuned.seconds), crmsyncSpeedup: +(dltTuned.seconds / run.seconds).toFixed(2) } : 'skipped',
-          targets: { ratioToFloor: 1.25, peakRssMbAt1M: 400, dltSpeedup: 3 },
+          // Issue 19's: the floor ratio CPU-bound or with real latency, the 1M peak, and against the tuned dlt pipeline.
+          targets: { ratioToFloor: scenario.name === 'none' ? 2.5 : 1.1, peakRssMbAt1M: 500, dltTunedSpeedup: 5 },
           at: new Date().toISOString(),
           node: process.version,
         };
