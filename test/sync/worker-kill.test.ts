@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { runSync } from '../../src/sync/run-sync.js';
+import { WORKER_MALLOC_ARENA_MAX, WORKER_SEMI_SPACE_FLAG } from '../../src/worker/worker-launch-settings.js';
 import { testWorkflowBundlePath } from '../helpers/temporal.js';
 import { differencesFromTruth } from './helpers/compare-truth.js';
 import { startPageProxy } from './helpers/page-proxy.js';
@@ -9,9 +11,14 @@ import { withSyncEnv } from './helpers/sync-env.js';
 const PER_PAGE = 40;
 const PARALLELISM = 3;
 
+/**
+ * `crmsync worker` with its launch settings given, as the background spawn and compose give them:
+ * one process, so the SIGKILL below crashes the worker itself. (Without them the command starts
+ * itself again, and a SIGKILL to that launcher makes the worker drain, not crash.)
+ */
 function startWorkerProcess(env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'src/cli/entry.ts', 'worker', '--workflow-bundle', testWorkflowBundlePath()], {
-    env: { ...process.env, ...env },
+  return spawn(process.execPath, [WORKER_SEMI_SPACE_FLAG, '--import', 'tsx', 'src/cli/entry.ts', 'worker', '--workflow-bundle', testWorkflowBundlePath()], {
+    env: { ...process.env, MALLOC_ARENA_MAX: WORKER_MALLOC_ARENA_MAX, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
 }
@@ -19,6 +26,8 @@ function startWorkerProcess(env: Record<string, string>): ChildProcess {
 async function killHard(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
+  // The worker itself, not a launcher of it (Linux: a launcher's worker is its child).
+  if (process.platform === 'linux') expect(readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim()).toBe('');
   child.kill('SIGKILL');
   await exited;
 }
