@@ -7,7 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isProcessAlive } from '../../src/process-alive.js';
 import { startSimulator } from '../../src/simulator/index.js';
+import { childPids } from '../helpers/child-pids.js';
 import { testTemporalAddress, testWorkflowBundlePath } from '../helpers/temporal.js';
 
 const ENTRY = fileURLToPath(new URL('../../src/cli/entry.ts', import.meta.url));
@@ -44,20 +46,6 @@ async function startWorker(env: Record<string, string>): Promise<Started> {
   return { launcher, output: () => out, ended };
 }
 
-/** The processes `pid` started (Linux). */
-function childrenOf(pid: number): number[] {
-  return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 async function until(what: () => boolean, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms;
   while (!what() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
@@ -85,7 +73,7 @@ describe.runIf(process.platform === 'linux')('`crmsync worker` starts with the l
   });
   afterAll(async () => {
     for (const p of started) {
-      for (const pid of p.exitCode === null && p.signalCode === null ? [...childrenOf(p.pid!), p.pid!] : []) process.kill(pid, 'SIGKILL');
+      for (const pid of p.exitCode === null && p.signalCode === null ? [...childPids(p.pid!), p.pid!] : []) process.kill(pid, 'SIGKILL');
     }
     await sim.close();
     await rm(dir, { recursive: true, force: true });
@@ -93,7 +81,7 @@ describe.runIf(process.platform === 'linux')('`crmsync worker` starts with the l
 
   it("runs the worker with them, and a terminal's Ctrl-C drains it once and ends both with its status", { timeout: 120_000 }, async () => {
     const w = await startWorker(env());
-    const [worker] = childrenOf(w.launcher.pid!);
+    const [worker] = childPids(w.launcher.pid!);
     try {
       expect(worker, 'the worker runs in a process of its own').toBeDefined();
       expect(readFileSync(`/proc/${worker}/environ`, 'utf8').split('\0')).toContain('MALLOC_ARENA_MAX=2');
@@ -103,26 +91,26 @@ describe.runIf(process.platform === 'linux')('`crmsync worker` starts with the l
       expect(await w.ended).toEqual({ code: 0, signal: null });
       // Its output came through the launcher's stdio.
       expect(w.output().match(/draining workers/g)).toHaveLength(1);
-      expect(await until(() => !isAlive(worker!), 10_000)).toBe(true);
+      expect(await until(() => !isProcessAlive(worker!), 10_000)).toBe(true);
     } finally {
-      if (worker && isAlive(worker)) process.kill(worker, 'SIGKILL');
+      if (worker && isProcessAlive(worker)) process.kill(worker, 'SIGKILL');
     }
   });
 
   it('ends the launcher the way the worker ended, and drains the worker if the launcher is killed', { timeout: 120_000 }, async () => {
     const a = await startWorker(env());
-    const [killed] = childrenOf(a.launcher.pid!);
+    const [killed] = childPids(a.launcher.pid!);
     process.kill(killed!, 'SIGKILL');
     expect(await a.ended).toEqual({ code: null, signal: 'SIGKILL' });
 
     const b = await startWorker(env());
-    const [orphan] = childrenOf(b.launcher.pid!);
+    const [orphan] = childPids(b.launcher.pid!);
     try {
       process.kill(b.launcher.pid!, 'SIGKILL');
       await b.ended;
-      expect(await until(() => !isAlive(orphan!), 30_000), 'the worker stops without its launcher').toBe(true);
+      expect(await until(() => !isProcessAlive(orphan!), 30_000), 'the worker stops without its launcher').toBe(true);
     } finally {
-      if (orphan && isAlive(orphan)) process.kill(orphan, 'SIGKILL');
+      if (orphan && isProcessAlive(orphan)) process.kill(orphan, 'SIGKILL');
     }
   });
 
@@ -130,7 +118,7 @@ describe.runIf(process.platform === 'linux')('`crmsync worker` starts with the l
     const givens: Record<string, string>[] = [{ MALLOC_ARENA_MAX: '4', NODE_OPTIONS: '--max-semi-space-size=8' }, { CRMSYNC_WORKER_LAUNCH_DEFAULTS: '0' }];
     for (const given of givens) {
       const w = await startWorker({ ...env(), ...given });
-      expect(childrenOf(w.launcher.pid!)).toEqual([]);
+      expect(childPids(w.launcher.pid!)).toEqual([]);
       w.launcher.kill('SIGTERM');
       expect(await w.ended).toEqual({ code: 0, signal: null });
     }

@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { runSync } from '../../src/sync/run-sync.js';
 import { WORKER_MALLOC_ARENA_MAX, WORKER_SEMI_SPACE_FLAG } from '../../src/worker/worker-launch-settings.js';
+import { childPids } from '../helpers/child-pids.js';
 import { testWorkflowBundlePath } from '../helpers/temporal.js';
 import { differencesFromTruth } from './helpers/compare-truth.js';
 import { startPageProxy } from './helpers/page-proxy.js';
@@ -27,7 +27,7 @@ async function killHard(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   // The worker itself, not a launcher of it (Linux: a launcher's worker is its child).
-  if (process.platform === 'linux') expect(readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim()).toBe('');
+  if (process.platform === 'linux') expect(childPids(child.pid!)).toEqual([]);
   child.kill('SIGKILL');
   await exited;
 }
