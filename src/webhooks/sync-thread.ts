@@ -37,11 +37,12 @@ export interface SyncThread {
 // Slots of the shared state (Int32): the batch number last requested, the threads asleep, the
 // stop flag, the batch number the newest sync was claimed for, the file's generation, its path's
 // length in bytes, a counter bumped by every request and by the stop, which is what a sleeping
-// thread waits on, and the batch number up to which every batch is durable; the path follows,
-// then a table of batches by batch number modulo its size (their file positions, as Float64;
-// then where the batch's frames are in the frame space, their length, 0 when the receiver wrote
-// them itself, and the batch number once durable, as Int32), then the frame space. Batch numbers only grow;
-// 2^31 batches is far beyond a receiver's life.
+// thread waits on, the batch number up to which every batch is durable, and the one up to which
+// every batch is written; the path follows, then a table of batches by batch number modulo its
+// size (their file positions, as Float64; then, as Int32, where the batch's frames are in the
+// frame space, their length, 0 when the receiver wrote them itself, and the batch's number once
+// written and once durable), then the frame space. Batch numbers only grow; 2^31 batches is far
+// beyond a receiver's life.
 const REQUESTED = 0;
 const SLEEPERS = 1;
 const STOP = 2;
@@ -50,9 +51,35 @@ const GENERATION = 4;
 const PATH_LENGTH = 5;
 const WAKE = 6;
 const SYNCED = 7;
-const PATH_AT = 8 * Int32Array.BYTES_PER_ELEMENT;
+const WRITTEN = 8;
+const PATH_AT = 16 * Int32Array.BYTES_PER_ELEMENT;
 const MAX_PATH_BYTES = 4096;
 const TABLE_AT = PATH_AT + MAX_PATH_BYTES;
+/** Int32s a batch takes in the table, and where its written and durable marks are. */
+const ROW = 4;
+const WRITTEN_MARK = 2;
+const DURABLE_MARK = 3;
+/** Bytes a batch takes in the table (its Float64 position and its row). */
+const SLOT_BYTES = 8 + 4 * ROW;
+
+/**
+ * Moves `counter` (SYNCED or WRITTEN) over every batch after it whose `mark` holds its number, as
+ * CommonJS source shared by the threads and the receiver. Each marks its batches first, then
+ * moves the counter: whichever marks last sees the other's marks.
+ */
+const ADVANCE = `(state, table, slots, counter, mark) => {
+  const marked = (batch) => Atomics.load(table, (batch % slots) * ${ROW} + mark) === batch;
+  for (let done = Atomics.load(state, counter); marked(done + 1); done = Atomics.load(state, counter)) {
+    let to = done + 1;
+    while (marked(to + 1)) to++;
+    Atomics.compareExchange(state, counter, done, to);
+  }
+}`;
+/** Raises `counter` to `to` at least. */
+const RAISE = `(state, counter, to) => {
+  for (let at = Atomics.load(state, counter); at < to; at = Atomics.load(state, counter)) if (Atomics.compareExchange(state, counter, at, to) === at) break;
+}`;
+const advance = new Function(`return ${ADVANCE}`)() as (state: Int32Array, table: Int32Array, slots: number, counter: number, mark: number) => void;
 
 /**
  * The frame space: batches of up to this size (the usual batch is a few KiB) are written by the
@@ -83,8 +110,10 @@ const { closeSync, fdatasyncSync, openSync, writeSync } = require('node:fs');
 const state = new Int32Array(workerData);
 const pathBytes = new Uint8Array(workerData, ${PATH_AT}, ${MAX_PATH_BYTES});
 const positions = new Float64Array(workerData, ${TABLE_AT}, ${slots});
-const table = new Int32Array(workerData, ${TABLE_AT + 8 * slots}, ${3 * slots});
-const frames = Buffer.from(workerData, ${TABLE_AT + 20 * slots}, ${FRAME_SPACE_BYTES});
+const table = new Int32Array(workerData, ${TABLE_AT + 8 * slots}, ${ROW * slots});
+const frames = Buffer.from(workerData, ${TABLE_AT + SLOT_BYTES * slots}, ${FRAME_SPACE_BYTES});
+const advance = ${ADVANCE};
+const raise = ${RAISE};
 let fd = -1;
 let generation = 0;
 const descriptor = () => {
@@ -98,7 +127,6 @@ const descriptor = () => {
   }
   return fd;
 };
-const isDurable = (batch) => Atomics.load(table, (batch % ${slots}) * 3 + 2) === batch;
 for (;;) {
   const claimed = Atomics.load(state, ${CLAIMED});
   const target = Atomics.load(state, ${REQUESTED});
@@ -117,20 +145,21 @@ for (;;) {
   try {
     const f = descriptor();
     for (let b = claimed + 1; b <= target; b++) {
-      const slot = b % ${slots};
-      const at = table[slot * 3];
-      const length = table[slot * 3 + 1];
-      const position = positions[slot];
+      const row = (b % ${slots}) * ${ROW};
+      const at = table[row];
+      const length = table[row + 1];
+      const position = positions[b % ${slots}];
       for (let off = 0; off < length; ) off += writeSync(f, frames, at + off, length - off, position + off);
+      Atomics.store(table, row + ${WRITTEN_MARK}, b);
     }
+    advance(state, table, ${slots}, ${WRITTEN}, ${WRITTEN_MARK});
+    // Every batch up to here was written before the sync starts: the sync covers them too.
+    const covered = Atomics.load(state, ${WRITTEN});
     fdatasyncSync(f);
-    for (let b = claimed + 1; b <= target; b++) Atomics.store(table, (b % ${slots}) * 3 + 2, b);
-    for (let done = Atomics.load(state, ${SYNCED}); isDurable(done + 1); done = Atomics.load(state, ${SYNCED})) {
-      let to = done + 1;
-      while (isDurable(to + 1)) to++;
-      Atomics.compareExchange(state, ${SYNCED}, done, to);
-    }
-    parentPort.postMessage([claimed, target]);
+    for (let b = claimed + 1; b <= target; b++) Atomics.store(table, (b % ${slots}) * ${ROW} + ${DURABLE_MARK}, b);
+    raise(state, ${SYNCED}, covered);
+    advance(state, table, ${slots}, ${SYNCED}, ${DURABLE_MARK});
+    parentPort.postMessage([claimed, target, covered]);
   } catch (err) {
     parentPort.postMessage([claimed, target, String(err && err.code), String(err && err.message)]);
   }
@@ -161,14 +190,13 @@ interface Waiting {
 /** `maxPending`: requests not yet answered, at most (the writer's batches in flight). */
 export function startSyncThread(threads = DEFAULT_SYNC_THREADS, maxPending = DEFAULT_MAX_PENDING): SyncThread {
   const slots = maxPending + 1;
-  const shared = new SharedArrayBuffer(TABLE_AT + 20 * slots + FRAME_SPACE_BYTES);
+  const shared = new SharedArrayBuffer(TABLE_AT + SLOT_BYTES * slots + FRAME_SPACE_BYTES);
   const state = new Int32Array(shared, 0, PATH_AT / Int32Array.BYTES_PER_ELEMENT);
   const pathBytes = new Uint8Array(shared, PATH_AT, MAX_PATH_BYTES);
   const positions = new Float64Array(shared, TABLE_AT, slots);
-  const table = new Int32Array(shared, TABLE_AT + 8 * slots, 3 * slots);
-  const frames = Buffer.from(shared, TABLE_AT + 20 * slots, FRAME_SPACE_BYTES);
+  const table = new Int32Array(shared, TABLE_AT + 8 * slots, ROW * slots);
+  const frames = Buffer.from(shared, TABLE_AT + SLOT_BYTES * slots, FRAME_SPACE_BYTES);
   const source = loop(slots);
-  const isDurable = (batch: number): boolean => Atomics.load(table, (batch % slots) * 3 + 2) === batch;
   const workers = Array.from({ length: Math.max(1, threads) }, () => new Worker(source, { eval: true, workerData: shared }));
   // A receiver with nothing to sync must be able to exit; a request in flight keeps it alive.
   let referenced = true;
@@ -206,18 +234,25 @@ export function startSyncThread(threads = DEFAULT_SYNC_THREADS, maxPending = DEF
     if (waiting.length === 0 && !closing) ref(false);
   };
   const exits = workers.map((worker) => {
-    worker.on('message', (m: [number, number] | [number, number, string, string]) => {
+    // [from, to, covered]: the claim after `from` up to `to` is durable, and so is every batch up
+    // to `covered` (written before the sync started); [from, to, code, message]: the claim failed.
+    worker.on('message', (m: [number, number, number] | [number, number, string, string]) => {
       syncs++;
-      if (m.length === 2) return answer(m[0], m[1], null);
-      answer(m[0], m[1], Object.assign(new Error(m[3]), { code: m[2] }));
-      // Failed batches are answered now: marked in the table, they no longer hold SYNCED back
-      // from the batches after them (collect() only answers requests still waiting).
-      for (let b = m[0] + 1; b <= m[1]; b++) Atomics.store(table, (b % slots) * 3 + 2, b);
-      for (let done = Atomics.load(state, SYNCED); isDurable(done + 1); done = Atomics.load(state, SYNCED)) {
-        let to = done + 1;
-        while (isDurable(to + 1)) to++;
-        Atomics.compareExchange(state, SYNCED, done, to);
+      if (m.length === 3) {
+        answer(m[0], m[1], null);
+        answer(-Infinity, m[2], null);
+        return;
       }
+      answer(m[0], m[1], Object.assign(new Error(m[3]), { code: m[2] }));
+      // Failed batches are answered now: marked written and durable in the table, they no longer
+      // hold the counters back from the batches after them (collect() only answers requests
+      // still waiting, and an answer is never changed).
+      for (let b = m[0] + 1; b <= m[1]; b++) {
+        Atomics.store(table, (b % slots) * ROW + WRITTEN_MARK, b);
+        Atomics.store(table, (b % slots) * ROW + DURABLE_MARK, b);
+      }
+      advance(state, table, slots, WRITTEN, WRITTEN_MARK);
+      advance(state, table, slots, SYNCED, DURABLE_MARK);
     });
     worker.on('error', (err) => {
       failed ??= err;
@@ -276,14 +311,19 @@ export function startSyncThread(threads = DEFAULT_SYNC_THREADS, maxPending = DEF
       let framesAt = -1;
       if (position !== undefined && reserved) {
         framesAt = reserved.at;
-        table[slot * 3] = reserved.at;
-        table[slot * 3 + 1] = reserved.length;
+        table[slot * ROW] = reserved.at;
+        table[slot * ROW + 1] = reserved.length;
         positions[slot] = position;
         head = reserved.at + reserved.length;
-      } else table[slot * 3 + 1] = 0;
+      } else {
+        // Written by the caller already.
+        table[slot * ROW + 1] = 0;
+        Atomics.store(table, slot * ROW + WRITTEN_MARK, batch);
+      }
       reserved = undefined;
       waiting.push({ batch, done, framesAt, outcome: undefined });
       ref(true);
+      if (framesAt < 0) advance(state, table, slots, WRITTEN, WRITTEN_MARK);
       // The table and the frames above are published by this store (the threads read them after
       // loading REQUESTED).
       Atomics.store(state, REQUESTED, batch);
