@@ -23,13 +23,8 @@ export function createBatchFrames(): (batch: readonly FramedRecord[], size: numb
       if (scratch.length < size) scratch = Buffer.allocUnsafe(Math.min(MAX_SCRATCH_BYTES, Math.max(size, 2 * scratch.length, 64 * 1024)));
       buf = scratch.subarray(0, size);
     }
-    encodeFrames(batch, buf);
+    let at = 0;
+    for (const p of batch) at = encodeFrameInto(p.record, buf, at);
     return buf;
   };
-}
-
-/** Encodes a batch's frames into `buf`, which is exactly their size. */
-export function encodeFrames(batch: readonly FramedRecord[], buf: Buffer): void {
-  let at = 0;
-  for (const p of batch) at = encodeFrameInto(p.record, buf, at);
 }

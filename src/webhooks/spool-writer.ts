@@ -2,7 +2,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import type { Logger } from '../logger.js';
 import { SpoolUnavailableError } from './errors.js';
 import { createSegmentSpace } from './segment-space.js';
-import { createBatchFrames, encodeFrames } from './batch-frames.js';
+import { createBatchFrames } from './batch-frames.js';
 import type { SpoolRecord } from './spool-frame.js';
 import { fileSpoolIo, type SpoolIo } from './spool-io.js';
 import { fsyncDir, segmentPath, type SegmentInfo } from './spool-recovery.js';
@@ -82,8 +82,8 @@ export const MAX_IN_FLIGHT = 64;
  */
 export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
   const { dir, maxSegmentBytes, logger } = o;
+  const thread = o.io ? undefined : startSyncThread(o.syncThreads);
   const maxInFlight = o.syncsInFlight ?? MAX_IN_FLIGHT;
-  const thread = o.io ? undefined : startSyncThread(o.syncThreads, maxInFlight);
   const write = o.io?.write ?? fileSpoolIo.write;
   let active = o.active;
   const space = createSegmentSpace({
@@ -217,11 +217,8 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
     while (pipeline.length > 0) await new Promise<void>((r) => setImmediate(r));
   };
 
-  /**
-   * Starts the sync of a batch just written (or, with `position`, whose frames are in the thread's
-   * frame space, for it to write there); batches are answered in log order as their syncs end.
-   */
-  const startSync = (entry: InFlight, position?: number): void => {
+  /** Starts the sync of a batch just written; batches are answered in log order as their syncs end. */
+  const startSync = (entry: InFlight): void => {
     pipeline.push(entry);
     const done = (err: Error | null): void => {
       if (err) {
@@ -233,7 +230,7 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
       settle();
     };
     try {
-      if (thread) thread.datasync(active.path, done, position);
+      if (thread) thread.datasync(active.path, done);
       else o.io!.datasync(space.fh.fd, done);
     } catch (err) {
       // The entry is in the pipeline already: it fails there, in log order, like a failed sync.
@@ -248,12 +245,9 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
     let size = 0;
     for (const p of batch) size += p.frameBytes;
     if (start + size > space.allocated) return false;
-    // The usual batch is written by the sync thread that syncs it, off the receiver's thread.
-    const frames = thread?.frameSpace(size);
-    if (frames) encodeFrames(batch, frames);
-    else write(space.fh.fd, encodeBatch(batch, size), start);
+    write(space.fh.fd, encodeBatch(batch, size), start);
     written = start + size;
-    startSync({ batch, segment: active, end: written, started, state: 'syncing' }, frames ? start : undefined);
+    startSync({ batch, segment: active, end: written, started, state: 'syncing' });
     extendAhead();
     return true;
   };
