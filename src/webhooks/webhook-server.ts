@@ -51,10 +51,10 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   // The answers to nearly every delivery (frozen, shared) are serialized once, with their head's
   // fields as a flat array (no object to copy). The body is ASCII and goes out appended to the
   // head node:http has just built, then `end()` sends both as one string in one write: `end(body)`
-  // corks the socket and queues the body and an empty final chunk, which go out through the
-  // slower writev path (about 3 us of the receiver's thread an answer: bench/results/notes.md,
-  // "Issue 17, writes on the sync threads and one write an answer"). `_header` is node:http's
-  // own field (a string from writeHead until sent); should it ever be otherwise, `end(body)`.
+  // corks the socket and queues the body and an empty final chunk, which go out through node's
+  // slower writev path (bench/results/notes.md, "Issue 17, writes on the sync threads and one
+  // write an answer"). `_header` is node:http's own field (a string from writeHead until sent);
+  // should it ever be otherwise, `end(body)`.
   const wire = new WeakMap<WebhookResponse, { body: string; headers: string[] }>();
   const answer = (res: ServerResponse, r: WebhookResponse): void => {
     if (r.headers || !Object.isFrozen(r)) return send(res, r.status, JSON.stringify(r.body), r.headers);
