@@ -49,9 +49,12 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     res.end(body);
   };
   // The answers to nearly every delivery (frozen, shared) are serialized once, with their head's
-  // fields as a flat array (no object to copy). The body is ASCII and goes out with the head in one
-  // latin1 string; `end(body)` rather than `write(body)` + `end()`, since `write` corks the socket
-  // and schedules a tick to uncork it on every answer (both send the same writev).
+  // fields as a flat array (no object to copy). The body is ASCII and goes out appended to the
+  // head node:http has just built, then `end()` sends both as one string in one write: `end(body)`
+  // corks the socket and queues the body and an empty final chunk, which go out through node's
+  // slower writev path (bench/results/notes.md, "Issue 17, writes on the sync threads and one
+  // write an answer"). `_header` is node:http's own field (a string from writeHead until sent);
+  // should it ever be otherwise, `end(body)`.
   const wire = new WeakMap<WebhookResponse, { body: string; headers: string[] }>();
   const answer = (res: ServerResponse, r: WebhookResponse): void => {
     if (r.headers || !Object.isFrozen(r)) return send(res, r.status, JSON.stringify(r.body), r.headers);
@@ -63,7 +66,11 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       wire.set(r, w);
     }
     res.writeHead(r.status, w.headers);
-    res.end(w.body, 'latin1');
+    const head = res as ServerResponse & { _header?: unknown };
+    if (typeof head._header === 'string' && head._header.endsWith('\r\n\r\n')) {
+      head._header += w.body;
+      res.end();
+    } else res.end(w.body, 'latin1');
   };
 
   const failed = (res: ServerResponse, err: unknown): void => {

@@ -1,4 +1,5 @@
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { request } from 'undici';
@@ -155,6 +156,49 @@ describe('webhook HTTP server', () => {
       const ok = await request(url, { method: 'POST', headers: d.headers, body: d.body });
       expect(ok.statusCode).toBe(202);
       await ok.body.dump();
+    });
+  });
+  it('frames each answer on a kept-alive connection: head, content-length and body, pipelined requests in order', async () => {
+    // The usual answers go out as node:http's head with the body appended in one write: a body
+    // sent twice, or not at all, or a wrong content-length would break every request after it.
+    await withService(async ({ url }) => {
+      const u = new URL(url);
+      const first = makeDelivery({ secret: SECRET });
+      const second = makeDelivery({ secret: SECRET });
+      const raw = (d: ReturnType<typeof makeDelivery>): string =>
+        `POST ${u.pathname} HTTP/1.1\r\nhost: ${u.host}\r\n${Object.entries(d.headers)
+          .map(([k, v]) => `${k}: ${v}\r\n`)
+          .join('')}content-length: ${d.body.length}\r\n\r\n${d.body.toString('latin1')}`;
+      const answers = await new Promise<{ status: number; headers: Record<string, string>; body: string }[]>((resolve, reject) => {
+        const socket = connect(Number(u.port), u.hostname, () => socket.write(raw(first) + raw(first) + raw(second)));
+        let text = '';
+        const parsed: { status: number; headers: Record<string, string>; body: string }[] = [];
+        socket.setEncoding('latin1');
+        socket.on('error', reject);
+        socket.on('data', (chunk: string) => {
+          text += chunk;
+          for (;;) {
+            const end = text.indexOf('\r\n\r\n');
+            if (end < 0) break;
+            const [statusLine, ...lines] = text.slice(0, end).split('\r\n');
+            const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+            const length = Number(headers['content-length']);
+            if (text.length < end + 4 + length) break;
+            parsed.push({ status: Number(/^HTTP\/1\.1 (\d{3}) /.exec(statusLine!)?.[1] ?? NaN), headers, body: text.slice(end + 4, end + 4 + length) });
+            text = text.slice(end + 4 + length);
+          }
+          if (parsed.length === 3) {
+            socket.destroy();
+            resolve(parsed);
+          }
+        });
+      });
+      expect(answers.map((a) => [a.status, a.headers['content-type'], JSON.parse(a.body)])).toEqual([
+        [202, 'application/json', { status: 'accepted' }],
+        [200, 'application/json', { status: 'duplicate' }],
+        [202, 'application/json', { status: 'accepted' }],
+      ]);
+      for (const a of answers) expect(Number(a.headers['content-length'])).toBe(Buffer.byteLength(a.body));
     });
   });
 });
