@@ -115,7 +115,7 @@ export interface Config {
   syncMemoryLimit: string;
   /** DuckDB threads of the warehouse owner; default one per 128MB of its limit, at most one per core (defaultSyncThreads). */
   syncThreads: number;
-  /** The write-ahead log size at which the owner's DuckDB checkpoints (default 256MB): rows written since stay in DuckDB's memory. */
+  /** The write-ahead log size after which the owner checkpoints, under a lowered memory limit (default 256MB): rows written since stay in DuckDB's memory. */
   syncCheckpointThreshold: string;
   /** How a contact scan's pages reach the warehouse: `raw` bodies DuckDB parses (default), or `parsed` in JavaScript. */
   syncContactPages: 'raw' | 'parsed';

@@ -1,4 +1,5 @@
 import { availableParallelism, totalmem } from 'node:os';
+import { sizeBytes } from '../size-bytes.js';
 
 /** What the owner's defaults are derived from: the memory this process may use, and its cores. */
 export interface Machine {
@@ -41,11 +42,4 @@ export function defaultSyncThreads(memoryLimit: string, machine: Machine): numbe
   return Math.max(1, Math.min(machine.cores, Math.floor(sizeBytes(memoryLimit) / (MB_PER_THREAD * MB))));
 }
 
-const UNITS: Record<string, number> = { kb: 1e3, mb: 1e6, gb: 1e9, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3 };
-
-/** '256MB', '1.5GiB' as bytes (the forms config accepts for CRMSYNC_SYNC_MEMORY_LIMIT). */
-export function sizeBytes(size: string): number {
-  const m = /^(\d+(?:\.\d+)?)\s*([KMG]i?B)$/i.exec(size.trim());
-  if (!m) throw new RangeError(`a size must look like 256MB or 2GB, got "${size}"`);
-  return Number(m[1]) * (UNITS[m[2]!.toLowerCase()] ?? NaN);
-}
+export { sizeBytes };
