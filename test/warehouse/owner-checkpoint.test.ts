@@ -13,7 +13,10 @@ afterEach(async () => {
 const THRESHOLD = 256 * 1000;
 
 /** An owner of a fresh file with a small checkpoint threshold, and the owner's log lines. */
-async function open(extra: Partial<WarehouseOwnerOptions> = {}, p = tempPaths()): Promise<{ owner: WarehouseOwner; walBytes(): number; logs: Record<string, unknown>[]; dbPath: string; lakePath: string }> {
+async function open(
+  extra: Partial<WarehouseOwnerOptions> = {},
+  p = tempPaths(),
+): Promise<{ owner: WarehouseOwner; walBytes(): number; logs: Record<string, unknown>[]; dbPath: string; lakePath: string }> {
   const logs: Record<string, unknown>[] = [];
   const logger = pino({ level: 'debug' }, { write: (l: string) => void logs.push(JSON.parse(l) as Record<string, unknown>) });
   const owner = await openWarehouseOwner({ dbPath: p.dbPath, lakePath: p.lakePath, logger, memoryLimit: '128MB', checkpointThreshold: '256KB', ...extra });
