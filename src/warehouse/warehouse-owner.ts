@@ -4,7 +4,7 @@ import { sizeBytes } from '../size-bytes.js';
 import { checkpointUnderLimit } from './checkpoint-under-limit.js';
 import type { WarehouseHandle } from './duckdb-warehouse.js';
 import { WarehouseLockedError, WarehouseOwnedError, WarehouseOwnerClosedError } from './errors.js';
-import { openWarehouse, reattachWarehouse, WRITER_CHECKPOINT_THRESHOLD, type OpenWarehouseOptions } from './open-warehouse.js';
+import { openWarehouse, WRITER_CHECKPOINT_THRESHOLD, type OpenWarehouseOptions } from './open-warehouse.js';
 import { readMemoryFigures } from './read-memory-figures.js';
 
 export interface WarehouseOwnerOptions extends Omit<OpenWarehouseOptions, 'readOnly'> {
@@ -111,7 +111,7 @@ export async function openWarehouseOwner(opts: WarehouseOwnerOptions): Promise<W
     const how = await checkpointUnderLimit(handle.connection, {
       ...(normalLimit ? { normal: normalLimit } : {}),
       ...(loweredLimit ? { lowered: loweredLimit } : {}),
-      reattach: () => reattachWarehouse(handle.connection, opts.dbPath, opts.rowGroupSize),
+      reattach: () => handle.reattach(),
     });
     logger?.debug({ limit: how === 'lowered' ? loweredLimit : (normalLimit ?? 'default'), ms: Number((process.hrtime.bigint() - started) / 1_000_000n) }, 'warehouse checkpoint');
   };

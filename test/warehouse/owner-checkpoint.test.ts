@@ -1,7 +1,8 @@
 import { existsSync, statSync } from 'node:fs';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openWarehouseOwner, type WarehouseOwner, type WarehouseOwnerOptions } from '../../src/warehouse/index.js';
+import { checkpointUnderLimit } from '../../src/warehouse/checkpoint-under-limit.js';
+import { openWarehouse, openWarehouseOwner, type WarehouseOwner, type WarehouseOwnerOptions } from '../../src/warehouse/index.js';
 import { makeContact } from './contact-factory.js';
 import { ctx, tempPaths } from './temp-warehouse.js';
 
@@ -97,5 +98,37 @@ describe('the warehouse owner checkpoints itself', () => {
     expect(await t.owner.run(async () => t.walBytes())).toBe(0);
     expect(checkpoints(t.logs)).toHaveLength(1);
     expect(await count(t.owner)).toBe(1000);
+  });
+});
+
+describe('a checkpoint that runs out of memory under the lowered limit', () => {
+  it('invalidates the file in DuckDB: it is attached again, checkpointed at the normal limit, and nothing is lost', async () => {
+    const p = tempPaths();
+    cleanups.push(p.cleanup);
+    const w = await openWarehouse({ dbPath: p.dbPath, lakePath: p.lakePath });
+    cleanups.push(() => w.close());
+    await w.migrate();
+    await w.connection.run(`SET checkpoint_threshold = '1000GB'; SET memory_limit = '128MB'`);
+    const configured = (await w.query(`SELECT current_setting('memory_limit') AS m`))[0]!.m;
+    await w.loadContacts(contacts(1, 3000), ctx());
+    // Nowhere to spill, and a limit just above what DuckDB holds: it can be set, but the checkpoint
+    // cannot allocate its first block under it.
+    await w.connection.run(`SET temp_directory = ''`);
+    const held = Number((await w.query('SELECT sum(memory_usage_bytes) AS u FROM duckdb_memory()'))[0]!.u);
+    let reattached = 0;
+    const how = await checkpointUnderLimit(w.connection, {
+      normal: '128MB',
+      lowered: `${Math.floor(held / 1024) + 64}KiB`,
+      reattach: async () => {
+        reattached++;
+        await w.reattach();
+      },
+    });
+    expect(reattached).toBe(1);
+    expect(how).toBe('normal');
+    expect(existsSync(`${p.dbPath}.wal`) ? statSync(`${p.dbPath}.wal`).size : 0).toBe(0);
+    expect((await w.query(`SELECT current_setting('memory_limit') AS m`))[0]!.m).toBe(configured);
+    await w.loadContacts(contacts(5000, 10), ctx());
+    expect(Number((await w.query('SELECT count(*) AS n FROM contacts'))[0]!.n)).toBe(3010);
   });
 });
