@@ -31,6 +31,15 @@ const MIN_LIMIT_MB = 64;
  */
 const MB_PER_THREAD = 128;
 
+/**
+ * The write-ahead log after which the owner checkpoints, when CRMSYNC_SYNC_CHECKPOINT_THRESHOLD is
+ * unset. With the owner's checkpoints under a lowered limit, half the 256MB that DuckDB's own
+ * checkpoints used took a 1M backfill's peak under 500 MB in each run, and halved the spill to
+ * the temp directory, for worker CPU within the noise of the runs (bench/results/notes.md, "Issue
+ * 19, the owner's own checkpoints").
+ */
+export const DEFAULT_CHECKPOINT_THRESHOLD = '128MB';
+
 /** The memory limit when CRMSYNC_SYNC_MEMORY_LIMIT is unset, e.g. '128MB'. */
 export function defaultSyncMemoryLimit(machine: Machine): string {
   const sixteenth = Math.floor(machine.memoryBytes / 16 / MB);
