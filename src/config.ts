@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { Secret } from './secret.js';
-import { defaultSyncMemoryLimit, defaultSyncThreads, thisMachine, type Machine } from './worker/owner-memory-defaults.js';
+import { DEFAULT_CHECKPOINT_THRESHOLD, defaultSyncMemoryLimit, defaultSyncThreads, thisMachine, type Machine } from './worker/owner-memory-defaults.js';
 
 /**
  * The only module that reads process.env. Layers: defaults, then a `.env` file (if present),
@@ -56,7 +56,7 @@ const EnvSchema = z.object({
   CRMSYNC_SYNC_CHECKPOINT_THRESHOLD: z
     .string()
     .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'CRMSYNC_SYNC_CHECKPOINT_THRESHOLD must look like 64MB or 1GB')
-    .default('256MB'),
+    .default(DEFAULT_CHECKPOINT_THRESHOLD),
   CRMSYNC_SYNC_CONTACT_PAGES: z.enum(['raw', 'parsed'], { message: 'CRMSYNC_SYNC_CONTACT_PAGES must be raw (DuckDB parses contact pages, the default) or parsed (JavaScript does)' }).default('raw'),
   CRMSYNC_WORKER_HEAP_GROWTH_PERCENT: z
     .string()
@@ -115,7 +115,7 @@ export interface Config {
   syncMemoryLimit: string;
   /** DuckDB threads of the warehouse owner; default one per 128MB of its limit, at most one per core (defaultSyncThreads). */
   syncThreads: number;
-  /** The write-ahead log size at which the owner's DuckDB checkpoints (default 256MB): rows written since stay in DuckDB's memory. */
+  /** The write-ahead log size after which the owner checkpoints, under a lowered memory limit (default 128MB): rows written since stay in DuckDB's memory. */
   syncCheckpointThreshold: string;
   /** How a contact scan's pages reach the warehouse: `raw` bodies DuckDB parses (default), or `parsed` in JavaScript. */
   syncContactPages: 'raw' | 'parsed';

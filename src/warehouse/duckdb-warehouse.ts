@@ -33,6 +33,11 @@ export interface WarehouseHandle extends Warehouse {
   loadContactPages(pages: readonly ContactPage[], ctx: LoadContext): Promise<ContactPagesStats>;
   /** Flush the write-ahead log into the database file. */
   checkpoint(): Promise<void>;
+  /**
+   * Writers of a file: attach it again after a checkpoint that failed invalidated it (its
+   * write-ahead log replays). Elsewhere it does nothing.
+   */
+  reattach(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -45,6 +50,8 @@ export interface DuckDbWarehouseDeps {
   sqlDir: string;
   siteTimeZone: string;
   logger?: Logger;
+  /** Attaches the file again (open-warehouse.ts); only a writer of a file has it. */
+  reattach?: () => Promise<void>;
 }
 
 export class DuckDbWarehouse implements WarehouseHandle {
@@ -185,6 +192,10 @@ export class DuckDbWarehouse implements WarehouseHandle {
 
   async checkpoint(): Promise<void> {
     if (this.#writable) await run(this.connection, 'CHECKPOINT');
+  }
+
+  async reattach(): Promise<void> {
+    await this.#deps.reattach?.();
   }
 
   async close(): Promise<void> {

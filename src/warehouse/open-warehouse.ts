@@ -26,7 +26,7 @@ export interface OpenWarehouseOptions {
 // 5,000-contact load, and those checkpoints cost more than the loads' own inserts. Write scopes
 // checkpoint when they end anyway (withWarehouse), so fewer checkpoints within a scope only save
 // work (bench/warehouse-small-profile.ts; figures: bench/results/notes.md, "checkpoint").
-const WRITER_CHECKPOINT_THRESHOLD = '256MB';
+export const WRITER_CHECKPOINT_THRESHOLD = '256MB';
 
 /**
  * Rows per row group in what the writer writes (DuckDB's default is 122,880). A contact row
@@ -83,7 +83,26 @@ export async function openWarehouse(opts: OpenWarehouseOptions): Promise<Warehou
     sqlDir: opts.sqlDir ?? findSqlDir(),
     siteTimeZone: opts.siteTimeZone ?? 'UTC',
     ...(opts.logger ? { logger: opts.logger } : {}),
+    ...(attach ? { reattach: () => reattach(instance, connection, opts.dbPath, opts.rowGroupSize) } : {}),
   });
+}
+
+/**
+ * Attaches a writer's file again, as openWarehouse did. DuckDB invalidates an attached database
+ * whose checkpoint failed (every later statement on it fails until it is detached); attaching it
+ * again replays its write-ahead log, so what was committed before the checkpoint is kept. The
+ * invalidated database is the writer connection's default, which DETACH refuses and USE cannot
+ * leave: a connection of its own detaches it.
+ */
+async function reattach(instance: DuckDBInstance, connection: DuckDBConnection, dbPath: string, rowGroups?: number): Promise<void> {
+  const name = quoteIdent(catalogName(dbPath));
+  const other = await instance.connect();
+  try {
+    await other.run(`DETACH ${name}; ATTACH ${quoteLiteral(dbPath)} AS ${name} (ROW_GROUP_SIZE ${rowGroupSize(rowGroups)})`);
+  } finally {
+    other.closeSync();
+  }
+  await connection.run(`USE ${name}`);
 }
 
 /** A held file lock as WarehouseLockedError (retryable); anything else as it is. */

@@ -1,7 +1,10 @@
+import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { sizeBytes } from '../size-bytes.js';
+import { checkpointUnderLimit } from './checkpoint-under-limit.js';
 import type { WarehouseHandle } from './duckdb-warehouse.js';
 import { WarehouseLockedError, WarehouseOwnedError, WarehouseOwnerClosedError } from './errors.js';
-import { openWarehouse, type OpenWarehouseOptions } from './open-warehouse.js';
+import { openWarehouse, WRITER_CHECKPOINT_THRESHOLD, type OpenWarehouseOptions } from './open-warehouse.js';
 import { readMemoryFigures } from './read-memory-figures.js';
 
 export interface WarehouseOwnerOptions extends Omit<OpenWarehouseOptions, 'readOnly'> {
@@ -10,10 +13,16 @@ export interface WarehouseOwnerOptions extends Omit<OpenWarehouseOptions, 'readO
   /** DuckDB threads for the writer: fewer need less memory. */
   threads?: number;
   /**
-   * DuckDB checkpoints when its write-ahead log passes this (e.g. '64MB'; default the writer's,
-   * WRITER_CHECKPOINT_THRESHOLD). Rows written since the last checkpoint stay in DuckDB's memory.
+   * The owner checkpoints after a job that left the write-ahead log past this (e.g. '64MB'; default
+   * the writer's, WRITER_CHECKPOINT_THRESHOLD). Rows written since the last checkpoint stay in
+   * DuckDB's memory (or its temp directory).
    */
   checkpointThreshold?: string;
+  /**
+   * The memory limit the owner's checkpoints run under (default half of `memoryLimit`; none
+   * without a `memoryLimit`). See checkpoint-under-limit.ts.
+   */
+  checkpointMemoryLimit?: string;
   /** Turns a job's error into the one its caller should see (e.g. an out-of-memory into one naming the setting). */
   describeError?: (err: unknown) => unknown;
 }
@@ -50,6 +59,17 @@ function byteSize(v: string): string {
 }
 
 /**
+ * DuckDB's own checkpoint_threshold for an owner: never reached, so that no COMMIT checkpoints
+ * (inside a job, at the writer's full memory limit) and the owner's own step does it instead.
+ */
+const NEVER = '1000GB';
+
+/** Half of a size such as '128MB', in KB ('64000KB'). */
+function half(size: string): string {
+  return `${Math.floor(sizeBytes(size) / 2 / 1000)}KB`;
+}
+
+/**
  * Opens `dbPath` for writing once and migrates it once; the owner then holds it until `close`.
  * Another process holding the file is a WarehouseOwnedError, at once: there is no waiting for a
  * turn, because the only writer is the warehouse worker and a second one is a deployment mistake.
@@ -58,6 +78,9 @@ export async function openWarehouseOwner(opts: WarehouseOwnerOptions): Promise<W
   const release = holdHere(opts.dbPath);
   if (!release) throw new WarehouseOwnedError(opts.dbPath, 'this process');
   const threads = opts.threads;
+  const thresholdBytes = sizeBytes(opts.checkpointThreshold ?? WRITER_CHECKPOINT_THRESHOLD);
+  const normalLimit = opts.memoryLimit ? byteSize(opts.memoryLimit) : undefined;
+  const loweredLimit = opts.checkpointMemoryLimit ? byteSize(opts.checkpointMemoryLimit) : normalLimit ? half(normalLimit) : undefined;
   if (threads !== undefined && !(Number.isSafeInteger(threads) && threads > 0)) throw new RangeError(`threads must be a positive integer, got ${threads}`);
   let handle: WarehouseHandle;
   try {
@@ -69,8 +92,8 @@ export async function openWarehouseOwner(opts: WarehouseOwnerOptions): Promise<W
   }
   try {
     if (threads !== undefined) await handle.connection.run(`SET threads = ${threads}`);
-    if (opts.memoryLimit) await handle.connection.run(`SET memory_limit = '${byteSize(opts.memoryLimit)}'`);
-    if (opts.checkpointThreshold) await handle.connection.run(`SET checkpoint_threshold = '${byteSize(opts.checkpointThreshold)}'`);
+    if (normalLimit) await handle.connection.run(`SET memory_limit = '${normalLimit}'`);
+    await handle.connection.run(`SET checkpoint_threshold = '${NEVER}'`);
     await handle.migrate();
   } catch (err) {
     await handle.close();
@@ -82,6 +105,32 @@ export async function openWarehouseOwner(opts: WarehouseOwnerOptions): Promise<W
   // At debug level each job is followed by where the memory is (the V8 heap or DuckDB), so a
   // backfill's peak can be explained from the log (CRMSYNC_LOG_LEVEL=debug).
   const probe = logger?.isLevelEnabled('debug') === true ? async (): Promise<void> => logger.debug({ memory: await readMemoryFigures(handle.connection) }, 'warehouse memory') : undefined;
+  const walPath = opts.dbPath === ':memory:' ? undefined : `${opts.dbPath}.wal`;
+  const checkpoint = async (): Promise<void> => {
+    const started = process.hrtime.bigint();
+    const how = await checkpointUnderLimit(handle.connection, {
+      ...(normalLimit ? { normal: normalLimit } : {}),
+      ...(loweredLimit ? { lowered: loweredLimit } : {}),
+      reattach: () => handle.reattach(),
+    });
+    logger?.debug({ limit: how === 'lowered' ? loweredLimit : (normalLimit ?? 'default'), ms: Number((process.hrtime.bigint() - started) / 1_000_000n) }, 'warehouse checkpoint');
+  };
+  // After a job: a checkpoint once the write-ahead log has passed the threshold. A checkpoint that
+  // fails leaves the committed rows in the log (the next one tries again): it must not stop the queue.
+  const checkpointIfDue = async (): Promise<void> => {
+    if (!walPath) return;
+    const wal = await stat(walPath).then(
+      (s) => s.size,
+      () => 0,
+    );
+    if (wal < thresholdBytes) return;
+    try {
+      await checkpoint();
+    } catch (err) {
+      logger?.warn({ err, walBytes: wal }, 'warehouse checkpoint failed; the write-ahead log keeps the rows, the next job tries again');
+    }
+    await probe?.().catch(() => undefined);
+  };
   let tail: Promise<unknown> = Promise.resolve();
   let pending = 0;
   let closing: Promise<void> | undefined;
@@ -96,8 +145,8 @@ export async function openWarehouseOwner(opts: WarehouseOwnerOptions): Promise<W
           pending--;
           await probe?.().catch(() => undefined);
         });
-      // The next job starts when this one settles, whatever its outcome.
-      tail = result.catch(() => undefined);
+      // The next job starts when this one settles, whatever its outcome, and after the checkpoint it may call for.
+      tail = result.catch(() => undefined).then(checkpointIfDue);
       return result.catch((err: unknown) => {
         throw describe(err);
       });
@@ -109,7 +158,7 @@ export async function openWarehouseOwner(opts: WarehouseOwnerOptions): Promise<W
       closing ??= (async () => {
         await tail;
         try {
-          await handle.checkpoint();
+          await checkpoint();
         } finally {
           await handle.close();
           release();

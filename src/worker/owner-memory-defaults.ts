@@ -1,4 +1,5 @@
 import { availableParallelism, totalmem } from 'node:os';
+import { sizeBytes } from '../size-bytes.js';
 
 /** What the owner's defaults are derived from: the memory this process may use, and its cores. */
 export interface Machine {
@@ -30,6 +31,15 @@ const MIN_LIMIT_MB = 64;
  */
 const MB_PER_THREAD = 128;
 
+/**
+ * The write-ahead log after which the owner checkpoints, when CRMSYNC_SYNC_CHECKPOINT_THRESHOLD is
+ * unset. With the owner's checkpoints under a lowered limit, half the 256MB that DuckDB's own
+ * checkpoints used took a 1M backfill's peak under 500 MB in each run, and halved the spill to
+ * the temp directory, for worker CPU within the noise of the runs (bench/results/notes.md, "Issue
+ * 19, the owner's own checkpoints").
+ */
+export const DEFAULT_CHECKPOINT_THRESHOLD = '128MB';
+
 /** The memory limit when CRMSYNC_SYNC_MEMORY_LIMIT is unset, e.g. '128MB'. */
 export function defaultSyncMemoryLimit(machine: Machine): string {
   const sixteenth = Math.floor(machine.memoryBytes / 16 / MB);
@@ -41,11 +51,4 @@ export function defaultSyncThreads(memoryLimit: string, machine: Machine): numbe
   return Math.max(1, Math.min(machine.cores, Math.floor(sizeBytes(memoryLimit) / (MB_PER_THREAD * MB))));
 }
 
-const UNITS: Record<string, number> = { kb: 1e3, mb: 1e6, gb: 1e9, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3 };
-
-/** '256MB', '1.5GiB' as bytes (the forms config accepts for CRMSYNC_SYNC_MEMORY_LIMIT). */
-export function sizeBytes(size: string): number {
-  const m = /^(\d+(?:\.\d+)?)\s*([KMG]i?B)$/i.exec(size.trim());
-  if (!m) throw new RangeError(`a size must look like 256MB or 2GB, got "${size}"`);
-  return Number(m[1]) * (UNITS[m[2]!.toLowerCase()] ?? NaN);
-}
+export { sizeBytes };

@@ -9,7 +9,7 @@ describe("the warehouse owner's memory defaults", () => {
     const config = loadConfig({}, { memoryBytes: 24 * GB, cores: 2 });
     expect(config.syncMemoryLimit).toBe('128MB');
     expect(config.syncThreads).toBe(1);
-    expect(config.syncCheckpointThreshold).toBe('256MB');
+    expect(config.syncCheckpointThreshold).toBe('128MB');
     expect(config.workerHeapGrowthPercent).toBe(100);
   });
 

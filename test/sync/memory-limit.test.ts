@@ -43,8 +43,8 @@ describe('the warehouse owner under CRMSYNC_SYNC_MEMORY_LIMIT', () => {
       expect(Number(inWrite[0]?.t)).toBe(3);
       // The default limit on a machine with memory to spare: 128MB.
       expect(String(inWrite[0]?.m)).toMatch(/^122\.\d+ MiB$/);
-      // Checkpoints every 256MB of write-ahead log: at 64MB a 1M backfill was slower and no smaller.
-      expect(String(inWrite[0]?.c)).toMatch(/^244\.\d+ MiB$/);
+      // The owner checkpoints itself (owner-checkpoint.test.ts): DuckDB's own threshold is out of reach.
+      expect(String(inWrite[0]?.c)).toMatch(/^931\.\d+ GiB$/);
       const defaults = await withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write: true }, (w) => w.query(`SELECT current_setting('threads') AS t`));
       const unset = await settings({ ...config, syncThreads: undefined });
       expect(Number(unset[0]?.t)).toBe(Number(defaults[0]?.t));
