@@ -30,8 +30,9 @@ export async function checkpointUnderLimit(connection: DuckDBConnection, limits:
       await run(connection, 'CHECKPOINT');
       return 'lowered';
     } catch (err) {
-      if (!isOutOfMemory(err)) throw err;
+      // Whatever failed, an invalidated file is attached again, so that later jobs can write.
       if (isInvalidated(err)) await limitRestored(connection, limits.normal, limits.reattach);
+      if (!isOutOfMemory(err)) throw err;
     } finally {
       await run(connection, `SET memory_limit = '${limits.normal}'`);
     }

@@ -33,10 +33,10 @@ const MB_PER_THREAD = 128;
 
 /**
  * The write-ahead log after which the owner checkpoints, when CRMSYNC_SYNC_CHECKPOINT_THRESHOLD is
- * unset. With the owner's checkpoints under a lowered limit, half the 256MB that DuckDB's own
- * checkpoints used took a 1M backfill's peak under 500 MB in each run, and halved the spill to
- * the temp directory, for worker CPU within the noise of the runs (bench/results/notes.md, "Issue
- * 19, the owner's own checkpoints").
+ * unset. Once the owner's checkpoints ran under a lowered limit, the peak moved to the loads that
+ * start from the rows a long log holds in memory: half the writer's 256MB lowers it, and the spill
+ * to the temp directory, for a few percent more worker CPU (more checkpoints of a growing table).
+ * Figures: bench/results/notes.md, "Issue 19, the owner's own checkpoints".
  */
 export const DEFAULT_CHECKPOINT_THRESHOLD = '128MB';
 
@@ -50,5 +50,3 @@ export function defaultSyncMemoryLimit(machine: Machine): string {
 export function defaultSyncThreads(memoryLimit: string, machine: Machine): number {
   return Math.max(1, Math.min(machine.cores, Math.floor(sizeBytes(memoryLimit) / (MB_PER_THREAD * MB))));
 }
-
-export { sizeBytes };

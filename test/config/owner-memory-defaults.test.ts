@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { defaultSyncMemoryLimit, defaultSyncThreads, sizeBytes } from '../../src/worker/owner-memory-defaults.js';
+import { sizeBytes } from '../../src/size-bytes.js';
+import { defaultSyncMemoryLimit, defaultSyncThreads } from '../../src/worker/owner-memory-defaults.js';
 
 const GB = 1e9;
 
