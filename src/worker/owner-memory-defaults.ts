@@ -35,7 +35,7 @@ const MB_PER_THREAD = 128;
  * The write-ahead log after which the owner checkpoints, when CRMSYNC_SYNC_CHECKPOINT_THRESHOLD is
  * unset. Once the owner's checkpoints ran under a lowered limit, the peak moved to the loads that
  * start from the rows a long log holds in memory: half the writer's 256MB lowers it, and the spill
- * to the temp directory, for a few percent more worker CPU (more checkpoints of a growing table).
+ * to the temp directory, at some cost in worker CPU (more checkpoints of a growing table).
  * Figures: bench/results/notes.md, "Issue 19, the owner's own checkpoints".
  */
 export const DEFAULT_CHECKPOINT_THRESHOLD = '128MB';
