@@ -65,9 +65,8 @@ export async function openWarehouse(opts: OpenWarehouseOptions): Promise<Warehou
   }
   const connection = await connectUtc(instance);
   if (attach) {
-    const name = quoteIdent(catalogName(opts.dbPath));
     try {
-      await connection.run(`ATTACH ${quoteLiteral(opts.dbPath)} AS ${name} (ROW_GROUP_SIZE ${rowGroupSize(opts.rowGroupSize)}); USE ${name}`);
+      await connection.run(`${attachSql(opts.dbPath, opts.rowGroupSize)}; USE ${quoteIdent(catalogName(opts.dbPath))}`);
     } catch (err) {
       connection.closeSync();
       instance.closeSync();
@@ -98,11 +97,16 @@ async function reattach(instance: DuckDBInstance, connection: DuckDBConnection, 
   const name = quoteIdent(catalogName(dbPath));
   const other = await instance.connect();
   try {
-    await other.run(`DETACH ${name}; ATTACH ${quoteLiteral(dbPath)} AS ${name} (ROW_GROUP_SIZE ${rowGroupSize(rowGroups)})`);
+    await other.run(`DETACH ${name}; ${attachSql(dbPath, rowGroups)}`);
   } finally {
     other.closeSync();
   }
   await connection.run(`USE ${name}`);
+}
+
+/** The writer's ATTACH of its file, under the catalog name and with the writer's row groups. */
+function attachSql(dbPath: string, rowGroups?: number): string {
+  return `ATTACH ${quoteLiteral(dbPath)} AS ${quoteIdent(catalogName(dbPath))} (ROW_GROUP_SIZE ${rowGroupSize(rowGroups)})`;
 }
 
 /** A held file lock as WarehouseLockedError (retryable); anything else as it is. */
