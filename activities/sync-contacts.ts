@@ -102,6 +102,10 @@ export function createContactActivities(deps: SyncActivityDeps) {
   const ctxFor = (loadId: string) => ({ loadId, syncedAt: new Date(now()) });
   const rawPages = (deps.contactPages ?? 'raw') === 'raw';
   const sink = createContactSink(writes, {
+    // Raw pages are held as their bodies (about 0.8 KB a row, not a parsed contact's 5 KB): room
+    // for twice the rows while the writer keeps up costs a few MB.
+    ...(rawPages ? { keepUpHeldRows: 20_000 } : {}),
+    ...(deps.contactLingerMs !== undefined ? { lingerMs: deps.contactLingerMs } : {}),
     ...(deps.publishEveryMs === 0 ? { publishColdBucketsAfterMs: false as const } : {}),
     onPublishError: (err) => logger.warn({ err }, "publishing finished lake buckets during the scan failed; the run's final publish will write them"),
   });
@@ -182,7 +186,10 @@ export function createContactActivities(deps: SyncActivityDeps) {
       /** Every load started, for the end; and those not yet awaited, to bound them. */
       const loads: Promise<void>[] = [];
       const unawaited: Promise<void>[] = [];
+      /** Loads of this range not yet settled. */
+      let unsettled = 0;
       const load = async (page: number, contents: { items: Contact[]; raw?: RawContents }, reportedTotal: number | undefined): Promise<void> => {
+        unsettled++;
         const loaded = sink.add({ scanKey: input.scanKey, page, ...contents, reportedTotal, loadId: input.loadId, syncedAt: new Date(now()) }).then((stats) => {
           addStats(result, stats);
           result.rejected += stats.rejected;
@@ -192,9 +199,14 @@ export function createContactActivities(deps: SyncActivityDeps) {
         });
         // Observed at once (a failed load must not be an unhandled rejection while the scan waits
         // on requests); still awaited below, where its error fails the range.
-        loaded.catch(() => undefined);
+        loaded.then(
+          () => unsettled--,
+          () => unsettled--,
+        );
         loads.push(loaded);
         unawaited.push(loaded);
+        // This range is about to wait on its own pages: they load now, without lingering.
+        if (unsettled >= MAX_PENDING_LOADS) sink.flush();
         while (unawaited.length >= MAX_PENDING_LOADS) await unawaited.shift();
       };
       try {
@@ -213,6 +225,8 @@ export function createContactActivities(deps: SyncActivityDeps) {
           if (page <= to) result.drift = true;
           for (; page <= to; page++) await load(page, { items: [] }, undefined);
         }
+        // The range's last page is in: it loads now rather than after the sink's linger.
+        sink.flush();
         await Promise.all(loads);
         hb.beat();
         // Counted from the page log, so pages an earlier (crashed) attempt loaded are included.

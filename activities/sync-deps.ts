@@ -21,6 +21,11 @@ export interface SyncActivityDeps {
    * does not fit fails its page.
    */
   contactPages?: 'raw' | 'parsed';
+  /**
+   * How long a scan's page may wait for others to join its load (the contact sink's `lingerMs`,
+   * default 200 ms): tests set it long to see that a range's last pages load without it.
+   */
+  contactLingerMs?: number;
   /** Concurrent targeted fetches when confirming tombstone candidates. */
   confirmConcurrency?: number;
 }

@@ -49,6 +49,11 @@ export interface ContactSink {
   /** Rows queued or loading now. */
   readonly heldRows: number;
   /**
+   * Loads every page added so far without lingering: a range calls it after its last page, so
+   * the end of a scan never waits out `lingerMs`.
+   */
+  flush(): void;
+  /**
    * Queues a publish of every lake bucket this sink loaded into and has not published, cold or
    * not, in jobs of a few buckets (so other writes interleave). For the end of a scan: the last
    * buckets go out while the scan's finish waits on the CRM, instead of after it in the run's
@@ -71,6 +76,17 @@ export interface ContactSinkOptions {
    */
   maxHeldRows?: number;
   /**
+   * The budget while the writer keeps up, i.e. no fetcher has waited at room() for
+   * `keepUpMs` (default: `maxHeldRows`, no such allowance). Where the CRM is the bottleneck the
+   * writer still stops for a checkpoint or a lake publish (0.5-1 s at 100k contacts), and with
+   * the plain budget every fetcher then waited until it had caught up; the larger budget lets
+   * them go on through such a pause. Where the writer is the bottleneck, fetchers wait all the
+   * time and the plain budget holds, so the memory the 1M peak counts does not grow.
+   */
+  keepUpHeldRows?: number;
+  /** How long no fetcher must have waited for `keepUpHeldRows` to apply (default 5,000 ms). */
+  keepUpMs?: number;
+  /**
    * Publish the lake's contact buckets (id ranges, see CONTACT_BUCKET_SIZE) that no load has
    * touched for this long, while the scan goes on, whenever no page waits for a load (default
    * 2,000 ms; `false`: never, the run's final publish does it all). A backfill moves through the
@@ -89,9 +105,21 @@ export interface ContactSinkOptions {
    * delay the last ranges.
    */
   publishEveryLoads?: number;
+  /**
+   * A load starts once this many rows wait (default half of `maxRowsPerLoad`), or once the first
+   * waiting page has waited `lingerMs`, or at `flush()`. When the CRM is the bottleneck (real
+   * latency), pages come one by one and the writer, taking whatever waits whenever it is free,
+   * ran a load for every one or two pages: each load's fixed cost (planning and the commit, about
+   * 40 ms) kept the writer busy, so a lake publish held the fetchers back and the run ended late
+   * (bench/results/notes.md, "loads of a page or two"). Where the writer is the bottleneck, a full
+   * load always waits and nothing lingers.
+   */
+  minRowsPerLoad?: number;
+  /** How long the first page waiting may wait for others to join its load (default 200 ms; 0: never). */
+  lingerMs?: number;
   /** Told when a background publish fails (the buckets stay dirty for the run's final publish). */
   onPublishError?: (err: unknown) => void;
-  /** Clock for the cold-bucket test (default `Date.now`). */
+  /** Clock of the cold buckets and of `keepUpMs`, for tests (default `Date.now`); `lingerMs` is timed by timers. */
   now?: () => number;
 }
 
@@ -118,10 +146,22 @@ const idsOf = (p: ScannedPage): number[] => (p.raw ? [...p.items.map((c) => c.id
  */
 export function createContactSink(writes: WriteJobs, options: ContactSinkOptions = {}): ContactSink {
   const maxRows = options.maxRowsPerLoad ?? 5_000;
-  const maxHeld = Math.max(options.maxHeldRows ?? 10_000, 1);
   const coldMs = options.publishColdBucketsAfterMs ?? 2_000;
   const now = options.now ?? Date.now;
+  const plainHeld = Math.max(options.maxHeldRows ?? 10_000, 1);
+  const keepUpHeld = Math.max(options.keepUpHeldRows ?? plainHeld, plainHeld);
+  const keepUpMs = options.keepUpMs ?? 5_000;
+  /** When a fetcher last had to wait at room() (`now()`). */
+  let lastWaitAt = -Infinity;
+  const heldLimit = (): number => (keepUpHeld > plainHeld && now() - lastWaitAt >= keepUpMs ? keepUpHeld : plainHeld);
   const publishEvery = Math.max(options.publishEveryLoads ?? 4, 1);
+  const minRows = Math.min(Math.max(options.minRowsPerLoad ?? Math.ceil(maxRows / 2), 1), maxRows);
+  const lingerMs = Math.max(options.lingerMs ?? 200, 0);
+  /** The linger timer while pages wait for more to join their load. */
+  let lingering: ReturnType<typeof setTimeout> | undefined;
+  /** Pages added so far (numbered from 1), and the number of the last one `flush()` covers. */
+  let added = 0;
+  let flushedThrough = 0;
   let loadsSincePublish = 0;
   /** A fetcher waited at room() since the last publish: the warehouse is the bottleneck. */
   let fetchersWaited = false;
@@ -129,22 +169,41 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
   const touched = new Map<number, number>();
   /** Publish chains queued and not yet settled (cold ones wait until none is). */
   let publishing = 0;
-  const pending: { page: ScannedPage; resolve: (s: SinkStats) => void; reject: (e: unknown) => void }[] = [];
+  const pending: { page: ScannedPage; no: number; at: number; resolve: (s: SinkStats) => void; reject: (e: unknown) => void }[] = [];
+  let pendingRows = 0;
   let scheduled = false;
   let held = 0;
   let waiters: (() => void)[] = [];
 
   function release(rows: number): void {
     held -= rows;
-    if (held < maxHeld && waiters.length > 0) {
+    if (waiters.length > 0 && held < heldLimit()) {
       const ready = waiters;
       waiters = [];
       for (const w of ready) w();
     }
   }
 
+  /**
+   * Whether the waiting pages should wait for more: too few rows, nobody flushed them, no fetcher
+   * held at room(), and the first has waited less than `lingerMs` (then the timer is set for it).
+   */
+  function linger(): boolean {
+    const first = pending[0];
+    if (!first || lingerMs === 0 || pendingRows >= minRows || first.no <= flushedThrough || waiters.length > 0) return false;
+    const left = first.at + lingerMs - performance.now();
+    if (left <= 0) return false;
+    lingering ??= setTimeout(() => {
+      lingering = undefined;
+      schedule();
+    }, Math.ceil(left));
+    return true;
+  }
+
   function schedule(): void {
-    if (scheduled || pending.length === 0) return;
+    if (scheduled || pending.length === 0 || linger()) return;
+    if (lingering) clearTimeout(lingering);
+    lingering = undefined;
     scheduled = true;
     // The batch is taken when the write scope opens, so everything queued meanwhile joins it.
     writes
@@ -155,6 +214,7 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
           const next = pending.shift()!;
           batch.push(next);
           rows += rowsOf(next.page);
+          pendingRows -= rowsOf(next.page);
         }
         try {
           // A row shifted by drift can appear on two pages of one batch: keep one copy (raw pages:
@@ -191,6 +251,7 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
       })
       .catch((err: unknown) => {
         // The scope itself failed to open: fail whatever is still waiting, callers retry.
+        pendingRows = 0;
         for (const b of pending.splice(0)) {
           release(rowsOf(b.page));
           b.reject(err);
@@ -209,11 +270,17 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
    */
   function publishCold(): void {
     if (coldMs === false || publishing > 0 || touched.size === 0) return;
-    if ((scheduled || pending.length > 0) && (!fetchersWaited || loadsSincePublish < publishEvery)) return;
+    // Pages lingering for company do not count as waiting: the writer is idle meanwhile.
+    if ((scheduled || (pending.length > 0 && lingering === undefined)) && (!fetchersWaited || loadsSincePublish < publishEvery)) return;
     const before = now() - coldMs;
     // The lowest bucket a load touched lately: a range is still in it, and may go on upwards.
     let lowestHot = Infinity;
     for (const [b, at] of touched) if (at > before && b < lowestHot) lowestHot = b;
+    // So is the bucket of a page still waiting for its load (lingering): its range is there now.
+    for (const { page } of pending) {
+      const first = page.items[0]?.id ?? page.raw?.ids[0];
+      if (first !== undefined) lowestHot = Math.min(lowestHot, Math.floor(first / CONTACT_BUCKET_SIZE));
+    }
     const cold = [...touched]
       .filter(([b, at]) => at <= before && b < lowestHot)
       .map(([b]) => b)
@@ -246,17 +313,28 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
     add(page) {
       return new Promise<SinkStats>((resolve, reject) => {
         held += rowsOf(page);
-        pending.push({ page, resolve, reject });
+        pendingRows += rowsOf(page);
+        pending.push({ page, no: ++added, at: performance.now(), resolve, reject });
         schedule();
+        // The writer idle and pages lingering: a cold bucket can go out meanwhile.
+        if (lingering) publishCold();
       });
     },
     room() {
-      if (held < maxHeld) return Promise.resolve();
+      if (held < heldLimit()) return Promise.resolve();
       fetchersWaited = true;
-      return new Promise<void>((resolve) => waiters.push(resolve));
+      lastWaitAt = now();
+      const waited = new Promise<void>((resolve) => waiters.push(resolve));
+      // A fetcher held back: what waits loads now, whatever its size.
+      schedule();
+      return waited;
     },
     get heldRows() {
       return held;
+    },
+    flush() {
+      flushedThrough = added;
+      schedule();
     },
     publishTouched() {
       if (coldMs === false || touched.size === 0) return;

@@ -174,8 +174,9 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
       // The first range has moved on to bucket 1; the second has not loaded for a while.
       await page(2, 50_001);
       for (let i = 0; i < 200 && inner.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
-      // Bucket 2 is cold by the clock, but the range in bucket 1 may still reach it.
-      expect(calls).toEqual(['load 1', 'load 100001', 'load 50001', 'publish {"buckets":[0]}']);
+      // Bucket 2 is cold by the clock, but the range in bucket 1 may still reach it. (The page of
+      // bucket 1 lingers for company while the writer is idle, so cold bucket 0 goes out first.)
+      expect(calls).toEqual(['load 1', 'load 100001', 'publish {"buckets":[0]}', 'load 50001']);
       sink.publishTouched();
       for (let i = 0; i < 200 && inner.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
       expect(calls.slice(4)).toEqual(['publish {"buckets":[1,2]}']);
@@ -257,6 +258,108 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
       }
     }
   });
+  it('lets a lone page wait for others while the writer is idle, loads once enough rows wait, and loads at once on flush', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crmsync-sink-'));
+    try {
+      const inner = await ownerOf(join(dir, 'crm.duckdb'), join(dir, 'lake'));
+      const calls: string[] = [];
+      const writes = recordingQueue(inner, calls);
+      // A linger far beyond the test: only rows or a flush can start a load.
+      const sink = createContactSink(writes, { maxRowsPerLoad: 200, minRowsPerLoad: 100, lingerMs: 600_000, publishColdBucketsAfterMs: false });
+      const page = (n: number, from: number) =>
+        sink.add({ scanKey: 'k', page: n, items: Array.from({ length: 50 }, (_, i) => makeContact(from + i)), reportedTotal: 150, loadId: 'L', syncedAt: new Date() });
+      const first = page(1, 1);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(calls).toEqual([]);
+      expect(sink.heldRows).toBe(50);
+      // The second page brings the rows waiting to the minimum: one load for both.
+      const stats = await Promise.all([first, page(2, 51)]);
+      expect(calls).toEqual(['load 1']);
+      expect(stats[0]!.inserted).toBe(100);
+      // A lone page again: the range's end flushes it.
+      const third = page(3, 101);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(calls).toEqual(['load 1']);
+      sink.flush();
+      await third;
+      expect(calls).toEqual(['load 1', 'load 101']);
+      expect(await writes.run((w) => scannedPages(w, 'k'))).toEqual([1, 2, 3]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('loads a lone page once its linger is over, with no flush', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crmsync-sink-'));
+    try {
+      const inner = await ownerOf(join(dir, 'crm.duckdb'), join(dir, 'lake'));
+      const calls: string[] = [];
+      const sink = createContactSink(recordingQueue(inner, calls), { minRowsPerLoad: 1_000, lingerMs: 100, publishColdBucketsAfterMs: false });
+      const added = sink.add({ scanKey: 'k', page: 1, items: [makeContact(1)], reportedTotal: 1, loadId: 'L', syncedAt: new Date() });
+      await new Promise((r) => setTimeout(r, 20));
+      expect(calls).toEqual([]);
+      expect((await added).inserted).toBe(1);
+      expect(calls).toEqual(['load 1']);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('gives fetchers the larger keep-up budget until one has had to wait, then the plain one for keepUpMs', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crmsync-sink-'));
+    try {
+      const writes = await ownerOf(join(dir, 'crm.duckdb'), join(dir, 'lake'));
+      let clock = 0;
+      // Pages linger (nothing loads) until a fetcher waits: held rows are what the test adds.
+      const sink = createContactSink(writes, {
+        maxRowsPerLoad: 1_000,
+        minRowsPerLoad: 1_000,
+        lingerMs: 600_000,
+        maxHeldRows: 100,
+        keepUpHeldRows: 200,
+        keepUpMs: 1_000,
+        publishColdBucketsAfterMs: false,
+        now: () => clock,
+      });
+      let next = 1;
+      const add = (rows: number) => {
+        const from = next;
+        next += rows;
+        return sink.add({ scanKey: 'k', page: from, items: Array.from({ length: rows }, (_, i) => makeContact(from + i)), reportedTotal: 1_000, loadId: 'L', syncedAt: new Date() });
+      };
+      /** Whether room() lets a fetcher go at once. */
+      const roomNow = async (): Promise<boolean> => {
+        let now = false;
+        const room = sink.room().then(() => {
+          now = true;
+        });
+        await Promise.resolve();
+        const atOnce = now;
+        await room;
+        return atOnce;
+      };
+      const adds = [add(50), add(50), add(50)];
+      expect(await roomNow()).toBe(true); // 150 held: under the keep-up budget
+      adds.push(add(50));
+      expect(await roomNow()).toBe(false); // 200 held: waits, and the waiting fetcher starts the load
+      await Promise.all(adds);
+      expect(sink.heldRows).toBe(0);
+      clock = 500; // a fetcher waited 500 ms ago: the plain budget of 100
+      const more = [add(50), add(50)];
+      expect(await roomNow()).toBe(false);
+      await Promise.all(more);
+      clock = 2_000; // no wait for 1.5 s: the keep-up budget again
+      const last = [add(50), add(50), add(50)];
+      expect(await roomNow()).toBe(true);
+      sink.flush();
+      await Promise.all(last);
+      const n = await writes.run((w) => w.query('SELECT count(*) AS n FROM contacts'));
+      expect(Number(n[0]?.n)).toBe(450);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('loads a page and records it in the page log in one transaction: when the log cannot be written, the rows are not there either', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'crmsync-sink-'));
     try {

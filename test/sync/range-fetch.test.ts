@@ -7,7 +7,7 @@ import { createCrmClient } from '../../src/crm/index.js';
 import { silentLogger } from '../../src/logger.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import type { SyncCrmClient } from '../../src/sync/crm-port.js';
-import { openWarehouseOwner } from '../../src/warehouse/index.js';
+import { openWarehouseOwner, type WarehouseHandle } from '../../src/warehouse/index.js';
 
 /**
  * One range activity, called directly (no worker): it keeps two page requests in flight, so the
@@ -81,6 +81,45 @@ describe('syncContactPages (one range, simulator, real DuckDB)', () => {
     } finally {
       await writes.close();
       await real.close();
+      await sim.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("loads a range's last pages at its end, without waiting out the sink's linger, in one load", async () => {
+    const sim = await startSimulator({ contacts: 60, seed: 9 });
+    const client = createCrmClient({ baseUrl: sim.baseUrl, username: sim.credentials.username, password: sim.credentials.password });
+    const dir = await mkdtemp(join(tmpdir(), 'crmsync-range-'));
+    const owner = await openWarehouseOwner({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake') });
+    let pageLoads = 0;
+    const writes = {
+      run: <T>(job: (w: WarehouseHandle) => Promise<T>) =>
+        owner.run((w) =>
+          job(
+            new Proxy(w, {
+              get(target, prop) {
+                const value = Reflect.get(target, prop) as unknown;
+                if (prop === 'loadContactPages') pageLoads++;
+                return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+              },
+            }),
+          ),
+        ),
+      get pending() {
+        return owner.pending;
+      },
+    };
+    try {
+      // Pages of 20 rows, far under a load's minimum; a linger of ten minutes: without the range's
+      // flush this test would time out.
+      const acts = createContactActivities({ client, writes, logger: silentLogger, contactLingerMs: 600_000 });
+      const scan = await acts.startContactsScan({ mode: 'backfill', perPage: 20, loadId: 'L1' });
+      const r = await acts.syncContactPages({ scanKey: scan.scanKey, fromPage: 1, toPage: 3, perPage: 20, expectedTotal: 60, loadId: 'L1' });
+      expect(r).toMatchObject({ pages: 3, rows: 60, pagesLoadedNow: 3, inserted: 60 });
+      expect(pageLoads).toBe(1);
+    } finally {
+      await owner.close();
+      await client.close();
       await sim.close();
       await rm(dir, { recursive: true, force: true });
     }
