@@ -60,8 +60,8 @@ const EnvSchema = z.object({
   CRMSYNC_SYNC_CONTACT_PAGES: z.enum(['raw', 'parsed'], { message: 'CRMSYNC_SYNC_CONTACT_PAGES must be raw (DuckDB parses contact pages, the default) or parsed (JavaScript does)' }).default('raw'),
   CRMSYNC_WORKER_HEAP_GROWTH_PERCENT: z
     .string()
-    .regex(/^\d+$/, "CRMSYNC_WORKER_HEAP_GROWTH_PERCENT must be a whole number of percent such as 100, or 0 for V8's own heap growth")
-    .default('100')
+    .regex(/^\d+$/, "CRMSYNC_WORKER_HEAP_GROWTH_PERCENT must be a whole number of percent such as 50, or 0 for V8's own heap growth")
+    .default('50')
     .transform(Number),
   TEMPORAL_ADDRESS: z
     .string()

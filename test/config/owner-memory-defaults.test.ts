@@ -11,7 +11,7 @@ describe("the warehouse owner's memory defaults", () => {
     expect(config.syncMemoryLimit).toBe('128MB');
     expect(config.syncThreads).toBe(1);
     expect(config.syncCheckpointThreshold).toBe('128MB');
-    expect(config.workerHeapGrowthPercent).toBe(100);
+    expect(config.workerHeapGrowthPercent).toBe(50);
   });
 
   it('take a sixteenth of a small machine (or container), not less than 64MB', () => {
