@@ -183,13 +183,10 @@ export function createContactActivities(deps: SyncActivityDeps) {
         result.requests++;
         return await client.contacts.listPageRaw(scanQuery(page, perPage));
       };
-      /** Every load started, for the end; and those not yet awaited, to bound them. */
+      /** Every load started, for the end; and those not yet settled, to bound them. */
       const loads: Promise<void>[] = [];
-      const unawaited: Promise<void>[] = [];
-      /** Loads of this range not yet settled. */
-      let unsettled = 0;
+      const unsettled = new Set<Promise<void>>();
       const load = async (page: number, contents: { items: Contact[]; raw?: RawContents }, reportedTotal: number | undefined): Promise<void> => {
-        unsettled++;
         const loaded = sink.add({ scanKey: input.scanKey, page, ...contents, reportedTotal, loadId: input.loadId, syncedAt: new Date(now()) }).then((stats) => {
           addStats(result, stats);
           result.rejected += stats.rejected;
@@ -199,15 +196,14 @@ export function createContactActivities(deps: SyncActivityDeps) {
         });
         // Observed at once (a failed load must not be an unhandled rejection while the scan waits
         // on requests); still awaited below, where its error fails the range.
-        loaded.then(
-          () => unsettled--,
-          () => unsettled--,
-        );
+        const settled = (): boolean => unsettled.delete(loaded);
+        loaded.then(settled, settled);
         loads.push(loaded);
-        unawaited.push(loaded);
+        unsettled.add(loaded);
         // This range is about to wait on its own pages: they load now, without lingering.
-        if (unsettled >= MAX_PENDING_LOADS) sink.flush();
-        while (unawaited.length >= MAX_PENDING_LOADS) await unawaited.shift();
+        if (unsettled.size >= MAX_PENDING_LOADS) sink.flush();
+        // The oldest first (a Set keeps insertion order).
+        while (unsettled.size >= MAX_PENDING_LOADS) await unsettled.values().next().value;
       };
       try {
         for (const [from, to] of pageRuns(startPage, input.toPage, done)) {
