@@ -5,8 +5,8 @@ import { CrmError } from './errors.js';
  * (a token bucket with a burst of about one request, so requests go out evenly spaced), adapted
  * from what the server says:
  *
- * - without a configured budget it starts at `initialRps` and doubles per second while the limiter
- *   is the bottleneck (slow start) until the first 429;
+ * - without a configured budget it starts at `initialRps` and doubles about every quarter second
+ *   while the limiter is the bottleneck (slow start) until the first 429;
  * - a 429 pauses everyone for Retry-After; when the last second's traffic ran at the budget (at
  *   least 4 requests, held back by the budget or at half of it or more), it also records that send
  *   rate (less the refused request) as the server's limit and drops to 85% of it; later 429s from
@@ -84,6 +84,14 @@ interface Waiter {
 }
 
 const DEFAULT_PAUSE_MS = 1000;
+/**
+ * Slow start's growth for each answered request: the rate grows by about three times itself a
+ * second, so it doubles in about a quarter of a second of saturated traffic. At one per request
+ * (doubling in about 0.7 s) a backfill's first seconds ran well under what the server answered,
+ * while the 429s an overshoot costs are bounded by the requests in flight either way: the first
+ * 429 pauses everyone (bench/results/notes.md, "Issue 19, the client's slow start").
+ */
+export const SLOW_START_STEP = 3;
 /** Fewest requests in the second before a 429 for their rate to count as the server's limit. */
 const MIN_SAMPLE = 4;
 
@@ -207,7 +215,7 @@ export function createRateLimiter(opts: RateLimiterOptions = {}): RateLimiter {
     // Grow only while the budget is what holds requests back, so an idle period does not bank rate.
     if (t - saturatedAt > 1000) return;
     if (phase === 'slow_start') {
-      rps = Math.min(ceiling, rps + 1); // doubles per second of saturated traffic
+      rps = Math.min(ceiling, rps + SLOW_START_STEP);
     } else if (learned === undefined || rps < learned * 0.95) {
       const target = learned === undefined ? ceiling : learned * 0.95;
       rps = Math.min(ceiling, target, rps + Math.max(1, (learned ?? rps) * 0.1) / rps);

@@ -59,7 +59,9 @@ describe('adaptive rate limit against the simulator’s rate limit', () => {
     const tailRate = (tail.length - 1) / ((tail.at(-1)! - tail[0]!) / 1000);
     const why = JSON.stringify({ snapshot: s, status429, tailRate });
     expect(done).toHaveLength(N);
-    expect(status429, why).toBeLessThanOrEqual(4); // no storm: about one per discovery step
+    // No storm: the first discovery costs the requests in flight when its 429 comes back (here 4 at
+    // most: 25 ms each at the rate slow start had reached), then about one per later step.
+    expect(status429, why).toBeLessThanOrEqual(6);
     expect(s.rateLimited, why).toBe(status429);
     expect(s.learnedLimitRps, why).toBeGreaterThan(LIMIT * 0.9);
     expect(s.learnedLimitRps, why).toBeLessThan(LIMIT * 1.1);

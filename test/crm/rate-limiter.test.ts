@@ -78,6 +78,32 @@ describe('rate limiter', () => {
     expect(limiter.snapshot().rps).toBe(grown);
   });
 
+  it('slow start doubles the rate within half a second of saturated traffic', async () => {
+    // A backfill's first second: with the rate doubling only about every 0.7 s, its first pages came
+    // at half the pace the server answered them (bench/results/notes.md, "the client's slow start").
+    const clock = useFakeClock();
+    const limiter = createRateLimiter({ initialRps: 10, maxConcurrency: 8, now: clock.now });
+    let stop = false;
+    const sent: number[] = [];
+    const worker = async (): Promise<void> => {
+      while (!stop) {
+        const t = await limiter.acquire();
+        sent.push(clock.now());
+        await clock.sleep(20);
+        t.release({ kind: 'ok', latencyMs: 20 });
+      }
+    };
+    const workers = Array.from({ length: 8 }, worker);
+    await clock.run(clock.sleep(500), 1_000);
+    const at500 = limiter.snapshot().rps;
+    stop = true;
+    await clock.run(Promise.all(workers), 1_000);
+    expect(at500).toBeGreaterThanOrEqual(30);
+    // Still paced: no burst beyond the budget of the moment (10 a second at the start).
+    expect(sent.filter((t) => t < 100).length).toBeLessThanOrEqual(2);
+    expect(limiter.snapshot().phase).toBe('slow_start');
+  });
+
   it('a configured ceiling is never exceeded, even after probing', async () => {
     const clock = useFakeClock();
     const limiter = createRateLimiter({ maxRps: 30, maxConcurrency: 4, now: clock.now });
