@@ -11,6 +11,7 @@ import { clearScans, liveContactCount, scannedPages, scannedTotals, unseenLiveCo
 import { scanOutcome } from '../src/warehouse/scan-outcome.js';
 import type { LoadStats } from '../src/warehouse/types.js';
 import type { ContactsMode, ReconcilePolicy } from '../workflows/sync-types.js';
+import { fetchNewContactsWith, fetchNewestContactPage, type NewContactsResult } from './sync-new-contacts.js';
 import { activityClient, currentActivity, startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
 
 export interface ContactsPlan {
@@ -47,6 +48,8 @@ export interface FinishScanResult {
   drift: boolean;
   crmTotal: number;
   liveCount: number;
+  /** Contacts created while the scan ran, when the finish was asked to fetch them (`fetchNew`). */
+  fresh?: NewContactsResult;
 }
 
 const NO_STATS: LoadStats = { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
@@ -240,9 +243,22 @@ export function createContactActivities(deps: SyncActivityDeps) {
      * Ends a scan: live contacts it did not see (up to the highest id held when it began) are
      * confirmed one by one, since drift can hide a live contact from a scan; the gone ones are
      * tombstoned, the found ones loaded. Then one probe tells whether the CRM changed meanwhile.
+     * With `fetchNew`, the contacts created while the scan ran are fetched too (as
+     * `fetchNewContacts`, in `fresh`): the newest page is the probe, requested at the start, so
+     * its round trip overlaps the publish of the scan's last lake buckets.
      */
-    async finishContactsScan(input: { scanKey: string; loadId: string }): Promise<FinishScanResult> {
+    async finishContactsScan(input: { scanKey: string; loadId: string; fetchNew?: { perPage: number } }): Promise<FinishScanResult> {
       const client = activityClient(deps.client);
+      const newest = input.fetchNew ? fetchNewestContactPage(deps, 1, input.fetchNew.perPage) : undefined;
+      // Awaited below; observed now so that a failure before then is not an unhandled rejection.
+      newest?.catch(() => undefined);
+      const head = async (): Promise<{ total: number; maxId: number }> => {
+        if (!newest) return await probe(client);
+        const p = await newest;
+        return { total: p.total ?? p.items.length, maxId: p.items[0]?.id ?? 0 };
+      };
+      const withFresh = async (finished: FinishScanResult): Promise<FinishScanResult> =>
+        input.fetchNew ? { ...finished, fresh: await fetchNewContactsWith(deps, { perPage: input.fetchNew.perPage, loadId: input.loadId }, newest) } : finished;
       const found0 = await writes.run(async (w) => {
         const active = (await readContactsState(w)).activeScan;
         if (!active || active.scanKey !== input.scanKey) return undefined;
@@ -250,10 +266,10 @@ export function createContactActivities(deps: SyncActivityDeps) {
       });
       if (!found0) {
         // Finished already: an earlier attempt completed but its result was lost (worker died).
-        const tail = await probe(client);
+        const tail = await head();
         const liveCount = await writes.run(liveContactCount);
         logger.info({ scanKey: input.scanKey }, 'contact scan already finished; nothing to do');
-        return { deleted: 0, restored: 0, requests: 1, drift: false, crmTotal: tail.total, liveCount };
+        return await withFresh({ deleted: 0, restored: 0, requests: 1, drift: false, crmTotal: tail.total, liveCount });
       }
       const { scan, candidates } = found0;
       // The scan's pages are all loaded: its last lake buckets go out while this waits on the CRM.
@@ -283,10 +299,10 @@ export function createContactActivities(deps: SyncActivityDeps) {
       } finally {
         hb.stop();
       }
-      const tail = await probe(client);
+      const tail = await head();
       requests++;
       const ctx = ctxFor(input.loadId);
-      return await writes.run(async (w) => {
+      const finished = await writes.run(async (w) => {
         const deleted = gone.length > 0 ? await w.tombstoneContacts(gone, ctx) : 0;
         if (found.length > 0) await w.loadContacts(found, ctx);
         const outcome = await scanOutcome(w, scan.scanKey, scan.total);
@@ -306,6 +322,7 @@ export function createContactActivities(deps: SyncActivityDeps) {
         if (drift) logger.info({ scanKey: scan.scanKey, restored: found.length, deleted }, 'contacts changed during the scan');
         return { deleted, restored: found.length, requests, drift, crmTotal: tail.total, liveCount };
       });
+      return await withFresh(finished);
     },
   };
 }

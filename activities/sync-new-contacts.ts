@@ -27,54 +27,65 @@ function addStats(into: NewContactsResult, add: LoadStats & { rejected?: number 
   into.rejected = (into.rejected ?? 0) + (add.rejected ?? 0);
 }
 
-export function createNewContactActivities(deps: SyncActivityDeps) {
+/** The newest page of contacts (id descending, with custom values): raw or parsed, as the sync loads them. */
+export function fetchNewestContactPage(deps: SyncActivityDeps, page: number, perPage: number): Promise<Page<Contact> | RawPage> {
+  const client = activityClient(deps.client);
+  const q = { page, perPage, order: 'desc' as const, orderBy: 'id' as const, customFields: true };
+  return (deps.contactPages ?? 'raw') === 'raw' ? client.contacts.listPageRaw(q) : client.contacts.listPage(q);
+}
+
+/**
+ * Incremental: reads the newest contacts first and stops at the highest id already held, so a
+ * run with nothing new costs one request. The page's total, against the live count, reveals
+ * deletes. `firstPage`: page 1 already requested (the end of a scan asks for it while its last
+ * lake buckets are published); it is not counted again.
+ */
+export async function fetchNewContactsWith(deps: SyncActivityDeps, input: { perPage: number; loadId: string }, firstPage?: Promise<Page<Contact> | RawPage>): Promise<NewContactsResult> {
   const { writes } = deps;
   const now = deps.now ?? Date.now;
-  const ctxFor = (loadId: string) => ({ loadId, syncedAt: new Date(now()) });
-
-  return {
-    /**
-     * Incremental: reads the newest contacts first and stops at the highest id already held, so a
-     * run with nothing new costs one request. The page's total, against the live count, reveals deletes.
-     */
-    async fetchNewContacts(input: { perPage: number; loadId: string }): Promise<NewContactsResult> {
-      const client = activityClient(deps.client);
-      const sinceMaxId = (await writes.run(readContactsState)).maxId;
-      const result: NewContactsResult = { ...NO_STATS, pages: 0, rows: 0, requests: 0, crmTotal: 0, liveCount: 0, maxId: sinceMaxId, rejected: 0 };
-      const raw = (deps.contactPages ?? 'raw') === 'raw';
-      const fetchNewestPage = (page: number, perPage: number): Promise<Page<Contact> | RawPage> => {
-        result.requests++;
-        const q = { page, perPage, order: 'desc' as const, orderBy: 'id' as const, customFields: true };
-        return raw ? client.contacts.listPageRaw(q) : client.contacts.listPage(q);
-      };
-      const hb = startHeartbeats(() => ({ pages: result.pages }));
-      try {
-        // Newest first: once a row is one already held, every row after it is held too.
-        const reachedHeld = (p: Page<Contact | RowRef>) => p.items.some((c) => c.id !== undefined && c.id <= sinceMaxId);
-        for await (const p of client.paginate<Contact | RowRef, Page<Contact> | RawPage>(fetchNewestPage, { perPage: input.perPage, order: 'desc', maxPages: MAX_NEW_PAGES, stopAfter: reachedHeld })) {
-          hb.throwIfCancelled();
-          if (result.pages === 0) result.crmTotal = p.total ?? p.items.length;
-          result.pages++;
-          // Raw: DuckDB parses the page and loads the rows above the highest id held (and rejects
-          // rows whose id it cannot read); parsed, the JavaScript path picks the same rows.
-          const fresh: (Contact | RowRef)[] = 'body' in p ? rowsAbove(p.items, sinceMaxId) : p.items.filter((c) => c.id > sinceMaxId);
-          if (fresh.length > 0) {
-            const ctx = ctxFor(input.loadId);
-            const stats = await writes.run((w) => ('body' in p ? w.loadContactPages(rawPageBodies(p, result.pages, { minId: sinceMaxId }), ctx) : w.loadContacts(fresh as Contact[], ctx)));
-            addStats(result, stats);
-            result.rows += fresh.length;
-            for (const c of fresh) if (c.id !== undefined && c.id > result.maxId) result.maxId = c.id;
-          }
-          hb.beat();
-        }
-      } finally {
-        hb.stop();
+  const client = activityClient(deps.client);
+  const sinceMaxId = (await writes.run(readContactsState)).maxId;
+  const result: NewContactsResult = { ...NO_STATS, pages: 0, rows: 0, requests: 0, crmTotal: 0, liveCount: 0, maxId: sinceMaxId, rejected: 0 };
+  const fetchNewestPage = (page: number, perPage: number): Promise<Page<Contact> | RawPage> => {
+    if (page === 1 && firstPage) return firstPage;
+    result.requests++;
+    return fetchNewestContactPage(deps, page, perPage);
+  };
+  const hb = startHeartbeats(() => ({ pages: result.pages }));
+  try {
+    // Newest first: once a row is one already held, every row after it is held too.
+    const reachedHeld = (p: Page<Contact | RowRef>) => p.items.some((c) => c.id !== undefined && c.id <= sinceMaxId);
+    for await (const p of client.paginate<Contact | RowRef, Page<Contact> | RawPage>(fetchNewestPage, { perPage: input.perPage, order: 'desc', maxPages: MAX_NEW_PAGES, stopAfter: reachedHeld })) {
+      hb.throwIfCancelled();
+      if (result.pages === 0) result.crmTotal = p.total ?? p.items.length;
+      result.pages++;
+      // Raw: DuckDB parses the page and loads the rows above the highest id held (and rejects
+      // rows whose id it cannot read); parsed, the JavaScript path picks the same rows.
+      const fresh: (Contact | RowRef)[] = 'body' in p ? rowsAbove(p.items, sinceMaxId) : p.items.filter((c) => c.id > sinceMaxId);
+      if (fresh.length > 0) {
+        const ctx = { loadId: input.loadId, syncedAt: new Date(now()) };
+        const stats = await writes.run((w) => ('body' in p ? w.loadContactPages(rawPageBodies(p, result.pages, { minId: sinceMaxId }), ctx) : w.loadContacts(fresh as Contact[], ctx)));
+        addStats(result, stats);
+        result.rows += fresh.length;
+        for (const c of fresh) if (c.id !== undefined && c.id > result.maxId) result.maxId = c.id;
       }
-      return await writes.run(async (w) => {
-        const state = await readContactsState(w);
-        await writeContactsState(w, { ...state, maxId: Math.max(state.maxId, result.maxId), lastRunAtMs: now() });
-        return { ...result, liveCount: await liveContactCount(w) };
-      });
+      hb.beat();
+    }
+  } finally {
+    hb.stop();
+  }
+  return await writes.run(async (w) => {
+    const state = await readContactsState(w);
+    await writeContactsState(w, { ...state, maxId: Math.max(state.maxId, result.maxId), lastRunAtMs: now() });
+    return { ...result, liveCount: await liveContactCount(w) };
+  });
+}
+
+export function createNewContactActivities(deps: SyncActivityDeps) {
+  return {
+    /** Contacts above the highest id held (`fetchNewContactsWith`). */
+    async fetchNewContacts(input: { perPage: number; loadId: string }): Promise<NewContactsResult> {
+      return await fetchNewContactsWith(deps, input);
     },
   };
 }

@@ -101,11 +101,14 @@ export async function runContactsFlow(
     }
 
     progress.phase = 'finishing';
-    const fin = await acts.finishContactsScan({ scanKey: scan.scanKey, loadId });
+    // Contacts created while the scan ran sit above its pages: the finish picks them up too (its
+    // probe is their first page), one round trip less; runs started before that change fetch
+    // them in an activity of their own.
+    const fetchNew = patched('finish-fetches-new') ? { fetchNew: { perPage: tuning.perPage } } : {};
+    const fin = await acts.finishContactsScan({ scanKey: scan.scanKey, loadId, ...fetchNew });
     totals.requests += fin.requests;
     totals.deleted += fin.deleted;
-    // Contacts created while the scan ran sit above its pages: pick them up now.
-    const fresh = await acts.fetchNewContacts({ perPage: tuning.perPage, loadId });
+    const fresh = fin.fresh ?? (await acts.fetchNewContacts({ perPage: tuning.perPage, loadId }));
     addTotals(totals, fresh);
     progress.rows = totals.rows;
     progress.requests = totals.requests;

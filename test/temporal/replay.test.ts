@@ -61,6 +61,12 @@ describe('replay of the recorded workflow histories', () => {
     const scan = byName(all, 'sync-backfill.contacts-1');
     expect(activitiesOf(scan).filter((a) => a === 'syncContactPages').length).toBeGreaterThan(1);
     expect(continuesAsNew(scan)).toBe(true);
+    // The scan's end: the finish fetches the contacts created meanwhile; runs started before that
+    // change fetch them in an activity of their own.
+    const finished = byName(all, 'sync-backfill.contacts-2');
+    expect(patchIdsOf(finished)).toEqual(['finish-fetches-new']);
+    expect(activitiesOf(finished).slice(-2)).toEqual(['finishContactsScan', 'recordStreamRun']);
+    expect(activitiesOf(byName(all, 'before-finish-fetches-new.sync-backfill.contacts-2')).slice(-3)).toEqual(['finishContactsScan', 'fetchNewContacts', 'recordStreamRun']);
     const incremental = byName(all, 'sync-incremental.contacts');
     expect(patchIdsOf(incremental)).toEqual(['run-record-alongside', 'contacts-start-one-activity']);
     expect(activitiesOf(incremental)).toEqual(['recordStreamRun', 'startContactsRun', 'recordStreamRun']);

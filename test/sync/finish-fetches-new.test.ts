@@ -1,0 +1,59 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createSyncActivities } from '../../activities/sync-activities.js';
+import { silentLogger } from '../../src/logger.js';
+import { startSimulator } from '../../src/simulator/index.js';
+import { openWarehouseOwner } from '../../src/warehouse/index.js';
+import { countingCrmClient } from '../helpers/counting-crm-client.js';
+
+// The end of a scan asks for the newest page once: it is the finish's probe (has the CRM changed
+// since the scan began?) and the first page of the contacts created meanwhile, requested while
+// the scan's last lake buckets are published. The simulator in real mode, real DuckDB.
+const ZONE = 'America/New_York';
+const PER_PAGE = 25;
+
+describe('the end of a contact scan', () => {
+  it.each([
+    { created: 7, pages: 1 },
+    { created: 30, pages: 2 },
+  ])('loads the $created contacts created during the scan with the probe as their first page', async ({ created, pages }) => {
+    const dir = await mkdtemp(join(tmpdir(), 'crmsync-finish-new-'));
+    const sim = await startSimulator({ contacts: 120, seed: 61, mode: 'real', timezone: ZONE });
+    const writes = await openWarehouseOwner({ dbPath: join(dir, 'w.duckdb'), lakePath: join(dir, 'lake'), siteTimeZone: ZONE });
+    try {
+      const { client, calls } = countingCrmClient(sim, ZONE);
+      const acts = createSyncActivities({ client, writes, logger: silentLogger, publishEveryMs: 0 });
+      const scan = await acts.startContactsScan({ mode: 'backfill', perPage: PER_PAGE, loadId: 'L1' });
+      await acts.syncContactPages({ scanKey: scan.scanKey, fromPage: 1, toPage: scan.lastPage, perPage: PER_PAGE, expectedTotal: scan.total, loadId: 'L1' });
+      for (let i = 0; i < created; i++) sim.mutate.createContact({ email: `during-scan-${i}@example.com`, status: 'subscribed', first_name: `During${i}` });
+
+      const before = { ...calls };
+      const fin = await acts.finishContactsScan({ scanKey: scan.scanKey, loadId: 'L1', fetchNew: { perPage: PER_PAGE } });
+
+      expect(fin.fresh).toBeDefined();
+      expect(fin.fresh!.rows).toBe(created);
+      expect(fin.fresh!.pages).toBe(pages);
+      expect(fin.fresh!.crmTotal).toBe(120 + created);
+      expect(fin.fresh!.liveCount).toBe(120 + created);
+      // The scan saw the CRM change under it (its highest id moved): the flow sweeps once more.
+      expect(fin.drift).toBe(true);
+      // One request for the probe and the first page together; the second page only when needed.
+      expect(fin.requests).toBe(1);
+      expect(fin.fresh!.requests).toBe(pages - 1);
+      expect({ parsed: calls.parsed - before.parsed, raw: calls.raw - before.raw }).toEqual({ parsed: 0, raw: pages });
+      const held = await writes.run((w) => w.maxContactId());
+      expect(held).toBe(Math.max(...sim.truth().contacts.map((c) => c.id)));
+
+      // Asked again (its result lost to a crash), the finish finds nothing new and writes nothing twice.
+      const again = await acts.finishContactsScan({ scanKey: scan.scanKey, loadId: 'L1', fetchNew: { perPage: PER_PAGE } });
+      expect(again.fresh!.rows).toBe(0);
+      expect(again.fresh!.liveCount).toBe(120 + created);
+    } finally {
+      await writes.close();
+      await sim.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
