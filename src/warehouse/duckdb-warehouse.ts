@@ -184,7 +184,7 @@ export class DuckDbWarehouse implements WarehouseHandle {
     return readRows(this.connection, sql, params);
   }
 
-  async publishLake(tables?: readonly string[], options?: { buckets?: readonly number[] }): Promise<void> {
+  async publishLake(tables?: readonly string[], options?: { buckets?: readonly number[]; onlyIfNew?: boolean }): Promise<void> {
     this.#requireWrite('publishLake', []);
     const { lakePath, catalogPath, sqlDir, logger } = this.#deps;
     await publishLake({ connection: this.connection, lakePath, sqlDir, marks: this.#marks, ...(catalogPath ? { catalogPath } : {}), ...(logger ? { logger } : {}) }, tables, options);

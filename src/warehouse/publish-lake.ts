@@ -55,6 +55,12 @@ export interface PublishOptions {
    * publish at its end has only the last ones left.
    */
   buckets?: readonly number[];
+  /**
+   * Publish only a lake that has never been published (no manifest): its tables, empty or not,
+   * and the catalog. A worker does this as it starts, so the lake is readable before the first
+   * sync ends and that sync's last publish writes only what it changed.
+   */
+  onlyIfNew?: boolean;
 }
 
 /**
@@ -72,8 +78,10 @@ export async function publishLake(ctx: PublishContext, tables?: readonly string[
     throw new WarehouseInputError(`publishLake: ${unknown.join(', ')} ${unknown.length === 1 ? 'is' : 'are'} not lake tables; use some of ${Object.keys(LAKE_TABLES).join(', ')}.`);
   }
   const wanted = (tables ?? Object.keys(LAKE_TABLES)).filter((t) => existing.has(t));
+  const found = await readLakeManifest(ctx.lakePath);
+  if (found && options.onlyIfNew) return [];
   await mkdir(join(ctx.lakePath, GENERATIONS_DIR), { recursive: true });
-  const manifest: LakeManifest = (await readLakeManifest(ctx.lakePath)) ?? { publishedAt: null, tables: {} };
+  const manifest: LakeManifest = found ?? { publishedAt: null, tables: {} };
   const published: string[] = [];
   for (const table of wanted) {
     if (await publishTable(ctx, table, LAKE_TABLES[table]!, manifest, options.buckets)) published.push(table);

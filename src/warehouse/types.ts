@@ -81,7 +81,7 @@ export interface Warehouse {
    * Write the tables changed since the last publish to the Parquet lake (atomic, incremental).
    * `buckets`: only these id buckets of the contact tables; their other changes stay pending.
    */
-  publishLake(tables?: readonly string[], options?: { buckets?: readonly number[] }): Promise<void>;
+  publishLake(tables?: readonly string[], options?: { buckets?: readonly number[]; onlyIfNew?: boolean }): Promise<void>;
 }
 
 /** What the push ledger, plan and source need of a warehouse scope: statements with bound parameters. */

@@ -49,6 +49,14 @@ export async function runComposedWorkers(options: RunComposedWorkersOptions): Pr
     return options.tracker ? options.tracker.wrap(activities.warehouse) : activities.warehouse;
   });
   warehouseActivities.catch(() => undefined); // runWorkers reports it; unread when aborted before it starts
+  // A lake never published (a new install) is published now, empty: analysts can connect to its
+  // catalog before the first sync ends, and that sync's last publish writes only what it changed
+  // (on a fresh lake it wrote every table: bench/results/notes.md, "the first publish").
+  opening.then(
+    (owner) =>
+      owner.run((w) => w.publishLake(undefined, { onlyIfNew: true })).catch((err: unknown) => logger.warn({ err }, 'publishing the new lake at start failed; the first sync publishes it')),
+    () => undefined, // runWorkers reports a file that did not open
+  );
   try {
     await runWorkers({
       nativeConnection: options.nativeConnection,

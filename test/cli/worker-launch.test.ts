@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -111,6 +111,20 @@ describe.runIf(process.platform === 'linux')('`crmsync worker` starts with the l
       expect(await until(() => !isProcessAlive(orphan!), 30_000), 'the worker stops without its launcher').toBe(true);
     } finally {
       if (orphan && isProcessAlive(orphan)) process.kill(orphan, 'SIGKILL');
+    }
+  });
+
+  it('publishes a new lake as it starts, so its catalog is there before any sync', { timeout: 120_000 }, async () => {
+    const lake = join(dir, `lake-${randomUUID().slice(0, 8)}`);
+    const w = await startWorker({ ...env(), CRMSYNC_LAKE: lake });
+    try {
+      // The catalog is written last, after the manifest.
+      expect(await until(() => existsSync(join(lake, 'catalog.duckdb')), 30_000), w.output()).toBe(true);
+      const manifest = JSON.parse(readFileSync(join(lake, '_manifest.json'), 'utf8')) as { tables: Record<string, { rows: number }> };
+      expect(manifest.tables.contacts).toMatchObject({ rows: 0 });
+    } finally {
+      w.launcher.kill('SIGTERM');
+      await w.ended;
     }
   });
 

@@ -140,3 +140,34 @@ describe('publishLake after a publish', () => {
     expect(await w.query(`SELECT title FROM read_parquet('${join(p.lakePath, 'tags')}/*.parquet') WHERE id = 1`)).toEqual([{ title: 'renamed' }]);
   });
 });
+
+describe('publishLake of a new lake only (as a worker starts)', () => {
+  it('publishes a lake never published, with every table and the catalog; a published lake is left to the syncs', async () => {
+    const fresh = tempPaths();
+    const n = await openWarehouse({ dbPath: fresh.dbPath, lakePath: fresh.lakePath });
+    try {
+      await n.migrate();
+      await n.publishLake(undefined, { onlyIfNew: true });
+      const tables = Object.keys(LAKE_TABLES).filter((t) => {
+        try {
+          return readlinkSync(join(fresh.lakePath, t)).length > 0;
+        } catch {
+          return false;
+        }
+      });
+      expect(tables.length).toBeGreaterThan(20);
+      expect(tables).toContain('contacts');
+      expect(statSync(join(fresh.lakePath, CATALOG_FILE)).size).toBeGreaterThan(0);
+    } finally {
+      await n.close();
+      fresh.cleanup();
+    }
+    // The seeded lake was published: a write since then waits for a sync's publish.
+    const before = generations();
+    await w.loadContacts([makeContact(3)], ctx());
+    await w.publishLake(undefined, { onlyIfNew: true });
+    expect(changed(before)).toEqual([]);
+    await w.publishLake();
+    expect(changed(before)).toContain('contacts');
+  });
+});
