@@ -81,7 +81,9 @@ export async function runContactsFlow(
     let stopForHistory = false;
     const slot = async (): Promise<void> => {
       for (let range = ranges.shift(); range; range = stopForHistory ? undefined : ranges.shift()) {
-        const r = await acts.syncContactPages({ scanKey: scan.scanKey, ...range, perPage: scan.perPage, expectedTotal: scan.total, loadId });
+        // The last range handed out takes the request slots the others leave as they end.
+        const last = ranges.length === 0 ? { last: true } : {};
+        const r = await acts.syncContactPages({ scanKey: scan.scanKey, ...range, perPage: scan.perPage, expectedTotal: scan.total, loadId, ...last });
         addTotals(totals, r);
         progress.pagesDone += range.toPage - range.fromPage + 1;
         progress.rows = totals.rows;

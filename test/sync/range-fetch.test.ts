@@ -10,12 +10,13 @@ import type { SyncCrmClient } from '../../src/sync/crm-port.js';
 import { openWarehouseOwner, type WarehouseHandle } from '../../src/warehouse/index.js';
 
 /**
- * One range activity, called directly (no worker): it keeps two page requests in flight, so the
- * client's request slots stay busy while other ranges wait for their last loads; and when a
+ * One range activity, called directly (no worker): it keeps two page requests in flight (four for
+ * the scan's last range), so the client's request slots stay busy while other ranges wait for
+ * their last loads; and when a
  * request fails, nothing of the attempt goes on after it has failed.
  */
 describe('syncContactPages (one range, simulator, real DuckDB)', () => {
-  it('keeps two requests in flight, loads every page exactly, and stops both lanes on a failure', async () => {
+  it('keeps two requests in flight (the last range four), loads every page exactly, and stops both lanes on a failure', async () => {
     const sim = await startSimulator({ contacts: 300, seed: 5 });
     const real = createCrmClient({ baseUrl: sim.baseUrl, username: sim.credentials.username, password: sim.credentials.password });
     const dir = await mkdtemp(join(tmpdir(), 'crmsync-range-'));
@@ -50,9 +51,14 @@ describe('syncContactPages (one range, simulator, real DuckDB)', () => {
       started.length = 0; // the scan's probe
       const range = { scanKey: scan.scanKey, perPage: 20, expectedTotal: 300, loadId: 'L1' };
 
-      const r = await acts.syncContactPages({ ...range, fromPage: 1, toPage: 10 });
+      const r = await acts.syncContactPages({ ...range, fromPage: 1, toPage: 6 });
       expect(maxInFlight).toBe(2);
-      expect(r).toMatchObject({ pages: 10, rows: 200, pagesLoadedNow: 10, requests: 10, inserted: 200, drift: false });
+      expect(r).toMatchObject({ pages: 6, rows: 120, pagesLoadedNow: 6, requests: 6, inserted: 120, drift: false });
+      // The scan's last range takes the slots the others leave as they end: four at once.
+      maxInFlight = 0;
+      const last = await acts.syncContactPages({ ...range, fromPage: 7, toPage: 10, last: true });
+      expect(maxInFlight).toBe(4);
+      expect(last).toMatchObject({ pages: 4, rows: 80, pagesLoadedNow: 4, requests: 4, inserted: 80, drift: false });
       expect(started.map((s) => s.page).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
       const loaded = await writes.run((w) => w.query('SELECT count(*) AS n, min(id) AS lo, max(id) AS hi FROM contacts'));
       expect(loaded).toEqual([{ n: 200, lo: 1, hi: 200 }]);
