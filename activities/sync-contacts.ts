@@ -219,7 +219,14 @@ export function createContactActivities(deps: SyncActivityDeps) {
       try {
         for (const [from, to] of pageRuns(startPage, input.toPage, done)) {
           let page = from;
-          const opts = { perPage: input.perPage, startPage: from, endPage: to, expectedTotal: input.expectedTotal, order: 'asc' as const, concurrency: input.last ? LAST_RANGE_FETCHES : FETCHES_PER_RANGE };
+          const opts = {
+            perPage: input.perPage,
+            startPage: from,
+            endPage: to,
+            expectedTotal: input.expectedTotal,
+            order: 'asc' as const,
+            concurrency: input.last ? LAST_RANGE_FETCHES : FETCHES_PER_RANGE,
+          };
           const pages: AsyncIterable<Page<Contact> | RawPage> = rawPages ? client.paginate(fetchRaw, opts) : client.paginate(fetchParsed, opts);
           for await (const p of pages) {
             hb.throwIfCancelled();
@@ -252,17 +259,23 @@ export function createContactActivities(deps: SyncActivityDeps) {
      * confirmed one by one, since drift can hide a live contact from a scan; the gone ones are
      * tombstoned, the found ones loaded. Then one probe tells whether the CRM changed meanwhile.
      * With `fetchNew`, the contacts created while the scan ran are fetched too (as
-     * `fetchNewContacts`, in `fresh`): the newest page is the probe, requested at the start, so
-     * its round trip overlaps the publish of the scan's last lake buckets.
+     * `fetchNewContacts`, in `fresh`): the newest page is the probe, requested as soon as no
+     * confirmation is left, so its round trip overlaps the publish of the scan's last lake buckets.
      */
     async finishContactsScan(input: { scanKey: string; loadId: string; fetchNew?: { perPage: number } }): Promise<FinishScanResult> {
       const client = activityClient(deps.client);
-      const newest = input.fetchNew ? fetchNewestContactPage(deps, 1, input.fetchNew.perPage) : undefined;
-      // Awaited below; observed now so that a failure before then is not an unhandled rejection.
-      newest?.catch(() => undefined);
+      let newest: Promise<Page<Contact> | RawPage> | undefined;
+      const requestNewest = (perPage: number): Promise<Page<Contact> | RawPage> => {
+        if (!newest) {
+          newest = fetchNewestContactPage(deps, 1, perPage);
+          // Awaited below; observed now so that a failure before then is not an unhandled rejection.
+          newest.catch(() => undefined);
+        }
+        return newest;
+      };
       const head = async (): Promise<{ total: number; maxId: number }> => {
-        if (!newest) return await probe(client);
-        const p = await newest;
+        if (!input.fetchNew) return await probe(client);
+        const p = await requestNewest(input.fetchNew.perPage);
         return { total: p.total ?? p.items.length, maxId: p.items[0]?.id ?? 0 };
       };
       const withFresh = async (finished: FinishScanResult): Promise<FinishScanResult> =>
@@ -280,6 +293,9 @@ export function createContactActivities(deps: SyncActivityDeps) {
         return await withFresh({ deleted: 0, restored: 0, requests: 1, drift: false, crmTotal: tail.total, liveCount });
       }
       const { scan, candidates } = found0;
+      // With nothing to confirm (the usual end), the probe goes out now; after the confirmations
+      // otherwise, so that it still sees what changed while they ran.
+      if (input.fetchNew && candidates.length === 0) requestNewest(input.fetchNew.perPage).catch(() => undefined);
       // The scan's pages are all loaded: its last lake buckets go out while this waits on the CRM.
       sink.publishTouched();
       let requests = 0;

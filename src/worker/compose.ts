@@ -53,8 +53,7 @@ export async function runComposedWorkers(options: RunComposedWorkersOptions): Pr
   // catalog before the first sync ends, and that sync's last publish writes only what it changed
   // (on a fresh lake it wrote every table: bench/results/notes.md, "the first publish").
   opening.then(
-    (owner) =>
-      owner.run((w) => w.publishLake(undefined, { onlyIfNew: true })).catch((err: unknown) => logger.warn({ err }, 'publishing the new lake at start failed; the first sync publishes it')),
+    (owner) => owner.run((w) => w.publishLake(undefined, { onlyIfNew: true })).catch((err: unknown) => logger.warn({ err }, 'publishing the new lake at start failed; the first sync publishes it')),
     () => undefined, // runWorkers reports a file that did not open
   );
   try {
