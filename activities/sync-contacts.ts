@@ -1,17 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import pLimit from 'p-limit';
 import type { Contact, Page, RawPage } from '../src/crm/types.js';
-import type { SyncCrmClient } from '../src/sync/crm-port.js';
-import { CrmsyncError } from '../src/errors.js';
 import { readContactsState, writeContactsState, type ActiveScan } from '../src/sync/contacts-state.js';
 import { chooseContactsMode } from '../src/sync/choose-contacts-mode.js';
 import { createContactSink, type RawContents } from '../src/sync/contact-sink.js';
-import { CONTACT_WITH_CUSTOM_VALUES } from '../src/sync/contact-requests.js';
-import { clearScans, liveContactCount, scannedPages, scannedTotals, unseenLiveContactIds } from '../src/warehouse/scan-tables.js';
-import { scanOutcome } from '../src/warehouse/scan-outcome.js';
+import { clearScans, scannedPages, scannedTotals } from '../src/warehouse/scan-tables.js';
 import type { LoadStats } from '../src/warehouse/types.js';
 import type { ContactsMode, ReconcilePolicy } from '../workflows/sync-types.js';
-import { fetchNewContactsWith, fetchNewestContactPage, type NewContactsResult } from './sync-new-contacts.js';
+import { finishContactsScan, probeContacts, type FinishScanResult } from './finish-contacts-scan.js';
 import { activityClient, currentActivity, startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
 
 export interface ContactsPlan {
@@ -39,17 +34,6 @@ export interface PagesResult extends LoadStats {
   drift: boolean;
   /** Rows this run fetched that did not fit the contact schema: not loaded, each recorded in the rejects table (`loadContactPages`). */
   rejected: number;
-}
-
-export interface FinishScanResult {
-  deleted: number;
-  restored: number;
-  requests: number;
-  drift: boolean;
-  crmTotal: number;
-  liveCount: number;
-  /** Contacts created while the scan ran, when the finish was asked to fetch them (`fetchNew`). */
-  fresh?: NewContactsResult;
 }
 
 const NO_STATS: LoadStats = { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
@@ -102,14 +86,9 @@ function pageContents(p: Page<Contact> | RawPage): { items: Contact[]; raw?: Raw
   return { items: [], raw: { bodies: p.alsoRead ? [p.body, ...p.alsoRead] : [p.body], ...spans, rows: p.items.length, ids } };
 }
 
-function isNotFound(err: unknown): boolean {
-  return err instanceof CrmsyncError && err.code === 'CRM_NOT_FOUND';
-}
-
 export function createContactActivities(deps: SyncActivityDeps) {
   const { writes, logger } = deps;
   const now = deps.now ?? Date.now;
-  const ctxFor = (loadId: string) => ({ loadId, syncedAt: new Date(now()) });
   const rawPages = (deps.contactPages ?? 'raw') === 'raw';
   const sink = createContactSink(writes, {
     // Raw pages are held as their bodies (about 0.8 KB a row, not a parsed contact's 5 KB): room
@@ -119,11 +98,6 @@ export function createContactActivities(deps: SyncActivityDeps) {
     ...(deps.publishEveryMs === 0 ? { publishColdBucketsAfterMs: false as const } : {}),
     onPublishError: (err) => logger.warn({ err }, "publishing finished lake buckets during the scan failed; the run's final publish will write them"),
   });
-
-  async function probe(client: SyncCrmClient): Promise<{ total: number; maxId: number }> {
-    const p = await client.contacts.listPage({ page: 1, perPage: 1, order: 'desc', orderBy: 'id' });
-    return { total: p.total ?? p.items.length, maxId: p.items[0]?.id ?? 0 };
-  }
 
   return {
     /** Decides backfill, incremental or reconcile from the stored state; no CRM request. */
@@ -141,7 +115,7 @@ export function createContactActivities(deps: SyncActivityDeps) {
       });
       if (existing) return { ...existing, resumed: true, requests: 0 };
 
-      const head = await probe(activityClient(deps.client));
+      const head = await probeContacts(activityClient(deps.client));
       return await writes.run(async (w) => {
         const state = await readContactsState(w);
         const scan: ActiveScan = {
@@ -254,99 +228,9 @@ export function createContactActivities(deps: SyncActivityDeps) {
       }
     },
 
-    /**
-     * Ends a scan: live contacts it did not see (up to the highest id held when it began) are
-     * confirmed one by one, since drift can hide a live contact from a scan; the gone ones are
-     * tombstoned, the found ones loaded. Then one probe tells whether the CRM changed meanwhile.
-     * With `fetchNew`, the contacts created while the scan ran are fetched too (as
-     * `fetchNewContacts`, in `fresh`): the newest page is the probe, requested as soon as no
-     * confirmation is left, so its round trip overlaps the publish of the scan's last lake buckets.
-     */
-    async finishContactsScan(input: { scanKey: string; loadId: string; fetchNew?: { perPage: number } }): Promise<FinishScanResult> {
-      const client = activityClient(deps.client);
-      let newest: Promise<Page<Contact> | RawPage> | undefined;
-      const requestNewest = (perPage: number): Promise<Page<Contact> | RawPage> => {
-        if (!newest) {
-          newest = fetchNewestContactPage(deps, 1, perPage);
-          // Awaited below; observed now so that a failure before then is not an unhandled rejection.
-          newest.catch(() => undefined);
-        }
-        return newest;
-      };
-      const head = async (): Promise<{ total: number; maxId: number }> => {
-        if (!input.fetchNew) return await probe(client);
-        const p = await requestNewest(input.fetchNew.perPage);
-        return { total: p.total ?? p.items.length, maxId: p.items[0]?.id ?? 0 };
-      };
-      const withFresh = async (finished: FinishScanResult): Promise<FinishScanResult> =>
-        input.fetchNew ? { ...finished, fresh: await fetchNewContactsWith(deps, { perPage: input.fetchNew.perPage, loadId: input.loadId }, newest) } : finished;
-      const found0 = await writes.run(async (w) => {
-        const active = (await readContactsState(w)).activeScan;
-        if (!active || active.scanKey !== input.scanKey) return undefined;
-        return { scan: active, candidates: await unseenLiveContactIds(w, active.scanKey, active.maxIdAtStart) };
-      });
-      if (!found0) {
-        // Finished already: an earlier attempt completed but its result was lost (worker died).
-        const tail = await head();
-        const liveCount = await writes.run(liveContactCount);
-        logger.info({ scanKey: input.scanKey }, 'contact scan already finished; nothing to do');
-        return await withFresh({ deleted: 0, restored: 0, requests: 1, drift: false, crmTotal: tail.total, liveCount });
-      }
-      const { scan, candidates } = found0;
-      // With nothing to confirm (the usual end), the probe goes out now; after the confirmations
-      // otherwise, so that it still sees what changed while they ran.
-      if (input.fetchNew && candidates.length === 0) requestNewest(input.fetchNew.perPage).catch(() => undefined);
-      // The scan's pages are all loaded: its last lake buckets go out while this waits on the CRM.
-      sink.publishTouched();
-      let requests = 0;
-      const gone: number[] = [];
-      const found: Contact[] = [];
-      const limit = pLimit(deps.confirmConcurrency ?? 4);
-      const hb = startHeartbeats(() => ({ confirming: candidates.length, done: gone.length + found.length }));
-      try {
-        await Promise.all(
-          candidates.map((id) =>
-            limit(async () => {
-              hb.throwIfCancelled();
-              requests++;
-              try {
-                const c = await client.contacts.get(id, CONTACT_WITH_CUSTOM_VALUES);
-                if (c) found.push(c);
-                else gone.push(id);
-              } catch (err) {
-                if (isNotFound(err)) gone.push(id);
-                else throw err;
-              }
-            }),
-          ),
-        );
-      } finally {
-        hb.stop();
-      }
-      const tail = await head();
-      requests++;
-      const ctx = ctxFor(input.loadId);
-      const finished = await writes.run(async (w) => {
-        const deleted = gone.length > 0 ? await w.tombstoneContacts(gone, ctx) : 0;
-        if (found.length > 0) await w.loadContacts(found, ctx);
-        const outcome = await scanOutcome(w, scan.scanKey, scan.total);
-        const drift = tail.total !== scan.crmTotalAtStart || tail.maxId !== scan.crmMaxIdAtStart || outcome.pagesOffTotal > 0 || found.length > 0;
-        const state = await readContactsState(w);
-        await writeContactsState(w, {
-          ...state,
-          backfillDone: true,
-          maxId: Math.max(state.maxId, outcome.maxSeenId),
-          lastReconcileAtMs: scan.startedAtMs,
-          needsReconcile: drift,
-          activeScan: null,
-          lastRunAtMs: now(),
-        });
-        await clearScans(w);
-        const liveCount = await liveContactCount(w);
-        if (drift) logger.info({ scanKey: scan.scanKey, restored: found.length, deleted }, 'contacts changed during the scan');
-        return { deleted, restored: found.length, requests, drift, crmTotal: tail.total, liveCount };
-      });
-      return await withFresh(finished);
+    /** Ends a scan (`finishContactsScan` in finish-contacts-scan.ts). */
+    finishContactsScan(input: { scanKey: string; loadId: string; fetchNew?: { perPage: number } }): Promise<FinishScanResult> {
+      return finishContactsScan(deps, sink, input);
     },
   };
 }

@@ -70,16 +70,16 @@ export interface PublishOptions {
  * generation or the new one, never a half-written file or a mix.
  */
 export async function publishLake(ctx: PublishContext, tables?: readonly string[], options: PublishOptions = {}): Promise<string[]> {
-  const existing = new Set(
-    (await ctx.connection.runAndReadAll(`SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main'`)).getRows().map((r) => String(r[0])),
-  );
   const unknown = (tables ?? []).filter((t) => !LAKE_TABLES[t]);
   if (unknown.length > 0) {
     throw new WarehouseInputError(`publishLake: ${unknown.join(', ')} ${unknown.length === 1 ? 'is' : 'are'} not lake tables; use some of ${Object.keys(LAKE_TABLES).join(', ')}.`);
   }
-  const wanted = (tables ?? Object.keys(LAKE_TABLES)).filter((t) => existing.has(t));
   const found = await readLakeManifest(ctx.lakePath);
   if (found && options.onlyIfNew) return [];
+  const existing = new Set(
+    (await ctx.connection.runAndReadAll(`SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main'`)).getRows().map((r) => String(r[0])),
+  );
+  const wanted = (tables ?? Object.keys(LAKE_TABLES)).filter((t) => existing.has(t));
   await mkdir(join(ctx.lakePath, GENERATIONS_DIR), { recursive: true });
   const manifest: LakeManifest = found ?? { publishedAt: null, tables: {} };
   const published: string[] = [];
