@@ -22,6 +22,12 @@ export interface SyncThread {
   collect(): void;
   /** fdatasync calls made so far (each covers every batch requested before it started). */
   syncs(): number;
+  /** Times a request woke a sleeping thread (a cost of the caller's thread: see LOOP). */
+  wakeups(): number;
+  /** Syncs running now. */
+  running(): number;
+  /** Threads asleep now, waiting for a request. */
+  asleep(): number;
   /** Ends the threads once every requested sync has been answered. */
   close(): Promise<void>;
 }
@@ -29,8 +35,10 @@ export interface SyncThread {
 // Slots of the shared state (Int32): the batch number last requested, the threads asleep, the
 // stop flag, the batch number the newest sync was claimed for, the file's generation, its path's
 // length in bytes, a counter bumped by every request and by the stop, which is what a sleeping
-// thread waits on, and the highest batch number a sync has succeeded for; the path itself
-// follows. Batch numbers only grow; 2^31 batches is far beyond a receiver's life.
+// thread waits on, the highest batch number a sync has succeeded for, the threads in a sync now,
+// when the newest sync started (the low 32 bits of Date.now()), and a delay added to every sync
+// (tests: a slow disk); the path itself follows. Batch numbers only grow; 2^31 batches is far
+// beyond a receiver's life.
 const REQUESTED = 0;
 const SLEEPERS = 1;
 const STOP = 2;
@@ -39,16 +47,30 @@ const GENERATION = 4;
 const PATH_LENGTH = 5;
 const WAKE = 6;
 const SYNCED = 7;
-const PATH_AT = 8 * Int32Array.BYTES_PER_ELEMENT;
+const SYNCING = 8;
+const SYNC_STARTED = 9;
+const SYNC_DELAY = 10;
+const PATH_AT = 12 * Int32Array.BYTES_PER_ELEMENT;
+
+/**
+ * A batch written while a sync has run this long wakes another thread for a sync of its own (a
+ * slow disk); written earlier in a sync, it waits for that sync's thread to claim it.
+ */
+export const SECOND_SYNC_AFTER_MS = 2;
 const MAX_PATH_BYTES = 4096;
 
 /**
  * The threads' loop, as CommonJS source (an eval worker runs the same under tsx and compiled).
  * A thread claims every batch requested so far (compare-and-swap, so two threads never sync for
  * the same claim), syncs, and answers with [batch] or [batch, code, message] when the sync failed.
- * With two threads, a batch written while one sync runs starts its own sync at once instead of
- * waiting for that one to end; each sync covers every batch written before it started, so an
- * answer for batch N also answers every batch before N.
+ * Each sync covers every batch written before it started, so an answer for batch N also answers
+ * every batch before N.
+ *
+ * The receiver wakes a sleeping thread only when no sync is running, or when the running one has
+ * taken SECOND_SYNC_AFTER_MS already (a slow disk: the batch gets a sync of its own at once). Else
+ * the running sync's thread claims the batch as soon as that sync ends. Waking a thread cost the
+ * receiver's thread about 37 us (bench/results/notes.md, "the receiver's wake-ups"), and with
+ * two threads one was always asleep, so every batch paid it.
  *
  * Each thread syncs through a descriptor of its own, opened by path: Linux reports a writeback
  * error to one fsync per open file description, so threads sharing the receiver's descriptor could
@@ -87,8 +109,14 @@ for (;;) {
     continue;
   }
   if (Atomics.compareExchange(state, ${CLAIMED}, claimed, target) !== claimed) continue;
+  // Counted down before this thread looks for more to claim: a request the receiver did not wake
+  // anyone for, having seen this sync running, is then seen by this thread.
+  Atomics.store(state, ${SYNC_STARTED}, Date.now() | 0);
+  Atomics.add(state, ${SYNCING}, 1);
   try {
     fdatasyncSync(descriptor());
+    const delay = Atomics.load(state, ${SYNC_DELAY});
+    if (delay > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, delay);
     // The other thread may have published a later batch already: SYNCED only grows.
     for (let done = Atomics.load(state, ${SYNCED}); done < target; done = Atomics.load(state, ${SYNCED})) {
       if (Atomics.compareExchange(state, ${SYNCED}, done, target) === done) break;
@@ -96,6 +124,8 @@ for (;;) {
     parentPort.postMessage([target]);
   } catch (err) {
     parentPort.postMessage([target, String(err && err.code), String(err && err.message)]);
+  } finally {
+    Atomics.sub(state, ${SYNCING}, 1);
   }
 }
 if (fd >= 0) closeSync(fd);
@@ -109,9 +139,17 @@ if (fd >= 0) closeSync(fd);
  */
 export const DEFAULT_SYNC_THREADS = 2;
 
-export function startSyncThread(threads = DEFAULT_SYNC_THREADS): SyncThread {
+export interface SyncThreadOptions {
+  /** Tests: every sync takes at least this much longer, as on a slow disk (default 0). */
+  syncDelayMs?: number;
+  /** How long a sync runs before a batch written meanwhile wakes another thread (default SECOND_SYNC_AFTER_MS). */
+  secondSyncAfterMs?: number;
+}
+
+export function startSyncThread(threads = DEFAULT_SYNC_THREADS, options: SyncThreadOptions = {}): SyncThread {
   const shared = new SharedArrayBuffer(PATH_AT + MAX_PATH_BYTES);
   const state = new Int32Array(shared, 0, PATH_AT / Int32Array.BYTES_PER_ELEMENT);
+  Atomics.store(state, SYNC_DELAY, Math.max(0, Math.round(options.syncDelayMs ?? 0)));
   const pathBytes = new Uint8Array(shared, PATH_AT, MAX_PATH_BYTES);
   const workers = Array.from({ length: Math.max(1, threads) }, () => new Worker(LOOP, { eval: true, workerData: shared }));
   // A receiver with nothing to sync must be able to exit; a request in flight keeps it alive.
@@ -129,6 +167,10 @@ export function startSyncThread(threads = DEFAULT_SYNC_THREADS): SyncThread {
   let path: string | undefined;
   let failed: Error | undefined;
   let syncs = 0;
+  let wakeups = 0;
+  const secondSyncAfterMs = options.secondSyncAfterMs ?? SECOND_SYNC_AFTER_MS;
+  // Milliseconds since the newest sync started (32-bit arithmetic, as the threads store it).
+  const runningFor = (): number => ((Date.now() | 0) - Atomics.load(state, SYNC_STARTED)) | 0;
   let closing = false;
 
   // Answers may arrive out of order (a later claim's sync can end first): an answer for a batch
@@ -181,7 +223,12 @@ export function startSyncThread(threads = DEFAULT_SYNC_THREADS): SyncThread {
       ref(true);
       Atomics.store(state, REQUESTED, requested);
       Atomics.add(state, WAKE, 1);
-      if (Atomics.load(state, SLEEPERS) > 0) Atomics.notify(state, WAKE, 1);
+      // A running sync's thread claims this batch when that sync ends (SYNCING is counted down
+      // before it looks): a thread is woken when none runs, or when the running one is slow.
+      if (Atomics.load(state, SLEEPERS) > 0 && (Atomics.load(state, SYNCING) === 0 || runningFor() >= secondSyncAfterMs)) {
+        wakeups++;
+        Atomics.notify(state, WAKE, 1);
+      }
     },
     collect() {
       if (waiting.length === 0 || failed) return;
@@ -189,6 +236,9 @@ export function startSyncThread(threads = DEFAULT_SYNC_THREADS): SyncThread {
       if (waiting[0]!.batch <= synced) answer(synced, null);
     },
     syncs: () => syncs,
+    wakeups: () => wakeups,
+    running: () => Atomics.load(state, SYNCING),
+    asleep: () => Atomics.load(state, SLEEPERS),
     async close() {
       closing = true;
       Atomics.store(state, STOP, 1);

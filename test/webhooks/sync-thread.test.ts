@@ -179,3 +179,64 @@ describe('the spool sync thread', () => {
     });
   });
 });
+
+describe('the spool sync threads wake-ups', () => {
+  const until = async (what: string, check: () => boolean): Promise<void> => {
+    const deadline = Date.now() + 10_000;
+    while (!check()) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 1));
+    }
+  };
+  const request = (thread: ReturnType<typeof startSyncThread>, fd: number, path: string, line: string): Promise<Error | null> => {
+    writeSync(fd, Buffer.from(`${line}\n`));
+    return new Promise((resolve) => thread.datasync(path, resolve));
+  };
+
+  it('wakes no thread for batches written while a sync runs: that sync’s thread claims them all when it ends', async () => {
+    await withTempDir(async (dir) => {
+      const path = join(dir, 'seg');
+      const fd = openSync(path, 'w');
+      // A slow disk, and a second sync never called for.
+      const thread = startSyncThread(2, { syncDelayMs: 300, secondSyncAfterMs: 60_000 });
+      try {
+        await until('both threads asleep', () => thread.asleep() === 2);
+        const first = request(thread, fd, path, 'first');
+        await until('the first sync', () => thread.running() === 1);
+        const woken = thread.wakeups();
+        const later = Array.from({ length: 9 }, (_, i) => request(thread, fd, path, `later ${i}`));
+        // Each of these woke the idle thread before: a cost of the receiver's thread per batch.
+        expect(thread.wakeups()).toBe(woken);
+        expect(await Promise.all([first, ...later])).toEqual(Array.from({ length: 10 }, () => null));
+        expect(woken).toBe(1);
+        expect(thread.syncs()).toBe(2);
+      } finally {
+        await thread.close();
+        closeSync(fd);
+      }
+    });
+  });
+
+  it('wakes the other thread for a batch written once a sync has run long: the two syncs run at once', async () => {
+    await withTempDir(async (dir) => {
+      const path = join(dir, 'seg');
+      const fd = openSync(path, 'w');
+      const thread = startSyncThread(2, { syncDelayMs: 1_000, secondSyncAfterMs: 20 });
+      try {
+        await until('both threads asleep', () => thread.asleep() === 2);
+        const first = request(thread, fd, path, 'first');
+        await until('the first sync', () => thread.running() === 1);
+        await new Promise((r) => setTimeout(r, 40));
+        const woken = thread.wakeups();
+        const second = request(thread, fd, path, 'second');
+        expect(thread.wakeups()).toBe(woken + 1);
+        await until('a second sync beside the first', () => thread.running() === 2);
+        expect(await Promise.all([first, second])).toEqual([null, null]);
+        expect(thread.syncs()).toBe(2);
+      } finally {
+        await thread.close();
+        closeSync(fd);
+      }
+    });
+  });
+});
