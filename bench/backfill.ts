@@ -13,6 +13,8 @@
  *                               BENCH_MEMORY_PROBE=all prints every job's figures too)
  *   DUCKDB_JE_MALLOC_CONF=dirty_decay_ms:0,muzzy_decay_ms:0 ...   (DuckDB's allocator settings for the worker)
  *   BENCH_LABEL=before ...   (figures recorded under `<key>_<label>`, beside the unlabelled ones)
+ *   BENCH_THREADS=1 ...   (prints the worker's CPU thread by thread; the sums by thread name are
+ *                          recorded as workerThreadCpuSeconds in every run on Linux)
  *
  * Prints the figures and writes bench/results/backfill.json (merged per size).
  */
@@ -31,6 +33,7 @@ import { startDevServer } from '../src/temporal/dev-server.js';
 import { locateTemporalCliFromConfig } from '../src/temporal/locate-cli.js';
 import { taskQueues } from '../src/temporal/task-queues.js';
 import { launchedProcess, processCpuSeconds, processMemoryMb } from './runner/process-memory.js';
+import { readThreadCpuMs, readThreadNames, threadCpuByName } from './runner/thread-cpu.js';
 
 const sizes = process.argv
   .slice(2)
@@ -215,7 +218,17 @@ async function backfill(
   contacts: number,
   workerEntry: string,
   address: string,
-): Promise<{ seconds: number; tailSeconds: number; rows: number; requests: number; peakRssMb: number; rssBeforeMb: number; workerCpuSeconds: number; launcherMb?: { peak: number; anon: number } }> {
+): Promise<{
+  seconds: number;
+  tailSeconds: number;
+  rows: number;
+  requests: number;
+  peakRssMb: number;
+  rssBeforeMb: number;
+  workerCpuSeconds: number;
+  workerThreadCpuSeconds?: Record<string, number>;
+  launcherMb?: { peak: number; anon: number };
+}> {
   const dir = await mkdtemp(join(tmpdir(), 'crmsync-bench-'));
   const taskQueue = `bench-${contacts}-${Date.now()}`;
   const env: NodeJS.ProcessEnv = {
@@ -263,6 +276,7 @@ async function backfill(
       const workerPid = launchedProcess(worker.pid!);
       const rssBefore = processMemoryMb(workerPid).rss;
       const cpuBefore = processCpuSeconds(workerPid);
+      const threadsBefore = readThreadCpuMs(workerPid);
       const started = performance.now();
       // With BENCH_TIMELINE: the worker's resident set every 250 ms (printed with the timeline).
       const rssSamples: string[] = [];
@@ -284,6 +298,13 @@ async function backfill(
       const seconds = (ended - started) / 1000;
       const { peak } = processMemoryMb(workerPid);
       const workerCpuSeconds = processCpuSeconds(workerPid) - cpuBefore;
+      const threadsAfter = readThreadCpuMs(workerPid);
+      const workerThreadCpuSeconds = threadsBefore && threadsAfter ? threadCpuByName(workerPid, threadsBefore, threadsAfter) : undefined;
+      if (process.env.BENCH_THREADS && threadsBefore && threadsAfter) {
+        const names = readThreadNames(workerPid);
+        const each = [...threadsAfter].map(([tid, ms]) => `${tid}:${names.get(tid) ?? '?'}:${((ms - (threadsBefore.get(tid) ?? 0)) / 1000).toFixed(2)}`);
+        process.stderr.write(`[threads] ${each.join(' ')}\n`);
+      }
       const launcher = workerPid !== worker.pid ? processMemoryMb(worker.pid!) : undefined;
       if (sampler) clearInterval(sampler);
       if (process.env.BENCH_TIMELINE) {
@@ -303,6 +324,7 @@ async function backfill(
         peakRssMb: peak,
         rssBeforeMb: rssBefore,
         workerCpuSeconds,
+        ...(workerThreadCpuSeconds ? { workerThreadCpuSeconds } : {}),
         ...(launcher ? { launcherMb: { peak: launcher.peak, anon: launcher.anon } } : {}),
       };
     } finally {
@@ -386,6 +408,8 @@ try {
           tailSeconds: +run.tailSeconds.toFixed(2),
           // Ticks of 10 ms; unlike the wall time, barely moved by other work on a shared machine.
           workerCpuSeconds: +run.workerCpuSeconds.toFixed(2),
+          // The same by thread name (Linux), the JavaScript thread as `main`: where the CPU went.
+          ...(run.workerThreadCpuSeconds ? { workerThreadCpuSeconds: run.workerThreadCpuSeconds } : {}),
           requests: run.requests,
           peakRssMb: run.peakRssMb,
           rssBeforeBackfillMb: run.rssBeforeMb,

@@ -24,3 +24,31 @@ export function readThreadCpuMs(pid: number | 'self'): Map<string, number> | und
   }
   return cpu;
 }
+
+/** A thread's name (`comm`) by thread id, for the threads `readThreadCpuMs` read. */
+export function readThreadNames(pid: number): Map<string, string> {
+  const names = new Map<string, string>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      names.set(tid, readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim());
+    } catch {
+      // ended while read
+    }
+  }
+  return names;
+}
+
+/**
+ * CPU seconds a process spent between two readings of `readThreadCpuMs`, by thread name, the main
+ * thread (whose id is the pid) apart as `main`. Threads that ended in between are not counted.
+ */
+export function threadCpuByName(pid: number, before: Map<string, number>, after: Map<string, number>): Record<string, number> {
+  const names = readThreadNames(pid);
+  const sums: Record<string, number> = {};
+  for (const [tid, ms] of after) {
+    const name = tid === String(pid) ? 'main' : (names.get(tid) ?? 'ended');
+    sums[name] = (sums[name] ?? 0) + (ms - (before.get(tid) ?? 0)) / 1000;
+  }
+  for (const k of Object.keys(sums)) sums[k] = Math.round(sums[k]! * 100) / 100;
+  return sums;
+}
