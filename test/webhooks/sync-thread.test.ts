@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { startSyncThread } from '../../src/webhooks/sync-thread.js';
+import { startSyncThread, type SyncThread, type SyncThreadOptions } from '../../src/webhooks/sync-thread.js';
 import { SpoolUnavailableError } from '../../src/webhooks/errors.js';
 import { withSpool, type Spool } from '../../src/webhooks/spool.js';
 import { withTempDir } from './helpers.js';
@@ -188,55 +188,52 @@ describe('the spool sync threads wake-ups', () => {
       await new Promise((r) => setTimeout(r, 1));
     }
   };
-  const request = (thread: ReturnType<typeof startSyncThread>, fd: number, path: string, line: string): Promise<Error | null> => {
-    writeSync(fd, Buffer.from(`${line}\n`));
-    return new Promise((resolve) => thread.datasync(path, resolve));
-  };
-
-  it('wakes no thread for batches written while a sync runs: that sync’s thread claims them all when it ends', async () => {
+  type Request = (line: string) => Promise<Error | null>;
+  /** Two threads on a slow disk, both asleep; `request` writes a line and asks for its sync. */
+  const withThreads = async (options: SyncThreadOptions, body: (thread: SyncThread, request: Request) => Promise<void>): Promise<void> => {
     await withTempDir(async (dir) => {
       const path = join(dir, 'seg');
       const fd = openSync(path, 'w');
-      // A slow disk, and a second sync never called for.
-      const thread = startSyncThread(2, { syncDelayMs: 300, secondSyncAfterMs: 60_000 });
+      const thread = startSyncThread(2, options);
       try {
         await until('both threads asleep', () => thread.asleep() === 2);
-        const first = request(thread, fd, path, 'first');
-        await until('the first sync', () => thread.running() === 1);
-        const woken = thread.wakeups();
-        const later = Array.from({ length: 9 }, (_, i) => request(thread, fd, path, `later ${i}`));
-        // Each of these woke the idle thread before: a cost of the receiver's thread per batch.
-        expect(thread.wakeups()).toBe(woken);
-        expect(await Promise.all([first, ...later])).toEqual(Array.from({ length: 10 }, () => null));
-        expect(woken).toBe(1);
-        expect(thread.syncs()).toBe(2);
+        await body(thread, (line) => {
+          writeSync(fd, Buffer.from(`${line}\n`));
+          return new Promise((resolve) => thread.datasync(path, resolve));
+        });
       } finally {
         await thread.close();
         closeSync(fd);
       }
     });
+  };
+
+  it('wakes no thread for batches written while a sync runs: that sync’s thread claims them all when it ends', async () => {
+    // A second sync never called for.
+    await withThreads({ syncDelayMs: 300, secondSyncAfterMs: 60_000 }, async (thread, request) => {
+      const first = request('first');
+      await until('the first sync', () => thread.running() === 1);
+      const woken = thread.wakeups();
+      const later = Array.from({ length: 9 }, (_, i) => request(`later ${i}`));
+      // Each of these woke the idle thread before: a cost of the receiver's thread per batch.
+      expect(thread.wakeups()).toBe(woken);
+      expect(await Promise.all([first, ...later])).toEqual(Array.from({ length: 10 }, () => null));
+      expect(woken).toBe(1);
+      expect(thread.syncs()).toBe(2);
+    });
   });
 
   it('wakes the other thread for a batch written once a sync has run long: the two syncs run at once', async () => {
-    await withTempDir(async (dir) => {
-      const path = join(dir, 'seg');
-      const fd = openSync(path, 'w');
-      const thread = startSyncThread(2, { syncDelayMs: 1_000, secondSyncAfterMs: 20 });
-      try {
-        await until('both threads asleep', () => thread.asleep() === 2);
-        const first = request(thread, fd, path, 'first');
-        await until('the first sync', () => thread.running() === 1);
-        await new Promise((r) => setTimeout(r, 40));
-        const woken = thread.wakeups();
-        const second = request(thread, fd, path, 'second');
-        expect(thread.wakeups()).toBe(woken + 1);
-        await until('a second sync beside the first', () => thread.running() === 2);
-        expect(await Promise.all([first, second])).toEqual([null, null]);
-        expect(thread.syncs()).toBe(2);
-      } finally {
-        await thread.close();
-        closeSync(fd);
-      }
+    await withThreads({ syncDelayMs: 1_000, secondSyncAfterMs: 20 }, async (thread, request) => {
+      const first = request('first');
+      await until('the first sync', () => thread.running() === 1);
+      await new Promise((r) => setTimeout(r, 40));
+      const woken = thread.wakeups();
+      const second = request('second');
+      expect(thread.wakeups()).toBe(woken + 1);
+      await until('a second sync beside the first', () => thread.running() === 2);
+      expect(await Promise.all([first, second])).toEqual([null, null]);
+      expect(thread.syncs()).toBe(2);
     });
   });
 });
