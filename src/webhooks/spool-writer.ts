@@ -42,6 +42,9 @@ export interface SpoolWriterStats {
   batches: number;
   syncMsTotal: number;
   syncMsMax: number;
+  /** fdatasync calls of the sync threads, and how many times a batch woke one (SyncThread). */
+  syncs: number;
+  syncWakeups: number;
 }
 
 export interface SpoolWriter {
@@ -105,7 +108,7 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
   let failing = false;
   let broken: Error | undefined;
   let drained: (() => void)[] = [];
-  const stats: SpoolWriterStats = { batches: 0, syncMsTotal: 0, syncMsMax: 0 };
+  const stats = { batches: 0, syncMsTotal: 0, syncMsMax: 0 };
 
   const unavailable = (cause: unknown): SpoolUnavailableError => new SpoolUnavailableError('The webhook spool could not be written; the CRM will retry.', { cause });
 
@@ -331,7 +334,13 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
     get broken() {
       return broken;
     },
-    stats: () => ({ ...stats, syncMsTotal: Math.round(stats.syncMsTotal), syncMsMax: Math.round(stats.syncMsMax) }),
+    stats: () => ({
+      ...stats,
+      syncMsTotal: Math.round(stats.syncMsTotal),
+      syncMsMax: Math.round(stats.syncMsMax),
+      syncs: thread?.syncs() ?? stats.batches,
+      syncWakeups: thread?.wakeups() ?? 0,
+    }),
     async close() {
       await idle();
       await space.extended();

@@ -43,6 +43,10 @@ export interface SpoolStats {
   /** Time spent in write + fdatasync, summed and worst, in ms. */
   syncMsTotal: number;
   syncMsMax: number;
+  /** fdatasync calls (each covers every batch written before it started). */
+  syncs: number;
+  /** Batches that woke a sleeping sync thread (a cost of the receiver's thread). */
+  syncWakeups: number;
 }
 
 /** An append-only, fsynced log of deliveries with dedup by delivery id and by body, over the retention. */

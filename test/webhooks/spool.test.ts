@@ -26,6 +26,10 @@ describe('spool', () => {
         const outcomes = await Promise.all(ids.map((id) => spool.append(entry(id))));
         expect(new Set(outcomes)).toEqual(new Set(['accepted']));
         expect(spool.stats().batches).toBeLessThan(300);
+        // Each sync covers every batch written before it started; a batch wakes a thread at most once.
+        expect(spool.stats().syncs).toBeGreaterThan(0);
+        expect(spool.stats().syncs).toBeLessThanOrEqual(spool.stats().batches);
+        expect(spool.stats().syncWakeups).toBeLessThanOrEqual(spool.stats().batches);
         const all = await spool.read(0, 1000);
         expect(all.map((r) => r.deliveryId)).toEqual(ids);
         expect(all.map((r) => r.seq)).toEqual(ids.map((_, i) => i + 1));
