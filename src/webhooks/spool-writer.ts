@@ -40,9 +40,10 @@ export interface SpoolWriterOptions {
 
 export interface SpoolWriterStats {
   batches: number;
+  /** Time spent in write + fdatasync, summed and worst, in ms. */
   syncMsTotal: number;
   syncMsMax: number;
-  /** fdatasync calls of the sync threads, and how many times a batch woke one (SyncThread). */
+  /** fdatasync calls (each covers every batch written before it started), and batches that woke a sleeping sync thread (SyncThread). */
   syncs: number;
   syncWakeups: number;
 }
@@ -334,13 +335,7 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
     get broken() {
       return broken;
     },
-    stats: () => ({
-      ...stats,
-      syncMsTotal: Math.round(stats.syncMsTotal),
-      syncMsMax: Math.round(stats.syncMsMax),
-      syncs: thread?.syncs() ?? stats.batches,
-      syncWakeups: thread?.wakeups() ?? 0,
-    }),
+    stats: () => ({ ...stats, syncMsTotal: Math.round(stats.syncMsTotal), syncMsMax: Math.round(stats.syncMsMax), syncs: thread?.syncs() ?? stats.batches, syncWakeups: thread?.wakeups() ?? 0 }),
     async close() {
       await idle();
       await space.extended();

@@ -5,7 +5,7 @@ import type { Logger } from '../logger.js';
 import { SpoolUnavailableError } from './errors.js';
 import { decodeFrames, frameLength, type SpoolEntry, type SpoolRecord } from './spool-frame.js';
 import type { SpoolIo } from './spool-io.js';
-import { createSpoolWriter, type PendingAppend, type SpoolWriter } from './spool-writer.js';
+import { createSpoolWriter, type PendingAppend, type SpoolWriter, type SpoolWriterStats } from './spool-writer.js';
 import { createDedupeIndex, type AppendDone, type AppendOutcome, type InflightAppend } from './spool-dedupe.js';
 import { acquireSpoolLock } from './spool-lock.js';
 import { bodyKey, fsyncDir, recoverSpool, segmentPath, type SegmentInfo } from './spool-recovery.js';
@@ -31,7 +31,8 @@ export interface SpoolOptions {
 /** `replayed`: the same body is already stored (or being stored) under another delivery id. */
 export type { AppendDone, AppendOutcome } from './spool-dedupe.js';
 
-export interface SpoolStats {
+/** The writer's figures (batches, sync times and counts) and the log's. */
+export interface SpoolStats extends SpoolWriterStats {
   committedSeq: number;
   appliedSeq: number;
   segments: number;
@@ -39,14 +40,6 @@ export interface SpoolStats {
   indexedDeliveries: number;
   queued: number;
   healthy: boolean;
-  batches: number;
-  /** Time spent in write + fdatasync, summed and worst, in ms. */
-  syncMsTotal: number;
-  syncMsMax: number;
-  /** fdatasync calls (each covers every batch written before it started). */
-  syncs: number;
-  /** Batches that woke a sleeping sync thread (a cost of the receiver's thread). */
-  syncWakeups: number;
 }
 
 /** An append-only, fsynced log of deliveries with dedup by delivery id and by body, over the retention. */
