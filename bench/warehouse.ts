@@ -1,12 +1,16 @@
 // Warehouse load benchmark: 1,000,000 contacts through loadContacts (stage + fingerprint + merge),
 // DuckDB's own bulk read of the same data as the baseline, a reload with 1% changed, a lake
 // publish, and peak memory. Figures go to stdout and bench/results/warehouse.json.
+// `pages`: the contact load the sync runs (issue 19): the same contacts as listing page bodies
+// through loadContactPages, in loads of --batch and of --small-batch rows, against DuckDB's own
+// read_json of the same page bodies (bench/warehouse-pages.ts). --only-pages runs only that.
 import { createWriteStream, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import { openWarehouse } from '../src/warehouse/index.js';
 import { benchContact } from './warehouse-contacts.js';
+import { loadPages, readJsonOfPages } from './warehouse-pages.js';
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -19,6 +23,7 @@ const BATCH = arg('batch', 250_000);
 // The sync's own batch: a few pages per load into a growing table.
 const SMALL_BATCH = arg('small-batch', 5_000);
 const SKIP_SMALL = process.argv.includes('--skip-small');
+const ONLY_PAGES = process.argv.includes('--only-pages');
 // e.g. --duckdb-memory 1GB: DuckDB's memory_limit for this run (its default is 80% of RAM).
 const memIdx = process.argv.indexOf('--duckdb-memory');
 const DUCKDB_MEMORY = memIdx >= 0 ? process.argv[memIdx + 1] : undefined;
@@ -75,8 +80,45 @@ async function smallBatches(): Promise<{ seconds: number; cpuSeconds: number; ro
   }
 }
 
+/** The page path at the bulk and the sync's load sizes, and read_json of the same page bodies. */
+async function pagePhases() {
+  const ndjsonPath = join(dir, 'pages.ndjson');
+  const ndjson = createWriteStream(ndjsonPath);
+  const bulk = await loadPages(join(dir, 'pages-bulk.duckdb'), join(dir, 'pages-bulk-lake'), N, BATCH, ndjson);
+  ndjson.end();
+  await once(ndjson, 'finish');
+  const reads = await readJsonOfPages(dir, ndjsonPath, N);
+  const sync = SKIP_SMALL ? undefined : await loadPages(join(dir, 'pages-sync.duckdb'), join(dir, 'pages-sync-lake'), N, SMALL_BATCH);
+  const ratios = (a: { seconds: number; cpuSeconds: number }) =>
+    Object.fromEntries(
+      Object.entries(reads).map(([name, r]) => [name, { ratio: Math.round((r.seconds / a.seconds) * 1000) / 1000, cpuRatio: Math.round((r.cpuSeconds / a.cpuSeconds) * 1000) / 1000 }]),
+    );
+  return {
+    what: 'listing page bodies (500 rows each) through loadContactPages, against DuckDB reading the same bodies into typed columns (bench/warehouse-pages.ts; it keeps no fingerprint, history or memberships, and raw only in objectsWithRaw); ratio = read time / load time',
+    readsOfPageBodies: { ...reads, bytes: statSync(ndjsonPath).size },
+    bulk: { ...bulk, toReads: ratios(bulk) },
+    sync: sync ? { ...sync, toReads: ratios(sync) } : 'skipped',
+    target: 'ratio >= 0.7 (issue 19)',
+  };
+}
+
 async function main() {
   takePeakMB();
+  if (ONLY_PAGES) {
+    const pages = await pagePhases();
+    const results = {
+      benchmark: 'warehouse pages',
+      at: new Date().toISOString(),
+      machine: { cpus: (await import('node:os')).cpus().length, node: process.version },
+      contacts: N,
+      pages,
+      loadAverageAtEnd: (await import('node:os')).loadavg().map((x) => Math.round(x * 10) / 10),
+    };
+    console.log(JSON.stringify(results, null, 2));
+    writeFileSync(join(import.meta.dirname, 'results', N === 1_000_000 ? 'warehouse-pages.json' : `warehouse-pages-${N}.json`), JSON.stringify(results, null, 2) + '\n');
+    return;
+  }
+  const pages = await pagePhases();
   const small = SKIP_SMALL ? undefined : { ...(await smallBatches()), batch: SMALL_BATCH, peakRssMB: takePeakMB() };
   const w = await openWarehouse({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake') });
   await limitMemory(w);
@@ -183,6 +225,7 @@ async function main() {
       readParquetSeconds: secs(baselineParquetMs),
       readParquetRowsPerSecond: rate(N, baselineParquetMs),
     },
+    pages,
     ratioToReadJson: Math.round((loadRate / rate(N, baselineJsonMs)) * 1000) / 1000,
     ratioToReadParquet: Math.round((loadRate / rate(N, baselineParquetMs)) * 1000) / 1000,
     // CPU time is less at the mercy of other processes on a shared machine than wall time.
