@@ -5,6 +5,7 @@ import type { WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { scanContactPage } from '../src/crm/scan-contact-page.js';
+import { CONTACT_COLUMNS } from '../src/warehouse/contact-columns.js';
 import { openWarehouse } from '../src/warehouse/index.js';
 import { benchContact } from './warehouse-contacts.js';
 
@@ -75,34 +76,18 @@ export async function loadPages(dbPath: string, lakePath: string, n: number, per
   }
 }
 
-/** The typed columns DuckDB's readers give each row (the contact's fields; no raw record kept). */
-const FIELDS: [string, string][] = [
-  ...['id', 'user_id'].map((k): [string, string] => [k, 'BIGINT']),
-  ...[
-    'hash',
-    'email',
-    'first_name',
-    'last_name',
-    'full_name',
-    'status',
-    'contact_type',
-    'phone',
-    'address_line_1',
-    'address_line_2',
-    'city',
-    'state',
-    'postal_code',
-    'country',
-    'date_of_birth',
-    'photo',
-  ].map((k): [string, string] => [k, 'VARCHAR']),
-  ['company_id', 'BIGINT'],
-  ['total_points', 'DOUBLE'],
-  ['life_time_value', 'DOUBLE'],
-  ...['tags', 'lists', 'custom_values'].map((k): [string, string] => [k, 'JSON']),
-  ['created_at', 'TIMESTAMP'],
-  ['updated_at', 'TIMESTAMP'],
-];
+/**
+ * The typed columns DuckDB's readers give each row: the contact's columns as the CRM names them
+ * (tags and lists as JSON, times and the birth date as the CRM writes them); no raw record kept.
+ */
+const AS_SENT: Record<string, [string, string]> = {
+  tag_ids: ['tags', 'JSON'],
+  list_ids: ['lists', 'JSON'],
+  date_of_birth: ['date_of_birth', 'VARCHAR'],
+  created_at: ['created_at', 'TIMESTAMP'],
+  updated_at: ['updated_at', 'TIMESTAMP'],
+};
+const FIELDS: [string, string][] = CONTACT_COLUMNS.map(([name, type]) => AS_SENT[name] ?? [name, type]);
 const ROW_STRUCT = `STRUCT(${FIELDS.map(([k, t]) => `${k} ${t}`).join(', ')})`;
 const ROW_TRANSFORM = JSON.stringify(Object.fromEntries(FIELDS));
 
