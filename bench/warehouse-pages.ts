@@ -1,6 +1,6 @@
 // The contact load as the sync runs it since issue 19, for bench/warehouse.ts: listing page
 // bodies as the CRM sends them, handed to loadContactPages (DuckDB parses the rows and applies the
-// tolerant schema), against DuckDB's own read_json of the same page bodies into typed columns.
+// tolerant schema), against DuckDB's own reads of the same page bodies into typed columns.
 import type { WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { join } from 'node:path';

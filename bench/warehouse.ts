@@ -3,7 +3,7 @@
 // publish, and peak memory. Figures go to stdout and bench/results/warehouse.json.
 // `pages`: the contact load the sync runs (issue 19): the same contacts as listing page bodies
 // through loadContactPages, in loads of --batch and of --small-batch rows, against DuckDB's own
-// read_json of the same page bodies (bench/warehouse-pages.ts). --only-pages runs only that.
+// reads of the same page bodies (bench/warehouse-pages.ts). --only-pages runs only that.
 import { createWriteStream, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -80,7 +80,7 @@ async function smallBatches(): Promise<{ seconds: number; cpuSeconds: number; ro
   }
 }
 
-/** The page path at the bulk and the sync's load sizes, and read_json of the same page bodies. */
+/** The page path at the bulk and the sync's load sizes, and DuckDB's reads of the same page bodies. */
 async function pagePhases() {
   const ndjsonPath = join(dir, 'pages.ndjson');
   const ndjson = createWriteStream(ndjsonPath);
