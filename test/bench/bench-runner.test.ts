@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { median } from '../../bench/runner/median.js';
+import { median, medianInterval } from '../../bench/runner/median.js';
 import { BENCHMARKS, findBenchmarks } from '../../bench/runner/registry.js';
 import { flattenFigures, summarizeResults } from '../../bench/runner/summarize-results.js';
 
@@ -46,5 +46,18 @@ describe('bench runner', () => {
     expect(median([0.485, 0.489, 0.385, 0.385, 0.463, 0.53])).toBeCloseTo(0.474, 3);
     expect(median([3, 1, 2])).toBe(2);
     expect(() => median([])).toThrow(/no values/);
+  });
+
+  it('gives the median an interval from the order statistics, and none from too few values', () => {
+    // Eight rounds: the 2nd smallest to the 2nd largest covers the median with 1 - 2 * 9/256.
+    const eight = medianInterval([0.474, 0.53, 0.518, 0.474, 0.601, 0.467, 0.459, 0.562])!;
+    expect(eight.low).toBe(0.467);
+    expect(eight.high).toBe(0.562);
+    expect(eight.coverage).toBeCloseTo(1 - 18 / 256, 10);
+    // Six rounds: only the whole range reaches 90% (1 - 2/64).
+    expect(medianInterval([6, 1, 5, 2, 4, 3])).toEqual({ low: 1, high: 6, coverage: 1 - 2 / 64 });
+    // Four rounds cannot: even their whole range covers the median only 7 times in 8.
+    expect(medianInterval([1, 2, 3, 4])).toBeNull();
+    expect(medianInterval([1, 2, 3, 4], 0.8)).toEqual({ low: 1, high: 4, coverage: 0.875 });
   });
 });
