@@ -105,7 +105,7 @@ export interface ReadTiming {
  *   DuckDB's readers we found for these bodies (read_json parses each 800 KB body more slowly);
  * - `objectsWithRaw`: the same, also keeping each row's JSON text, as the load keeps `raw`.
  */
-export async function readJsonOfPages(dir: string, ndjson: string, n: number): Promise<Record<'readJson' | 'objects' | 'objectsWithRaw', ReadTiming>> {
+export async function readPageBodies(dir: string, ndjson: string, n: number): Promise<Record<'readJson' | 'objects' | 'objectsWithRaw', ReadTiming>> {
   const source = `'${ndjson}', maximum_object_size = 268435456`;
   const rows = `SELECT unnest(json_extract(json, '$.subscribers.data[*]')) AS r FROM read_ndjson_objects(${source})`;
   const reads = {

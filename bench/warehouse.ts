@@ -5,12 +5,12 @@
 // through loadContactPages, in loads of --batch and of --small-batch rows, against DuckDB's own
 // reads of the same page bodies (bench/warehouse-pages.ts). --only-pages runs only that.
 import { createWriteStream, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import { openWarehouse } from '../src/warehouse/index.js';
 import { benchContact } from './warehouse-contacts.js';
-import { loadPages, readJsonOfPages } from './warehouse-pages.js';
+import { loadPages, readPageBodies } from './warehouse-pages.js';
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -87,7 +87,7 @@ async function pagePhases() {
   const bulk = await loadPages(join(dir, 'pages-bulk.duckdb'), join(dir, 'pages-bulk-lake'), N, BATCH, ndjson);
   ndjson.end();
   await once(ndjson, 'finish');
-  const reads = await readJsonOfPages(dir, ndjsonPath, N);
+  const reads = await readPageBodies(dir, ndjsonPath, N);
   const sync = SKIP_SMALL ? undefined : await loadPages(join(dir, 'pages-sync.duckdb'), join(dir, 'pages-sync-lake'), N, SMALL_BATCH);
   const ratios = (a: { seconds: number; cpuSeconds: number }) =>
     Object.fromEntries(
@@ -109,10 +109,10 @@ async function main() {
     const results = {
       benchmark: 'warehouse pages',
       at: new Date().toISOString(),
-      machine: { cpus: (await import('node:os')).cpus().length, node: process.version },
+      machine: { cpus: cpus().length, node: process.version },
       contacts: N,
       pages,
-      loadAverageAtEnd: (await import('node:os')).loadavg().map((x) => Math.round(x * 10) / 10),
+      loadAverageAtEnd: loadavg().map((x) => Math.round(x * 10) / 10),
     };
     console.log(JSON.stringify(results, null, 2));
     writeFileSync(join(import.meta.dirname, 'results', N === 1_000_000 ? 'warehouse-pages.json' : `warehouse-pages-${N}.json`), JSON.stringify(results, null, 2) + '\n');
@@ -210,7 +210,7 @@ async function main() {
   const results = {
     benchmark: 'warehouse',
     at: new Date().toISOString(),
-    machine: { cpus: (await import('node:os')).cpus().length, node: process.version },
+    machine: { cpus: cpus().length, node: process.version },
     contacts: N,
     batch: BATCH,
     duckdbMemoryLimit: DUCKDB_MEMORY ?? 'default (80% of RAM)',
@@ -235,7 +235,7 @@ async function main() {
     historyRows: history,
     publishLake: { fullSeconds: secs(publishFullMs), incrementalSeconds: secs(publishIncrementalMs) },
     peakRssMB: Math.round(process.resourceUsage().maxRSS / 1024),
-    loadAverageAtEnd: (await import('node:os')).loadavg().map((x) => Math.round(x * 10) / 10),
+    loadAverageAtEnd: loadavg().map((x) => Math.round(x * 10) / 10),
     targetRowsPerSecond: 300_000,
   };
   console.log(JSON.stringify(results, null, 2));
