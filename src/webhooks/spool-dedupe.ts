@@ -1,4 +1,5 @@
 import type { Logger } from '../logger.js';
+import type { SeenTable } from './seen-table.js';
 
 export type AppendOutcome = 'accepted' | 'duplicate' | 'replayed';
 
@@ -8,6 +9,8 @@ export type AppendDone = (err: Error | null, outcome?: AppendOutcome) => void;
 export interface InflightAppend {
   waiting: (() => void)[] | undefined;
   failed: Error | undefined;
+  /** Its position in the seen table, set by `enter`. */
+  seenAt: number;
 }
 
 /** What the spool has seen, by delivery id and by body, over the retention. */
@@ -18,10 +21,10 @@ export interface DedupeIndex {
   answerReplay(bodyKey: string, done: AppendDone): boolean;
   /** A new append in flight: copies of it wait on it. */
   enter(deliveryId: string, bodyKey: string, append: InflightAppend): void;
-  /** The append is durable at `seq` (its place in the maps is kept). */
-  durable(deliveryId: string, bodyKey: string, seq: number): void;
+  /** The append is durable at `seq` (its place in the table is kept). */
+  durable(append: Pick<InflightAppend, 'seenAt'>, seq: number): void;
   /** A failed append is not "seen": the CRM's retry of it must be stored, not called a duplicate. */
-  forget(deliveryId: string, bodyKey: string): void;
+  forget(append: InflightAppend): void;
   /** Calls the append's `done`, then every copy that waits on it. */
   settle(append: InflightAppend, done: AppendDone, err: Error | null, outcome?: AppendOutcome): void;
   /** Drops what is durable up to `lastSeq` (a pruned segment). */
@@ -32,12 +35,10 @@ export interface DedupeIndex {
 
 /**
  * Delivery ids and body keys seen: the seq of a durable one, or the append in flight that later
- * copies wait on. One map each, in seq order (an append is entered as it gets its seq, and
- * becoming durable keeps its place): a second pair of maps for appends in flight cost a set and a
- * delete a delivery on the receiver's thread, and their tables' garbage (bench/results/notes.md,
- * issue 17). `index` and `bodies` are the recovered maps, in seq order.
+ * copies wait on. One table of both keys, in seq order (an append is entered as it gets its seq,
+ * and becoming durable keeps its place): `seen` is the recovered table.
  */
-export function createDedupeIndex(index: Map<string, number | InflightAppend>, bodies: Map<string, number | InflightAppend>, logger?: Logger): DedupeIndex {
+export function createDedupeIndex(seen: SeenTable<InflightAppend>, logger?: Logger): DedupeIndex {
   // Callbacks run inside the writer's completion loop: one that throws must not stop the loop (the
   // rest of the batch would never be answered). It is the caller's bug, logged, not the spool's.
   const calling = (done: AppendDone, err: Error | null, outcome?: AppendOutcome): void => {
@@ -54,27 +55,17 @@ export function createDedupeIndex(index: Map<string, number | InflightAppend>, b
     else (seen.waiting ??= []).push(() => calling(done, seen.failed ?? null, seen.failed ? undefined : outcome));
     return true;
   };
-  const prune = (map: Map<string, number | InflightAppend>, lastSeq: number): void => {
-    for (const [key, s] of map) {
-      // Appends in flight come last (the newest seqs) and stay.
-      if (typeof s !== 'number' || s > lastSeq) break;
-      map.delete(key);
-    }
-  };
   return {
-    answerDuplicate: (deliveryId, done) => answer(index.get(deliveryId), 'duplicate', done),
-    answerReplay: (bodyKey, done) => answer(bodies.get(bodyKey), 'replayed', done),
+    answerDuplicate: (deliveryId, done) => answer(seen.byId(deliveryId), 'duplicate', done),
+    answerReplay: (bodyKey, done) => answer(seen.byBody(bodyKey), 'replayed', done),
     enter(deliveryId, bodyKey, append) {
-      index.set(deliveryId, append);
-      bodies.set(bodyKey, append);
+      append.seenAt = seen.add(deliveryId, bodyKey, append);
     },
-    durable(deliveryId, bodyKey, seq) {
-      index.set(deliveryId, seq);
-      bodies.set(bodyKey, seq);
+    durable(append, seq) {
+      seen.set(append.seenAt, seq);
     },
-    forget(deliveryId, bodyKey) {
-      index.delete(deliveryId);
-      bodies.delete(bodyKey);
+    forget(append) {
+      seen.remove(append.seenAt);
     },
     settle(append, done, err, outcome) {
       calling(done, err, outcome);
@@ -82,12 +73,9 @@ export function createDedupeIndex(index: Map<string, number | InflightAppend>, b
       append.waiting = undefined;
       if (waiting) for (const w of waiting) w();
     },
-    prune(lastSeq) {
-      prune(index, lastSeq);
-      prune(bodies, lastSeq);
-    },
+    prune: (lastSeq) => seen.prune(lastSeq),
     get deliveries() {
-      return index.size;
+      return seen.size;
     },
   };
 }

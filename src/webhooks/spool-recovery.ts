@@ -2,7 +2,9 @@ import { hash } from 'node:crypto';
 import { mkdir, open, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../logger.js';
+import type { InflightAppend } from './spool-dedupe.js';
 import { decodeFrames } from './spool-frame.js';
+import { createSeenTable, type SeenTable } from './seen-table.js';
 
 export interface SegmentInfo {
   no: number;
@@ -17,10 +19,11 @@ export interface SegmentInfo {
 
 export interface RecoveredSpool {
   segments: SegmentInfo[];
-  /** Delivery id to seq, in seq order (Map keeps insertion order, which pruning relies on). */
-  index: Map<string, number>;
-  /** Body hash to seq, in seq order: a body is stored once, whatever delivery id it comes under. */
-  bodies: Map<string, number>;
+  /**
+   * Every delivery id and body key on disk, to its seq, in seq order (which pruning relies on): a
+   * body is stored once, whatever delivery id it comes under.
+   */
+  seen: SeenTable<InflightAppend>;
   lastSeq: number;
 }
 
@@ -57,8 +60,7 @@ export async function recoverSpool(dir: string, logger?: Logger): Promise<Recove
   await mkdir(dir, { recursive: true });
   const names = (await readdir(dir)).filter((n) => SEGMENT.test(n)).sort();
   const segments: SegmentInfo[] = [];
-  const index = new Map<string, number>();
-  const bodies = new Map<string, number>();
+  const seen = createSeenTable<InflightAppend>();
   let lastSeq = 0;
   for (const [i, name] of names.entries()) {
     const no = Number(SEGMENT.exec(name)![1]);
@@ -72,8 +74,7 @@ export async function recoverSpool(dir: string, logger?: Logger): Promise<Recove
       seg.lastSeq = record.seq;
       seg.newestAt = Math.max(seg.newestAt, record.receivedAt);
       lastSeq = record.seq;
-      index.set(record.deliveryId, record.seq);
-      bodies.set(bodyKey(record.body), record.seq);
+      seen.add(record.deliveryId, bodyKey(record.body), record.seq);
     }
     if (decoded.validEnd < buf.length) {
       const isLast = i === names.length - 1;
@@ -92,5 +93,5 @@ export async function recoverSpool(dir: string, logger?: Logger): Promise<Recove
     }
     segments.push(seg);
   }
-  return { segments, index, bodies, lastSeq };
+  return { segments, seen, lastSeq };
 }

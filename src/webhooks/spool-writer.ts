@@ -12,8 +12,8 @@ export interface PendingAppend {
   record: SpoolRecord;
   /** `frameLength(record)`: the frame is encoded when its batch is written, into the batch's buffer. */
   frameBytes: number;
-  /** The spool's dedup key of the body, handed back with the record in onDurable. */
-  bodyKey: string;
+  /** Where the spool's dedupe index holds this append, handed back with the record in onDurable. */
+  seenAt: number;
   resolve: () => void;
   reject: (err: Error) => void;
 }

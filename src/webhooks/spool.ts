@@ -97,7 +97,7 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
     throw new SpoolUnavailableError(`Cannot read the webhook spool in ${dir}; check the directory and its permissions.`, { cause });
   }
   const { segments } = recovered;
-  const seen = createDedupeIndex(recovered.index, recovered.bodies, logger);
+  const seen = createDedupeIndex(recovered.seen, logger);
   let committedSeq = recovered.lastSeq;
   let nextSeq = committedSeq + 1;
   let appliedSeq = 0;
@@ -135,7 +135,7 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
           if (seg.firstSeq === 0) seg.firstSeq = r.seq;
           seg.lastSeq = r.seq;
           seg.newestAt = Math.max(seg.newestAt, r.receivedAt);
-          seen.durable(r.deliveryId, p.bodyKey, r.seq);
+          seen.durable(p, r.seq);
         }
         committedSeq = batch.at(-1)!.record.seq;
       },
@@ -217,10 +217,10 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
     readonly frameBytes: number;
     waiting: (() => void)[] | undefined = undefined;
     failed: Error | undefined = undefined;
+    seenAt = 0;
 
     constructor(
       entry: SpoolEntry,
-      readonly bodyKey: string,
       private readonly done: AppendDone,
     ) {
       this.deliveryId = entry.deliveryId;
@@ -238,7 +238,7 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
     }
 
     reject(err: Error): void {
-      seen.forget(this.deliveryId, this.bodyKey);
+      seen.forget(this);
       this.failed = err;
       seen.settle(this, this.done, err);
     }
@@ -253,7 +253,7 @@ export async function openSpool(options: SpoolOptions): Promise<Spool> {
     const key = bodyKey(entry.body);
     if (seen.answerReplay(key, done)) return;
     if (writer.queued >= maxQueued) return done(new SpoolUnavailableError('The webhook spool is saturated; the CRM will retry.'));
-    const append = new Append(entry, key, done);
+    const append = new Append(entry, done);
     writer.enqueue(append);
     seen.enter(entry.deliveryId, key, append);
   };
