@@ -73,7 +73,7 @@ if (mode === 'baseline') {
   process.on('SIGTERM', () => {
     const s = service.spool.stats();
     process.stdout.write(
-      `${JSON.stringify({ stats: { committed: s.committedSeq, fsyncBatches: s.batches, avgBatch: Math.round(s.committedSeq / Math.max(1, s.batches)), avgSyncMs: Number((s.syncMsTotal / Math.max(1, s.batches)).toFixed(2)), maxSyncMs: s.syncMsMax, syncs: s.syncs, syncWakeups: s.syncWakeups, received: service.metrics.snapshot().received, cpuMs: cpuMs(), threads: threadCpuMs() } })}\n`,
+      `${JSON.stringify({ stats: { committed: s.committedSeq, fsyncBatches: s.batches, avgBatch: Math.round(s.committedSeq / Math.max(1, s.batches)), avgSyncMs: Number((s.syncMsTotal / Math.max(1, s.batches)).toFixed(2)), maxSyncMs: s.syncMsMax, syncs: s.syncs, syncWakeups: s.syncWakeups, silentSyncs: s.silentSyncs, received: service.metrics.snapshot().received, cpuMs: cpuMs(), threads: threadCpuMs() } })}\n`,
     );
     service.close().then(
       () => process.exit(0),

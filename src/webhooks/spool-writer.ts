@@ -46,6 +46,8 @@ export interface SpoolWriterStats {
   /** fdatasync calls (each covers every batch written before it started), and batches that woke a sleeping sync thread (SyncThread). */
   syncs: number;
   syncWakeups: number;
+  /** Syncs that posted no message: the receiver collected them on its own turn (SyncThread.expectCollect). */
+  silentSyncs: number;
 }
 
 export interface SpoolWriter {
@@ -315,7 +317,7 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
   let flushScheduled = false;
   const flush = (): void => {
     flushScheduled = false;
-    thread?.collect();
+    thread?.collectBeforeWait();
     kick();
   };
 
@@ -326,6 +328,8 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
       if (!flushScheduled) {
         flushScheduled = true;
         setImmediate(flush);
+        // The flush collects: the sync threads need not post what it will find.
+        thread?.expectCollect();
       }
     },
     collect: () => thread?.collect(),
@@ -335,7 +339,14 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
     get broken() {
       return broken;
     },
-    stats: () => ({ ...stats, syncMsTotal: Math.round(stats.syncMsTotal), syncMsMax: Math.round(stats.syncMsMax), syncs: thread?.syncs() ?? stats.batches, syncWakeups: thread?.wakeups() ?? 0 }),
+    stats: () => ({
+      ...stats,
+      syncMsTotal: Math.round(stats.syncMsTotal),
+      syncMsMax: Math.round(stats.syncMsMax),
+      syncs: thread?.syncs() ?? stats.batches,
+      syncWakeups: thread?.wakeups() ?? 0,
+      silentSyncs: thread?.silentSyncs() ?? 0,
+    }),
     async close() {
       await idle();
       await space.extended();

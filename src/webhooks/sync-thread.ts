@@ -20,8 +20,18 @@ export interface SyncThread {
    * (bench/results/notes.md, "the receiver's throughput ratio"). Failures still come by message.
    */
   collect(): void;
+  /**
+   * The caller will call `collectBeforeWait()` before its thread next waits for I/O (it has
+   * scheduled that call): a sync that ends before then posts no message, which would only reach a
+   * receiver that is about to look anyway.
+   */
+  expectCollect(): void;
+  /** Withdraws `expectCollect()`, then `collect()`: a sync that ends from now on posts its message. */
+  collectBeforeWait(): void;
   /** fdatasync calls made so far (each covers every batch requested before it started). */
   syncs(): number;
+  /** Syncs whose message was left out because the receiver was about to collect. */
+  silentSyncs(): number;
   /** Times a request woke a sleeping thread (a cost of the caller's thread: see LOOP). */
   wakeups(): number;
   /** Syncs running now. */
@@ -36,8 +46,9 @@ export interface SyncThread {
 // stop flag, the batch number the newest sync was claimed for, the file's generation, its path's
 // length in bytes, a counter bumped by every request and by the stop, which is what a sleeping
 // thread waits on, the highest batch number a sync has succeeded for, the threads in a sync now,
-// when the newest sync started (the low 32 bits of Date.now()), and a delay added to every sync
-// (tests: a slow disk); the path itself follows. Batch numbers only grow; 2^31 batches is far
+// when the newest sync started (the low 32 bits of Date.now()), a delay added to every sync
+// (tests: a slow disk), whether the receiver will collect before it waits (expectCollect), the
+// syncs made and those that posted no message; the path itself follows. Batch numbers only grow; 2^31 batches is far
 // beyond a receiver's life.
 const REQUESTED = 0;
 const SLEEPERS = 1;
@@ -50,7 +61,10 @@ const SYNCED = 7;
 const SYNCING = 8;
 const SYNC_STARTED = 9;
 const SYNC_DELAY = 10;
-const PATH_AT = 12 * Int32Array.BYTES_PER_ELEMENT;
+const COLLECT_EXPECTED = 11;
+const SYNCS = 12;
+const SILENT = 13;
+const PATH_AT = 16 * Int32Array.BYTES_PER_ELEMENT;
 
 /**
  * A batch written while a sync has run this long wakes another thread for a sync of its own (a
@@ -121,8 +135,13 @@ for (;;) {
     for (let done = Atomics.load(state, ${SYNCED}); done < target; done = Atomics.load(state, ${SYNCED})) {
       if (Atomics.compareExchange(state, ${SYNCED}, done, target) === done) break;
     }
-    parentPort.postMessage([target]);
+    Atomics.add(state, ${SYNCS}, 1);
+    // SYNCED is stored before this load, and the receiver withdraws its promise before it reads
+    // SYNCED: either its collect sees this sync, or this thread sees the promise withdrawn.
+    if (Atomics.load(state, ${COLLECT_EXPECTED}) === 1) Atomics.add(state, ${SILENT}, 1);
+    else parentPort.postMessage([target]);
   } catch (err) {
+    Atomics.add(state, ${SYNCS}, 1);
     parentPort.postMessage([target, String(err && err.code), String(err && err.message)]);
   } finally {
     Atomics.sub(state, ${SYNCING}, 1);
@@ -166,7 +185,6 @@ export function startSyncThread(threads = DEFAULT_SYNC_THREADS, options: SyncThr
   let requested = 0;
   let path: string | undefined;
   let failed: Error | undefined;
-  let syncs = 0;
   let wakeups = 0;
   const secondSyncAfterMs = options.secondSyncAfterMs ?? SECOND_SYNC_AFTER_MS;
   // Milliseconds since the newest sync started (32-bit arithmetic, as the threads store it).
@@ -183,7 +201,6 @@ export function startSyncThread(threads = DEFAULT_SYNC_THREADS, options: SyncThr
   };
   const exits = workers.map((worker) => {
     worker.on('message', (m: [number] | [number, string, string]) => {
-      syncs++;
       const err = m.length === 3 ? Object.assign(new Error(m[2]), { code: m[1] }) : null;
       answer(m[0], err);
     });
@@ -199,6 +216,12 @@ export function startSyncThread(threads = DEFAULT_SYNC_THREADS, options: SyncThr
       }),
     );
   });
+
+  const collect = (): void => {
+    if (waiting.length === 0 || failed) return;
+    const synced = Atomics.load(state, SYNCED);
+    if (waiting[0]!.batch <= synced) answer(synced, null);
+  };
 
   return {
     datasync(target, done) {
@@ -230,12 +253,16 @@ export function startSyncThread(threads = DEFAULT_SYNC_THREADS, options: SyncThr
         Atomics.notify(state, WAKE, 1);
       }
     },
-    collect() {
-      if (waiting.length === 0 || failed) return;
-      const synced = Atomics.load(state, SYNCED);
-      if (waiting[0]!.batch <= synced) answer(synced, null);
+    collect,
+    expectCollect() {
+      Atomics.store(state, COLLECT_EXPECTED, 1);
     },
-    syncs: () => syncs,
+    collectBeforeWait() {
+      Atomics.store(state, COLLECT_EXPECTED, 0);
+      collect();
+    },
+    syncs: () => Atomics.load(state, SYNCS),
+    silentSyncs: () => Atomics.load(state, SILENT),
     wakeups: () => wakeups,
     running: () => Atomics.load(state, SYNCING),
     asleep: () => Atomics.load(state, SLEEPERS),

@@ -171,7 +171,37 @@ describe('the spool sync thread', () => {
           thread.collect();
         }
         expect(answered).toBeNull();
-        expect(thread.syncs()).toBe(0);
+        expect(thread.syncs()).toBe(1);
+      } finally {
+        await thread.close();
+        closeSync(fd);
+      }
+    });
+  });
+
+  it('posts no message for a sync that ends while the receiver has promised to collect, and answers it at that collect', async () => {
+    await withTempDir(async (dir) => {
+      const path = join(dir, 'seg');
+      const fd = openSync(path, 'w');
+      const thread = startSyncThread();
+      try {
+        writeSync(fd, Buffer.from('a\n'));
+        thread.expectCollect();
+        let answered: Error | null | undefined;
+        thread.datasync(path, (err) => (answered = err));
+        const deadline = Date.now() + 10_000;
+        while (thread.syncs() === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 1));
+        // A message would have been handled in these turns of the event loop.
+        await new Promise((r) => setTimeout(r, 50));
+        expect(answered).toBeUndefined();
+        expect(thread.silentSyncs()).toBe(1);
+        thread.collectBeforeWait();
+        expect(answered).toBeNull();
+        // The promise is withdrawn: the next sync is answered by its message, with no collect.
+        writeSync(fd, Buffer.from('b\n'));
+        expect(await sync(thread, path)).toBeNull();
+        expect(thread.silentSyncs()).toBe(1);
+        expect(thread.syncs()).toBe(2);
       } finally {
         await thread.close();
         closeSync(fd);
