@@ -37,21 +37,32 @@ export interface SegmentSpaceOptions {
   logger?: Logger;
 }
 
+/**
+ * The preallocated zeros are written this much at a time. Linux (ext4 since 6.16, XFS earlier)
+ * backs a large write with large folios, and every later small write into one walks all of its
+ * blocks: a 2 KiB append into space written as one 4 MiB piece cost 5.7-6.6 us of CPU, against
+ * 1.7-2.0 us into space written 64 KiB at a time (bench/results/notes.md, "Issue 17, the
+ * preallocated space's folios").
+ */
+export const ZERO_WRITE_BYTES = 64 * 1024;
+
 export function createSegmentSpace(o: SegmentSpaceOptions): SegmentSpace {
   const { maxSegmentBytes, logger } = o;
   const step = Math.min(4 * 1024 * 1024, Math.max(64 * 1024, maxSegmentBytes));
   let fh = o.fh;
   let allocated = o.allocated;
-  let zeroStep: Buffer | undefined;
+  let zeroPiece: Buffer | undefined;
   let extending: Promise<void> | undefined;
 
   const grow = async (needed: number): Promise<void> => {
     const handle = fh;
     const base = allocated;
     const size = Math.max(step, needed - base);
-    const zeros = size === step ? (zeroStep ??= Buffer.alloc(step)) : Buffer.alloc(size);
+    // In pieces of ZERO_WRITE_BYTES: the page cache sizes its folios by the write, and an append
+    // into a folio of megabytes walks every block of it (see ZERO_WRITE_BYTES).
+    const zeros = (zeroPiece ??= Buffer.alloc(ZERO_WRITE_BYTES));
     let off = 0;
-    while (off < size) off += (await handle.write(zeros, off, size - off, base + off)).bytesWritten;
+    while (off < size) off += (await handle.write(zeros, 0, Math.min(ZERO_WRITE_BYTES, size - off), base + off)).bytesWritten;
     await handle.sync();
     // A cut-back or rotation in the meantime: this space is no longer where frames go.
     if (handle === fh && allocated === base) allocated = base + size;
