@@ -42,8 +42,12 @@ export function figure(text: string, kind: 'plain' | 'rate' | 'seconds' = 'plain
   return kind === 'rate' ? n / 100 : n;
 }
 
-/** Both null, or within `tolerance` of each other. */
+/**
+ * Both null, or within `tolerance` of each other. A figure rounded to one decimal is off by up to
+ * exactly half a step (0.75 shows as "0.8"), and 0.8 - 0.75 is 0.05000000000000004 in binary: the
+ * comparison allows for that last bit.
+ */
 export function near(shown: number | null, want: number | null, tolerance: number): boolean {
   if (shown === null || want === null) return shown === want;
-  return Math.abs(shown - want) <= tolerance;
+  return Math.abs(shown - want) <= tolerance + 1e-9;
 }
