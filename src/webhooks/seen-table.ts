@@ -159,7 +159,19 @@ export function createSeenTable<T extends object>(options: SeenTableOptions = {}
       put(bodySlots, bodyPrints, b, idx, findBody(undefined, idx, b), HOLDS_BODY);
     }
   };
-  /** New tables of `2 * cap` slots with the keys entries still hold. */
+  /** Places a key known to be in no slot yet (a rebuild: each key has one holder) at the first empty slot of its path. */
+  const place = (slots: Int32Array, prints: Uint32Array, h: number, idx: number): void => {
+    const mask = slots.length - 1;
+    let i = h & mask;
+    while (slots[i] !== EMPTY) i = (i + 1) & mask;
+    slots[i] = idx + 1;
+    prints[i] = h;
+  };
+  /**
+   * New tables of `2 * cap` slots with the keys entries still hold. A key has one holder at most,
+   * so each goes to the first empty slot on its path with no comparison: at a million entries a
+   * rebuild that looked each key up first held the receiver's thread for 400 ms.
+   */
   const rebuild = (): void => {
     idSlots = new Int32Array(2 * cap);
     idPrints = new Uint32Array(2 * cap);
@@ -168,7 +180,9 @@ export function createSeenTable<T extends object>(options: SeenTableOptions = {}
     tombstones = 0;
     for (let pos = head; pos < tail; pos++) {
       const idx = pos & (cap - 1);
-      if (states[idx] !== undefined) index(idx, holds[idx]!);
+      const held = holds[idx]!;
+      if (held & HOLDS_ID) place(idSlots, idPrints, idHashes[idx]!, idx);
+      if (held & HOLDS_BODY) place(bodySlots, bodyPrints, bodyHashAt(idx), idx);
     }
   };
   const grow = (): void => {
@@ -180,14 +194,20 @@ export function createSeenTable<T extends object>(options: SeenTableOptions = {}
     idHashes = new Uint32Array(cap);
     bodies = new Uint8Array(cap * BODY_KEY_LENGTH);
     holds = new Uint8Array(cap);
-    for (let pos = head; pos < tail; pos++) {
+    // The ring is full: positions head..tail-1 fill the old ring once, from head's index round to
+    // it again, and land in the new one in at most two runs. Typed arrays are copied a run at a time.
+    for (let pos = head; pos < tail;) {
       const from = pos & (oldCap - 1);
       const to = pos & (cap - 1);
-      ids[to] = oldIds[from];
-      states[to] = oldStates[from];
-      idHashes[to] = oldHashes[from]!;
-      holds[to] = oldHolds[from]!;
-      bodies.set(oldBodies.subarray(from * BODY_KEY_LENGTH, (from + 1) * BODY_KEY_LENGTH), to * BODY_KEY_LENGTH);
+      const run = Math.min(oldCap - from, cap - to, tail - pos);
+      for (let k = 0; k < run; k++) {
+        ids[to + k] = oldIds[from + k];
+        states[to + k] = oldStates[from + k];
+      }
+      idHashes.set(oldHashes.subarray(from, from + run), to);
+      holds.set(oldHolds.subarray(from, from + run), to);
+      bodies.set(oldBodies.subarray(from * BODY_KEY_LENGTH, (from + run) * BODY_KEY_LENGTH), to * BODY_KEY_LENGTH);
+      pos += run;
     }
     rebuild();
   };
