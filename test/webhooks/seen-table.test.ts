@@ -1,21 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { createRng } from '../../src/simulator/rng.js';
 import { createSeenTable, hashDeliveryId } from '../../src/webhooks/seen-table.js';
 import { bodyKey } from '../../src/webhooks/spool-recovery.js';
 
 /** A body key as the spool makes one. */
 const key = (text: string): string => bodyKey(Buffer.from(text));
-
-/** Deterministic PRNG (the simulator's mulberry32) so a failure can be replayed from its seed. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface InFlight {
   name: string;
@@ -125,7 +114,8 @@ describe('the seen table', () => {
     ['ids in 16 hashes', (id: string) => hashDeliveryId(id) & 15],
   ] as const) {
     it(`answers as two maps would over 60,000 random adds, removals, durable marks and prunes (${name})`, () => {
-      const random = mulberry32(name.length);
+      // Seeded, so a failure can be replayed.
+      const random = createRng(name.length);
       const seen = createSeenTable<InFlight>({ hashId });
       const ids = new Map<string, number>();
       const bodies = new Map<string, number>();

@@ -154,58 +154,56 @@ describe('the spool sync thread', () => {
     });
   });
 
-  it('answers a request whose sync has ended through collect(), while its caller never yields to the event loop', async () => {
+  /** A file with one line written, and the default sync threads; both closed after `body`. */
+  const withLineWritten = async (body: (thread: SyncThread, path: string, fd: number) => Promise<void>): Promise<void> => {
     await withTempDir(async (dir) => {
       const path = join(dir, 'seg');
       const fd = openSync(path, 'w');
       const thread = startSyncThread();
       try {
         writeSync(fd, Buffer.from('a\n'));
-        let answered: Error | null | undefined;
-        thread.datasync(path, (err) => (answered = err));
-        // A busy receiver: the thread's message cannot be handled until this loop returns.
-        const pause = new Int32Array(new SharedArrayBuffer(4));
-        const deadline = Date.now() + 10_000;
-        while (answered === undefined && Date.now() < deadline) {
-          Atomics.wait(pause, 0, 0, 1);
-          thread.collect();
-        }
-        expect(answered).toBeNull();
-        expect(thread.syncs()).toBe(1);
+        await body(thread, path, fd);
       } finally {
         await thread.close();
         closeSync(fd);
       }
     });
+  };
+
+  it('answers a request whose sync has ended through collect(), while its caller never yields to the event loop', async () => {
+    await withLineWritten(async (thread, path) => {
+      let answered: Error | null | undefined;
+      thread.datasync(path, (err) => (answered = err));
+      // A busy receiver: the thread's message cannot be handled until this loop returns.
+      const pause = new Int32Array(new SharedArrayBuffer(4));
+      const deadline = Date.now() + 10_000;
+      while (answered === undefined && Date.now() < deadline) {
+        Atomics.wait(pause, 0, 0, 1);
+        thread.collect();
+      }
+      expect(answered).toBeNull();
+      expect(thread.syncs()).toBe(1);
+    });
   });
 
   it('posts no message for a sync that ends while the receiver has promised to collect, and answers it at that collect', async () => {
-    await withTempDir(async (dir) => {
-      const path = join(dir, 'seg');
-      const fd = openSync(path, 'w');
-      const thread = startSyncThread();
-      try {
-        writeSync(fd, Buffer.from('a\n'));
-        thread.expectCollect();
-        let answered: Error | null | undefined;
-        thread.datasync(path, (err) => (answered = err));
-        const deadline = Date.now() + 10_000;
-        while (thread.syncs() === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 1));
-        // A message would have been handled in these turns of the event loop.
-        await new Promise((r) => setTimeout(r, 50));
-        expect(answered).toBeUndefined();
-        expect(thread.silentSyncs()).toBe(1);
-        thread.collectBeforeWait();
-        expect(answered).toBeNull();
-        // The promise is withdrawn: the next sync is answered by its message, with no collect.
-        writeSync(fd, Buffer.from('b\n'));
-        expect(await sync(thread, path)).toBeNull();
-        expect(thread.silentSyncs()).toBe(1);
-        expect(thread.syncs()).toBe(2);
-      } finally {
-        await thread.close();
-        closeSync(fd);
-      }
+    await withLineWritten(async (thread, path, fd) => {
+      thread.expectCollect();
+      let answered: Error | null | undefined;
+      thread.datasync(path, (err) => (answered = err));
+      const deadline = Date.now() + 10_000;
+      while (thread.syncs() === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 1));
+      // A message would have been handled in these turns of the event loop.
+      await new Promise((r) => setTimeout(r, 50));
+      expect(answered).toBeUndefined();
+      expect(thread.silentSyncs()).toBe(1);
+      thread.collectBeforeWait();
+      expect(answered).toBeNull();
+      // The promise is withdrawn: the next sync is answered by its message, with no collect.
+      writeSync(fd, Buffer.from('b\n'));
+      expect(await sync(thread, path)).toBeNull();
+      expect(thread.silentSyncs()).toBe(1);
+      expect(thread.syncs()).toBe(2);
     });
   });
 });
