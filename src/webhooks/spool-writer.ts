@@ -6,7 +6,7 @@ import { createBatchFrames } from './batch-frames.js';
 import type { SpoolRecord } from './spool-frame.js';
 import { fileSpoolIo, type SpoolIo } from './spool-io.js';
 import { fsyncDir, segmentPath, type SegmentInfo } from './spool-recovery.js';
-import { startSyncThread } from './sync-thread.js';
+import { startSyncThread, type SyncThreadStats } from './sync-thread.js';
 
 export interface PendingAppend {
   record: SpoolRecord;
@@ -38,16 +38,12 @@ export interface SpoolWriterOptions {
   syncsInFlight?: number;
 }
 
-export interface SpoolWriterStats {
+/** The sync threads' counts (with an injected `io`, a sync a batch) beside the batches'. */
+export interface SpoolWriterStats extends SyncThreadStats {
   batches: number;
   /** Time spent in write + fdatasync, summed and worst, in ms. */
   syncMsTotal: number;
   syncMsMax: number;
-  /** fdatasync calls (each covers every batch written before it started), and batches that woke a sleeping sync thread (SyncThread). */
-  syncs: number;
-  syncWakeups: number;
-  /** Syncs that posted no message: the receiver collected them on its own turn (SyncThread.expectCollect). */
-  silentSyncs: number;
 }
 
 export interface SpoolWriter {
@@ -219,10 +215,6 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
     o.onSegment(active);
   };
 
-  const waitPipelineEmpty = async (): Promise<void> => {
-    while (pipeline.length > 0) await new Promise<void>((r) => setImmediate(r));
-  };
-
   /** Starts the sync of a batch just written; batches are answered in log order as their syncs end. */
   const startSync = (entry: InFlight): void => {
     pipeline.push(entry);
@@ -263,8 +255,8 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
     const start = written;
     try {
       if (written >= maxSegmentBytes) {
-        // The syncs in flight belong to the old file.
-        await waitPipelineEmpty();
+        // The syncs in flight belong to the old file: they end first.
+        while (pipeline.length > 0) await new Promise<void>((r) => setImmediate(r));
         if (failing) throw new Error('an earlier batch failed');
         await rotate();
       }
@@ -339,14 +331,10 @@ export function createSpoolWriter(o: SpoolWriterOptions): SpoolWriter {
     get broken() {
       return broken;
     },
-    stats: () => ({
-      ...stats,
-      syncMsTotal: Math.round(stats.syncMsTotal),
-      syncMsMax: Math.round(stats.syncMsMax),
-      syncs: thread?.syncs() ?? stats.batches,
-      syncWakeups: thread?.wakeups() ?? 0,
-      silentSyncs: thread?.silentSyncs() ?? 0,
-    }),
+    stats: () => {
+      const threads = thread?.stats() ?? { syncs: stats.batches, syncWakeups: 0, silentSyncs: 0 };
+      return { ...stats, syncMsTotal: Math.round(stats.syncMsTotal), syncMsMax: Math.round(stats.syncMsMax), ...threads };
+    },
     async close() {
       await idle();
       await space.extended();

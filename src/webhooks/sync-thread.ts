@@ -7,6 +7,12 @@ import { Worker } from 'node:worker_threads';
  * publishes "written up to batch N" in shared memory; an idle thread claims every batch written so
  * far and syncs once for all of them, and sleeps only when nothing is left to claim.
  */
+export interface SyncThreadStats {
+  syncs: number;
+  syncWakeups: number;
+  silentSyncs: number;
+}
+
 export interface SyncThread {
   /**
    * Calls `done` once a sync of the file at `path` that started after this call has ended (or
@@ -34,6 +40,8 @@ export interface SyncThread {
   silentSyncs(): number;
   /** Times a request woke a sleeping thread (a cost of the caller's thread: see LOOP). */
   wakeups(): number;
+  /** The three counts above, as the spool reports them. */
+  stats(): SyncThreadStats;
   /** Syncs running now. */
   running(): number;
   /** Threads asleep now, waiting for a request. */
@@ -263,6 +271,7 @@ export function startSyncThread(threads = DEFAULT_SYNC_THREADS, options: SyncThr
     },
     syncs: () => Atomics.load(state, SYNCS),
     silentSyncs: () => Atomics.load(state, SILENT),
+    stats: () => ({ syncs: Atomics.load(state, SYNCS), syncWakeups: wakeups, silentSyncs: Atomics.load(state, SILENT) }),
     wakeups: () => wakeups,
     running: () => Atomics.load(state, SYNCING),
     asleep: () => Atomics.load(state, SLEEPERS),
