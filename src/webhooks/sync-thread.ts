@@ -7,12 +7,6 @@ import { Worker } from 'node:worker_threads';
  * publishes "written up to batch N" in shared memory; an idle thread claims every batch written so
  * far and syncs once for all of them, and sleeps only when nothing is left to claim.
  */
-export interface SyncThreadStats {
-  syncs: number;
-  syncWakeups: number;
-  silentSyncs: number;
-}
-
 export interface SyncThread {
   /**
    * Calls `done` once a sync of the file at `path` that started after this call has ended (or
@@ -50,14 +44,21 @@ export interface SyncThread {
   close(): Promise<void>;
 }
 
+/** `SyncThread.stats()`: its syncs, wake-ups and silent syncs. */
+export interface SyncThreadStats {
+  syncs: number;
+  syncWakeups: number;
+  silentSyncs: number;
+}
+
 // Slots of the shared state (Int32): the batch number last requested, the threads asleep, the
 // stop flag, the batch number the newest sync was claimed for, the file's generation, its path's
 // length in bytes, a counter bumped by every request and by the stop, which is what a sleeping
 // thread waits on, the highest batch number a sync has succeeded for, the threads in a sync now,
 // when the newest sync started (the low 32 bits of Date.now()), a delay added to every sync
 // (tests: a slow disk), whether the receiver will collect before it waits (expectCollect), the
-// syncs made and those that posted no message; the path itself follows. Batch numbers only grow; 2^31 batches is far
-// beyond a receiver's life.
+// syncs made and those that posted no message; the path itself follows. Batch numbers only grow;
+// 2^31 batches is far beyond a receiver's life.
 const REQUESTED = 0;
 const SLEEPERS = 1;
 const STOP = 2;
