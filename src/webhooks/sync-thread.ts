@@ -140,11 +140,12 @@ for (;;) {
     fdatasyncSync(descriptor());
     const delay = Atomics.load(state, ${SYNC_DELAY});
     if (delay > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, delay);
+    // Counted before it is published: a receiver that sees the sync also sees it counted.
+    Atomics.add(state, ${SYNCS}, 1);
     // The other thread may have published a later batch already: SYNCED only grows.
     for (let done = Atomics.load(state, ${SYNCED}); done < target; done = Atomics.load(state, ${SYNCED})) {
       if (Atomics.compareExchange(state, ${SYNCED}, done, target) === done) break;
     }
-    Atomics.add(state, ${SYNCS}, 1);
     // SYNCED is stored before this load, and the receiver withdraws its promise before it reads
     // SYNCED: either its collect sees this sync, or this thread sees the promise withdrawn.
     if (Atomics.load(state, ${COLLECT_EXPECTED}) === 1) Atomics.add(state, ${SILENT}, 1);
