@@ -148,16 +148,12 @@ export function createSeenTable<T extends object>(options: SeenTableOptions = {}
     }
   };
 
-  /** Enters the keys of ring index `idx` (those in `which`) in the tables. */
-  const index = (idx: number, which: number): void => {
-    if (which & HOLDS_ID) {
-      const h = idHashes[idx]!;
-      put(idSlots, idPrints, h, idx, findId(ids[idx]!, h), HOLDS_ID);
-    }
-    if (which & HOLDS_BODY) {
-      const b = bodyHashAt(idx);
-      put(bodySlots, bodyPrints, b, idx, findBody(undefined, idx, b), HOLDS_BODY);
-    }
+  /** Enters both keys of ring index `idx`; a key another entry holds moves to this one. */
+  const index = (idx: number): void => {
+    const h = idHashes[idx]!;
+    put(idSlots, idPrints, h, idx, findId(ids[idx]!, h), HOLDS_ID);
+    const b = bodyHashAt(idx);
+    put(bodySlots, bodyPrints, b, idx, findBody(undefined, idx, b), HOLDS_BODY);
   };
   /** Places a key known to be in no slot yet (a rebuild: each key has one holder) at the first empty slot of its path. */
   const place = (slots: Int32Array, prints: Uint32Array, h: number, idx: number): void => {
@@ -247,7 +243,7 @@ export function createSeenTable<T extends object>(options: SeenTableOptions = {}
       for (let i = 0; i < BODY_KEY_LENGTH; i++) bodies[at + i] = bodyKey.charCodeAt(i);
       holds[idx] = 0;
       live++;
-      index(idx, HOLDS_ID | HOLDS_BODY);
+      index(idx);
       return pos;
     },
     set(pos, state) {
