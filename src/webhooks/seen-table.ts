@@ -27,8 +27,6 @@ export interface SeenTable<T extends object> {
 }
 
 export interface SeenTableOptions {
-  /** Entries the ring starts with (rounded up to a power of two; default 1024). */
-  initialCapacity?: number;
   /** Tests: the delivery id's 32-bit hash (default FNV-1a), to force collisions. */
   hashId?: (deliveryId: string) => number;
 }
@@ -56,7 +54,6 @@ const hashBodyKey = (k: string): number => (k.charCodeAt(0) | (k.charCodeAt(1) <
 export function createSeenTable<T extends object>(options: SeenTableOptions = {}): SeenTable<T> {
   const hashId = options.hashId ?? hashDeliveryId;
   let cap = 1024;
-  while (cap < (options.initialCapacity ?? 0)) cap *= 2;
   // The ring: entry `pos` lives at `pos & (cap - 1)`; positions head..tail-1 are held or removed.
   let head = 0;
   let tail = 0;

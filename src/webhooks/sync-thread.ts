@@ -30,11 +30,9 @@ export interface SyncThread {
   collectBeforeWait(): void;
   /** fdatasync calls made so far (each covers every batch requested before it started). */
   syncs(): number;
-  /** Syncs whose message was left out because the receiver was about to collect. */
-  silentSyncs(): number;
   /** Times a request woke a sleeping thread (a cost of the caller's thread: see LOOP). */
   wakeups(): number;
-  /** The three counts above, as the spool reports them. */
+  /** The syncs, the wake-ups, and the syncs whose message was left out because the receiver was about to collect. */
   stats(): SyncThreadStats;
   /** Syncs running now. */
   running(): number;
@@ -272,7 +270,6 @@ export function startSyncThread(threads = DEFAULT_SYNC_THREADS, options: SyncThr
       collect();
     },
     syncs: () => Atomics.load(state, SYNCS),
-    silentSyncs: () => Atomics.load(state, SILENT),
     stats: () => ({ syncs: Atomics.load(state, SYNCS), syncWakeups: wakeups, silentSyncs: Atomics.load(state, SILENT) }),
     wakeups: () => wakeups,
     running: () => Atomics.load(state, SYNCING),

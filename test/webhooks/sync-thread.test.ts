@@ -196,13 +196,13 @@ describe('the spool sync thread', () => {
       // A message would have been handled in these turns of the event loop.
       await new Promise((r) => setTimeout(r, 50));
       expect(answered).toBeUndefined();
-      expect(thread.silentSyncs()).toBe(1);
+      expect(thread.stats().silentSyncs).toBe(1);
       thread.collectBeforeWait();
       expect(answered).toBeNull();
       // The promise is withdrawn: the next sync is answered by its message, with no collect.
       writeSync(fd, Buffer.from('b\n'));
       expect(await sync(thread, path)).toBeNull();
-      expect(thread.silentSyncs()).toBe(1);
+      expect(thread.stats().silentSyncs).toBe(1);
       expect(thread.syncs()).toBe(2);
     });
   });
