@@ -21,11 +21,13 @@ export interface PagesPhase {
   rejected: number;
 }
 
-const cpuMs = (since: NodeJS.CpuUsage): number => {
+/** This process's CPU (all threads) since `since`, in ms. */
+export const cpuMs = (since: NodeJS.CpuUsage): number => {
   const u = process.cpuUsage(since);
   return (u.user + u.system) / 1000;
 };
-const secs = (ms: number): number => Math.round(ms) / 1000;
+/** Milliseconds as seconds, to the millisecond. */
+export const secs = (ms: number): number => Math.round(ms) / 1000;
 
 /** The listing page `page` (from 1) of `n` contacts, as GET /subscribers answers it. */
 export function pageBody(page: number, n: number): string {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { once } from 'node:events';
 import { openWarehouse } from '../src/warehouse/index.js';
 import { benchContact } from './warehouse-contacts.js';
-import { loadPages, readPageBodies } from './warehouse-pages.js';
+import { cpuMs, loadPages, readPageBodies, secs } from './warehouse-pages.js';
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -33,17 +33,11 @@ async function limitMemory(w: { connection: { run(sql: string): Promise<unknown>
 const CHANGED_EVERY = 100; // 1% changed
 
 const dir = mkdtempSync(join(tmpdir(), 'crmsync-bench-'));
-const secs = (ms: number) => Math.round(ms) / 1000;
 const rate = (rows: number, ms: number) => Math.round(rows / (ms / 1000));
 
 function batch(from: number, size: number, versionOf: (i: number) => number) {
   return Array.from({ length: size }, (_, k) => benchContact(from + k, versionOf(from + k)));
 }
-
-const cpuMs = (since: NodeJS.CpuUsage) => {
-  const u = process.cpuUsage(since);
-  return (u.user + u.system) / 1000;
-};
 
 // Peak RSS per phase (sampled), so each phase reports its own memory, not the process's maximum.
 let phasePeak = 0;
