@@ -40,20 +40,14 @@ const NO_STATS: LoadStats = { inserted: 0, updated: 0, unchanged: 0, deleted: 0 
 /** Loads waiting behind a range's fetches: enough to overlap fetch and load, small enough to bound memory. */
 const MAX_PENDING_LOADS = 8;
 /**
- * Requests a range keeps in flight. Two, so that while one range waits for its last pages to be
- * durable the other ranges keep every request slot of the client busy (the client's limiter caps
- * the real number of requests at once): with one, each range's tail left a slot idle, and a
- * backfill with real latency took longer against the raw fetch floor (bench/results/notes.md,
- * "fetches per range").
+ * Requests a range asks to keep in flight. The client's request slots (`CRM_MAX_CONCURRENCY`) cap
+ * the real number at once across every range, so a range that waits for its last pages to be
+ * durable, or for its next turn in the workflow, leaves its slots to the others, and the ranges
+ * still running at a scan's end take all the slots as the others end. With two (four for the
+ * `last` range only), the ranges of a scan's end left slots idle (bench/results/notes.md,
+ * "fetches per range" and "the tail of a scan, again").
  */
-const FETCHES_PER_RANGE = 2;
-/**
- * Requests the scan's last range keeps in flight: no range follows it, so as the others end it
- * takes the request slots they leave; with two, a 100k backfill with real latency ended on one
- * range alone with half the slots idle for its last 0.3 s (bench/results/notes.md, "the last
- * range").
- */
-const LAST_RANGE_FETCHES = 2 * FETCHES_PER_RANGE;
+const FETCHES_PER_RANGE = 4;
 
 function addStats(into: LoadStats, add: LoadStats): void {
   into.inserted += add.inserted;
@@ -137,16 +131,22 @@ export function createContactActivities(deps: SyncActivityDeps) {
 
     /**
      * Fetches pages fromPage..toPage (id ascending) through the client's paginator, which keeps
-     * `FETCHES_PER_RANGE` requests in flight (`LAST_RANGE_FETCHES` for the scan's `last` range)
+     * `FETCHES_PER_RANGE` requests in flight (`last`, from the workflow, no longer changes that)
      * and reports drift, and loads each page. The heartbeat
      * carries the cursor: every page up to `loadedThrough` is durable, so a retry starts after
      * it; pages loaded out of order after it are found in the page log (written in the same write
      * scope as the load) and skipped too. A retry after a crash refetches only the pages in flight.
      */
     async syncContactPages(input: { scanKey: string; fromPage: number; toPage: number; perPage: number; expectedTotal: number; loadId: string; last?: boolean }): Promise<PagesResult> {
-      const cursor = (currentActivity()?.info.heartbeatDetails as { loadedThrough?: unknown } | undefined)?.loadedThrough;
+      const info = currentActivity()?.info;
+      const cursor = (info?.heartbeatDetails as { loadedThrough?: unknown } | undefined)?.loadedThrough;
       const startPage = typeof cursor === 'number' && Number.isInteger(cursor) ? Math.max(input.fromPage, cursor + 1) : input.fromPage;
-      const done = new Set(await writes.run((w) => scannedPages(w, input.scanKey, startPage, input.toPage)));
+      // The workflow hands out only pages its plan found not done, so a first attempt has none of
+      // them in the page log, and starts fetching without a turn in the owner's queue (behind the
+      // other ranges' loads, which is longest at a scan's end). A retry asks the page log. Were a
+      // page loaded already (a reset workflow), its second load is idempotent.
+      const firstAttempt = info !== undefined && info.attempt === 1 && cursor === undefined;
+      const done = new Set(firstAttempt ? [] : await writes.run((w) => scannedPages(w, input.scanKey, startPage, input.toPage)));
       const result: PagesResult = { ...NO_STATS, pages: 0, rows: 0, pagesLoadedNow: 0, requests: 0, drift: false, rejected: 0 };
       // Highest page such that it and every page before it in the range are durable.
       let loadedThrough = startPage - 1;
@@ -199,7 +199,7 @@ export function createContactActivities(deps: SyncActivityDeps) {
             endPage: to,
             expectedTotal: input.expectedTotal,
             order: 'asc' as const,
-            concurrency: input.last ? LAST_RANGE_FETCHES : FETCHES_PER_RANGE,
+            concurrency: FETCHES_PER_RANGE,
           };
           const pages: AsyncIterable<Page<Contact> | RawPage> = rawPages ? client.paginate(fetchRaw, opts) : client.paginate(fetchParsed, opts);
           for await (const p of pages) {

@@ -81,7 +81,8 @@ export async function runContactsFlow(
     let stopForHistory = false;
     const slot = async (): Promise<void> => {
       for (let range = ranges.shift(); range; range = stopForHistory ? undefined : ranges.shift()) {
-        // The last range handed out takes the request slots the others leave as they end.
+        // `last` marks the last range handed out (workers before 2026-12-05 gave it more
+        // requests; every range now asks for as many).
         const last = ranges.length === 0 ? { last: true } : {};
         const r = await acts.syncContactPages({ scanKey: scan.scanKey, ...range, perPage: scan.perPage, expectedTotal: scan.total, loadId, ...last });
         addTotals(totals, r);

@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
 import { createContactActivities } from '../../activities/sync-contacts.js';
 import { createCrmClient } from '../../src/crm/index.js';
@@ -10,13 +11,13 @@ import type { SyncCrmClient } from '../../src/sync/crm-port.js';
 import { openWarehouseOwner, type WarehouseHandle } from '../../src/warehouse/index.js';
 
 /**
- * One range activity, called directly (no worker): it keeps two page requests in flight (four for
- * the scan's last range), so the client's request slots stay busy while other ranges wait for
- * their last loads; and when a
- * request fails, nothing of the attempt goes on after it has failed.
+ * One range activity, called directly (no worker): it keeps four page requests in flight, so the
+ * client's request slots stay busy while other ranges wait for their last loads; when a request
+ * fails, nothing of the attempt goes on after it has failed; a first attempt fetches without
+ * waiting its turn at the owner, and a retry reads the page log first.
  */
 describe('syncContactPages (one range, simulator, real DuckDB)', () => {
-  it('keeps two requests in flight (the last range four), loads every page exactly, and stops both lanes on a failure', async () => {
+  it('keeps four requests in flight, loads every page exactly, and stops every lane on a failure', async () => {
     const sim = await startSimulator({ contacts: 300, seed: 5 });
     const real = createCrmClient({ baseUrl: sim.baseUrl, username: sim.credentials.username, password: sim.credentials.password });
     const dir = await mkdtemp(join(tmpdir(), 'crmsync-range-'));
@@ -52,9 +53,9 @@ describe('syncContactPages (one range, simulator, real DuckDB)', () => {
       const range = { scanKey: scan.scanKey, perPage: 20, expectedTotal: 300, loadId: 'L1' };
 
       const r = await acts.syncContactPages({ ...range, fromPage: 1, toPage: 6 });
-      expect(maxInFlight).toBe(2);
+      expect(maxInFlight).toBe(4);
       expect(r).toMatchObject({ pages: 6, rows: 120, pagesLoadedNow: 6, requests: 6, inserted: 120, drift: false });
-      // The scan's last range takes the slots the others leave as they end: four at once.
+      // The scan's last range (a flag from the workflow) asks for as many.
       maxInFlight = 0;
       const last = await acts.syncContactPages({ ...range, fromPage: 7, toPage: 10, last: true });
       expect(maxInFlight).toBe(4);
@@ -63,16 +64,17 @@ describe('syncContactPages (one range, simulator, real DuckDB)', () => {
       const loaded = await writes.run((w) => w.query('SELECT count(*) AS n, min(id) AS lo, max(id) AS hi FROM contacts'));
       expect(loaded).toEqual([{ n: 200, lo: 1, hi: 200 }]);
 
-      // A failing request fails the range; the other lane's request is the last one of the attempt.
+      // A failing request fails the range; the other lanes' requests are the last of the attempt.
       started.length = 0;
-      failPage = 12;
+      failPage = 11;
       const failed = acts.syncContactPages({ ...range, fromPage: 11, toPage: 15 });
-      await expect(failed).rejects.toThrow('page 12 failed');
+      await expect(failed).rejects.toThrow('page 11 failed');
       const failedAt = performance.now();
       expect(inFlight).toBe(0);
       await new Promise((r) => setTimeout(r, 100));
       expect(started.filter((s) => s.at > failedAt)).toEqual([]);
-      expect(started.length).toBeLessThanOrEqual(3);
+      // The first four went out together; the fifth would have followed an answer.
+      expect(started.length).toBeLessThanOrEqual(4);
 
       // The retry loads what is left, and pages already durable are not fetched again.
       failPage = 0;
@@ -126,6 +128,74 @@ describe('syncContactPages (one range, simulator, real DuckDB)', () => {
     } finally {
       await owner.close();
       await client.close();
+      await sim.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a first attempt fetches while the owner is busy; a retry reads the page log first', async () => {
+    const sim = await startSimulator({ contacts: 60, seed: 11 });
+    const real = createCrmClient({ baseUrl: sim.baseUrl, username: sim.credentials.username, password: sim.credentials.password });
+    const dir = await mkdtemp(join(tmpdir(), 'crmsync-range-'));
+    const fetched: number[] = [];
+    /** The client as the activity sees it (in an activity it asks for one bound to its cancellation), counting page requests. */
+    const counted = (c: typeof real): SyncCrmClient =>
+      ({
+        ...c,
+        withSignal: (signal: AbortSignal) => counted(c.withSignal(signal)),
+        contacts: {
+          ...c.contacts,
+          listPageRaw: (q: Parameters<typeof c.contacts.listPageRaw>[0]) => {
+            fetched.push(q.page ?? 0);
+            return c.contacts.listPageRaw(q);
+          },
+        },
+      }) as unknown as SyncCrmClient;
+    const client = counted(real);
+    const writes = await openWarehouseOwner({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake') });
+    /** Keeps the owner busy with a job of its own until the returned function is called. */
+    const holdOwner = (): (() => Promise<void>) => {
+      let release = (): void => undefined;
+      const held = writes.run(() => new Promise<void>((r) => (release = r)));
+      return async () => {
+        release();
+        await held;
+      };
+    };
+    const until = async (check: () => boolean): Promise<void> => {
+      for (let waited = 0; !check(); waited += 10) {
+        if (waited > 10_000) throw new Error(`no request in 10 s; fetched ${JSON.stringify(fetched)}`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    };
+    try {
+      const acts = createContactActivities({ client, writes, logger: silentLogger });
+      const scan = await acts.startContactsScan({ mode: 'backfill', perPage: 20, loadId: 'L1' });
+      const range = { scanKey: scan.scanKey, perPage: 20, expectedTotal: 60, loadId: 'L1' };
+
+      // Attempt 1: its pages were not done when the workflow planned them, so it asks nobody.
+      let release = holdOwner();
+      const first = new MockActivityEnvironment({ attempt: 1 }).run(acts.syncContactPages, { ...range, fromPage: 1, toPage: 2 });
+      await until(() => fetched.length === 2);
+      expect(fetched).toEqual([1, 2]);
+      await release();
+      expect(await first).toMatchObject({ pages: 2, rows: 40, pagesLoadedNow: 2, requests: 2 });
+
+      // Attempt 2 of a range whose first pages are durable: the page log is read before any
+      // request (the owner holds it back), and only the page not yet loaded is fetched.
+      fetched.length = 0;
+      release = holdOwner();
+      const retry = new MockActivityEnvironment({ attempt: 2 }).run(acts.syncContactPages, { ...range, fromPage: 1, toPage: 3 });
+      await new Promise((r) => setTimeout(r, 200));
+      expect(fetched).toEqual([]);
+      await release();
+      expect(await retry).toMatchObject({ pages: 3, rows: 60, pagesLoadedNow: 1, requests: 1 });
+      expect(fetched).toEqual([3]);
+      const all = await writes.run((w) => w.query('SELECT count(*) AS n, count(DISTINCT id) AS d FROM contacts'));
+      expect(all).toEqual([{ n: 60, d: 60 }]);
+    } finally {
+      await writes.close();
+      await real.close();
       await sim.close();
       await rm(dir, { recursive: true, force: true });
     }
