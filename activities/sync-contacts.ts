@@ -40,14 +40,21 @@ const NO_STATS: LoadStats = { inserted: 0, updated: 0, unchanged: 0, deleted: 0 
 /** Loads waiting behind a range's fetches: enough to overlap fetch and load, small enough to bound memory. */
 const MAX_PENDING_LOADS = 8;
 /**
- * Requests a range asks to keep in flight. The client's request slots (`CRM_MAX_CONCURRENCY`) cap
- * the real number at once across every range, so a range that waits for its last pages to be
- * durable, or for its next turn in the workflow, leaves its slots to the others, and the ranges
- * still running at a scan's end take all the slots as the others end. With two (four for the
- * `last` range only), the ranges of a scan's end left slots idle (bench/results/notes.md,
- * "fetches per range" and "the tail of a scan, again").
+ * Requests a range asks to keep in flight while the CRM sets the pace (the sink keeps up). The
+ * client's request slots (`CRM_MAX_CONCURRENCY`) cap the real number at once across every range,
+ * so a range that waits for its last pages to be durable, or for its next turn in the workflow,
+ * leaves its slots to the others, and the ranges still running at a scan's end take all the slots
+ * as the others end. With two (four for the `last` range only), the ranges of a scan's end left
+ * slots idle (bench/results/notes.md, "fetches per range" and "the tail of a scan, again").
  */
 const FETCHES_PER_RANGE = 4;
+/**
+ * Requests in flight for a range that starts while the writer sets the pace (fetchers wait for
+ * room in the sink), or before the sink can tell (a scan's first ranges): more would not load
+ * sooner, only hold more pages in memory when the sink frees room and every waiting fetcher goes
+ * at once, which made the 1M backfill's peak at its start.
+ */
+const FETCHES_PER_RANGE_WRITER_BOUND = 2;
 
 function addStats(into: LoadStats, add: LoadStats): void {
   into.inserted += add.inserted;
@@ -90,6 +97,7 @@ export function createContactActivities(deps: SyncActivityDeps) {
     ...(rawPages ? { keepUpHeldRows: 20_000 } : {}),
     ...(deps.contactLingerMs !== undefined ? { lingerMs: deps.contactLingerMs } : {}),
     ...(deps.publishEveryMs === 0 ? { publishColdBucketsAfterMs: false as const } : {}),
+    ...(deps.now ? { now: deps.now } : {}),
     onPublishError: (err) => logger.warn({ err }, "publishing finished lake buckets during the scan failed; the run's final publish will write them"),
   });
 
@@ -131,7 +139,8 @@ export function createContactActivities(deps: SyncActivityDeps) {
 
     /**
      * Fetches pages fromPage..toPage (id ascending) through the client's paginator, which keeps
-     * `FETCHES_PER_RANGE` requests in flight (`last`, from the workflow, no longer changes that)
+     * `FETCHES_PER_RANGE` requests in flight (`last`, from the workflow, no longer changes that;
+     * fewer where the writer sets the pace)
      * and reports drift, and loads each page. The heartbeat
      * carries the cursor: every page up to `loadedThrough` is durable, so a retry starts after
      * it; pages loaded out of order after it are found in the page log (written in the same write
@@ -199,7 +208,7 @@ export function createContactActivities(deps: SyncActivityDeps) {
             endPage: to,
             expectedTotal: input.expectedTotal,
             order: 'asc' as const,
-            concurrency: FETCHES_PER_RANGE,
+            concurrency: sink.crmSetsPace ? FETCHES_PER_RANGE : FETCHES_PER_RANGE_WRITER_BOUND,
           };
           const pages: AsyncIterable<Page<Contact> | RawPage> = rawPages ? client.paginate(fetchRaw, opts) : client.paginate(fetchParsed, opts);
           for await (const p of pages) {

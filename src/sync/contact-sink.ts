@@ -48,10 +48,9 @@ export interface ContactSink {
   room(): Promise<void>;
   /** Rows queued or loading now. */
   readonly heldRows: number;
-  /**
-   * Loads every page added so far without lingering: a range calls it after its last page, so
-   * the end of a scan never waits out `lingerMs`.
-   */
+  /** Fetchers have asked for room for a second, none waiting for `keepUpMs`: the CRM sets the pace, not the writer. */
+  readonly crmSetsPace: boolean;
+  /** Loads every page added so far without lingering: a range's end never waits out `lingerMs`. */
   flush(): void;
   /**
    * Queues a publish of every lake bucket this sink loaded into and has not published, cold or
@@ -98,21 +97,18 @@ export interface ContactSinkOptions {
   publishColdBucketsAfterMs?: number | false;
   /**
    * When the warehouse is the bottleneck (fetchers wait at `room()`), pages never stop waiting
-   * for a load, and every bucket was left to the run's final publish (its time and the run's peak
-   * memory: bench/results/notes.md, "cold buckets"). Then cold buckets are also published after this many
-   * loads (default 4). Not while the CRM is the bottleneck: there the writer is idle between
-   * pages, cold buckets go out in those gaps, and a publish ahead of waiting pages would only
-   * delay the last ranges.
+   * for a load, and every bucket was left to the run's final publish (bench/results/notes.md,
+   * "cold buckets"). Then cold buckets are also published after this many loads (default 4). Not
+   * while the CRM is the bottleneck: the writer is idle between pages, cold buckets go out in
+   * those gaps, and a publish ahead of waiting pages would only delay the last ranges.
    */
   publishEveryLoads?: number;
   /**
    * A load starts once this many rows wait (default half of `maxRowsPerLoad`), or once the first
-   * waiting page has waited `lingerMs`, or at `flush()`. When the CRM is the bottleneck (real
-   * latency), pages come one by one and the writer, taking whatever waits whenever it is free,
-   * ran a load for every one or two pages: each load's fixed cost (planning and the commit, about
-   * 40 ms) kept the writer busy, so a lake publish held the fetchers back and the run ended late
-   * (bench/results/notes.md, "loads of a page or two"). Where the writer is the bottleneck, a full
-   * load always waits and nothing lingers.
+   * waiting page has waited `lingerMs`, or at `flush()`. When the CRM is the bottleneck, pages
+   * come one by one, and a load for every one or two pages (each with its fixed cost) kept the
+   * writer busy, so a lake publish held the fetchers back (bench/results/notes.md, "loads of a
+   * page or two"). Where the writer is the bottleneck, a full load always waits.
    */
   minRowsPerLoad?: number;
   /** How long the first page waiting may wait for others to join its load (default 200 ms; 0: never). */
@@ -131,11 +127,12 @@ function addStats(into: SinkStats, add: LoadStats & { rejected?: number }): void
   into.rejected += add.rejected ?? 0;
 }
 
+/** How long fetchers must have asked for room, none waiting, before `crmSetsPace` says so. */
+const PACE_EVIDENCE_MS = 1_000;
 /** Buckets per background publish job, so a load never waits long behind one. */
 const BUCKETS_PER_PUBLISH = 2;
 
 const ZERO: SinkStats = { inserted: 0, updated: 0, unchanged: 0, deleted: 0, rejected: 0 };
-
 const rowsOf = (p: ScannedPage): number => p.items.length + (p.raw?.rows ?? 0);
 const idsOf = (p: ScannedPage): number[] => (p.raw ? [...p.items.map((c) => c.id), ...p.raw.ids] : p.items.map((c) => c.id));
 
@@ -151,8 +148,8 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
   const plainHeld = Math.max(options.maxHeldRows ?? 10_000, 1);
   const keepUpHeld = Math.max(options.keepUpHeldRows ?? plainHeld, plainHeld);
   const keepUpMs = options.keepUpMs ?? 5_000;
-  /** When a fetcher last had to wait at room() (`now()`). */
-  let lastWaitAt = -Infinity;
+  /** When a fetcher last had to wait at room(), last asked, and began a run of asking (no gap of keepUpMs). */
+  let [lastWaitAt, lastAskAt, askingSince] = [-Infinity, -Infinity, -Infinity];
   const heldLimit = (): number => (keepUpHeld > plainHeld && now() - lastWaitAt >= keepUpMs ? keepUpHeld : plainHeld);
   const publishEvery = Math.max(options.publishEveryLoads ?? 4, 1);
   const minRows = Math.min(Math.max(options.minRowsPerLoad ?? Math.ceil(maxRows / 2), 1), maxRows);
@@ -160,8 +157,7 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
   /** The linger timer while pages wait for more to join their load. */
   let lingering: ReturnType<typeof setTimeout> | undefined;
   /** Pages added so far (numbered from 1), and the number of the last one `flush()` covers. */
-  let added = 0;
-  let flushedThrough = 0;
+  let [added, flushedThrough] = [0, 0];
   let loadsSincePublish = 0;
   /** A fetcher waited at room() since the last publish: the warehouse is the bottleneck. */
   let fetchersWaited = false;
@@ -170,9 +166,7 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
   /** Publish chains queued and not yet settled (cold ones wait until none is). */
   let publishing = 0;
   const pending: { page: ScannedPage; no: number; at: number; resolve: (s: SinkStats) => void; reject: (e: unknown) => void }[] = [];
-  let pendingRows = 0;
-  let scheduled = false;
-  let held = 0;
+  let [pendingRows, scheduled, held] = [0, false, 0];
   let waiters: (() => void)[] = [];
 
   function release(rows: number): void {
@@ -321,9 +315,12 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
       });
     },
     room() {
+      const t = now();
+      if (t - lastAskAt > keepUpMs) askingSince = t;
+      lastAskAt = t;
       if (held < heldLimit()) return Promise.resolve();
       fetchersWaited = true;
-      lastWaitAt = now();
+      lastWaitAt = t;
       const waited = new Promise<void>((resolve) => waiters.push(resolve));
       // A fetcher held back: what waits loads now, whatever its size.
       schedule();
@@ -331,6 +328,10 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
     },
     get heldRows() {
       return held;
+    },
+    get crmSetsPace() {
+      const t = now();
+      return t - lastAskAt <= keepUpMs && t - lastWaitAt >= keepUpMs && t - askingSince >= PACE_EVIDENCE_MS;
     },
     flush() {
       flushedThrough = added;

@@ -360,6 +360,37 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
     }
   });
 
+  it('says the CRM sets the pace once fetchers have asked for room for a second, none waiting for keepUpMs; not after a pause', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crmsync-sink-'));
+    try {
+      const writes = await ownerOf(join(dir, 'crm.duckdb'), join(dir, 'lake'));
+      let clock = 0;
+      // Nothing loads until flushed or a fetcher waits: held rows are what the test adds.
+      const sink = createContactSink(writes, { maxRowsPerLoad: 1_000, minRowsPerLoad: 1_000, lingerMs: 600_000, maxHeldRows: 100, keepUpMs: 3_000, publishColdBucketsAfterMs: false, now: () => clock });
+      const askAt = async (t: number): Promise<boolean> => {
+        clock = t;
+        await sink.room();
+        return sink.crmSetsPace;
+      };
+      // A range that starts before any fetcher asked (a scan's first) cannot know yet.
+      expect(sink.crmSetsPace).toBe(false);
+      expect([await askAt(0), await askAt(500), await askAt(1_000), await askAt(1_500)]).toEqual([false, false, true, true]);
+      // A fetcher waits for room: the writer sets the pace, for keepUpMs after the wait.
+      const full = sink.add({ scanKey: 'k', page: 1, items: Array.from({ length: 100 }, (_, i) => makeContact(i + 1)), reportedTotal: 100, loadId: 'L', syncedAt: new Date() });
+      clock = 1_600;
+      const waited = sink.room();
+      expect(sink.crmSetsPace).toBe(false);
+      await Promise.all([full, waited]);
+      expect([await askAt(2_000), await askAt(3_000), await askAt(4_000), await askAt(4_600)]).toEqual([false, false, false, true]);
+      // Nobody asked for longer than keepUpMs (between scans): a new run of asking needs a second again.
+      clock = 8_000;
+      expect(sink.crmSetsPace).toBe(false);
+      expect([await askAt(8_000), await askAt(8_900), await askAt(9_000)]).toEqual([false, false, true]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('loads a page and records it in the page log in one transaction: when the log cannot be written, the rows are not there either', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'crmsync-sink-'));
     try {
