@@ -366,7 +366,15 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
       const writes = await ownerOf(join(dir, 'crm.duckdb'), join(dir, 'lake'));
       let clock = 0;
       // Nothing loads until flushed or a fetcher waits: held rows are what the test adds.
-      const sink = createContactSink(writes, { maxRowsPerLoad: 1_000, minRowsPerLoad: 1_000, lingerMs: 600_000, maxHeldRows: 100, keepUpMs: 3_000, publishColdBucketsAfterMs: false, now: () => clock });
+      const sink = createContactSink(writes, {
+        maxRowsPerLoad: 1_000,
+        minRowsPerLoad: 1_000,
+        lingerMs: 600_000,
+        maxHeldRows: 100,
+        keepUpMs: 3_000,
+        publishColdBucketsAfterMs: false,
+        now: () => clock,
+      });
       const askAt = async (t: number): Promise<boolean> => {
         clock = t;
         await sink.room();
