@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createCrmClient } from '../../src/crm/index.js';
 import type { Contact } from '../../src/crm/types.js';
 import { startSimulator } from '../../src/simulator/index.js';
-import { createContactSink } from '../../src/sync/contact-sink.js';
+import { createContactSink, type ContactSink, type ContactSinkOptions } from '../../src/sync/contact-sink.js';
 import { scannedPages } from '../../src/warehouse/scan-tables.js';
 import type { WriteJobs } from '../../src/sync/warehouse-port.js';
 import { openWarehouseOwner, type WarehouseOwner } from '../../src/warehouse/index.js';
@@ -38,6 +38,14 @@ function recordingQueue(inner: WarehouseOwner, calls: string[]): WriteJobs & { r
       return inner.pending;
     },
   };
+}
+
+/**
+ * A sink whose pages linger (nothing loads) until flushed or a fetcher waits, so held rows are
+ * what a test adds; a budget of 100 rows and the test's clock.
+ */
+function lingeringSink(writes: WriteJobs, now: () => number, options: ContactSinkOptions): ContactSink {
+  return createContactSink(writes, { maxRowsPerLoad: 1_000, minRowsPerLoad: 1_000, lingerMs: 600_000, maxHeldRows: 100, publishColdBucketsAfterMs: false, now, ...options });
 }
 
 const owners: WarehouseOwner[] = [];
@@ -310,17 +318,7 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
     try {
       const writes = await ownerOf(join(dir, 'crm.duckdb'), join(dir, 'lake'));
       let clock = 0;
-      // Pages linger (nothing loads) until a fetcher waits: held rows are what the test adds.
-      const sink = createContactSink(writes, {
-        maxRowsPerLoad: 1_000,
-        minRowsPerLoad: 1_000,
-        lingerMs: 600_000,
-        maxHeldRows: 100,
-        keepUpHeldRows: 200,
-        keepUpMs: 1_000,
-        publishColdBucketsAfterMs: false,
-        now: () => clock,
-      });
+      const sink = lingeringSink(writes, () => clock, { keepUpHeldRows: 200, keepUpMs: 1_000 });
       let next = 1;
       const add = (rows: number) => {
         const from = next;
@@ -365,16 +363,7 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
     try {
       const writes = await ownerOf(join(dir, 'crm.duckdb'), join(dir, 'lake'));
       let clock = 0;
-      // Nothing loads until flushed or a fetcher waits: held rows are what the test adds.
-      const sink = createContactSink(writes, {
-        maxRowsPerLoad: 1_000,
-        minRowsPerLoad: 1_000,
-        lingerMs: 600_000,
-        maxHeldRows: 100,
-        keepUpMs: 3_000,
-        publishColdBucketsAfterMs: false,
-        now: () => clock,
-      });
+      const sink = lingeringSink(writes, () => clock, { keepUpMs: 3_000 });
       const askAt = async (t: number): Promise<boolean> => {
         clock = t;
         await sink.room();
