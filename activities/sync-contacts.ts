@@ -139,9 +139,8 @@ export function createContactActivities(deps: SyncActivityDeps) {
 
     /**
      * Fetches pages fromPage..toPage (id ascending) through the client's paginator, which keeps
-     * `FETCHES_PER_RANGE` requests in flight (`last`, from the workflow, no longer changes that;
-     * fewer where the writer sets the pace)
-     * and reports drift, and loads each page. The heartbeat
+     * `FETCHES_PER_RANGE` requests in flight (fewer where the writer sets the pace; `last`, from
+     * the workflow, no longer changes that) and reports drift, and loads each page. The heartbeat
      * carries the cursor: every page up to `loadedThrough` is durable, so a retry starts after
      * it; pages loaded out of order after it are found in the page log (written in the same write
      * scope as the load) and skipped too. A retry after a crash refetches only the pages in flight.
