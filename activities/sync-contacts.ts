@@ -44,8 +44,8 @@ const MAX_PENDING_LOADS = 8;
  * client's request slots (`CRM_MAX_CONCURRENCY`) cap the real number at once across every range,
  * so a range that waits for its last pages to be durable, or for its next turn in the workflow,
  * leaves its slots to the others, and the ranges still running at a scan's end take all the slots
- * as the others end. With two (four for the `last` range only), the ranges of a scan's end left
- * slots idle (bench/results/notes.md, "fetches per range" and "the tail of a scan, again").
+ * as the others end. With two (four for the scan's last range only), the ranges of a scan's end
+ * left slots idle (bench/results/notes.md, "fetches per range" and "the tail of a scan, again").
  */
 const FETCHES_PER_RANGE = 4;
 /**
@@ -139,13 +139,14 @@ export function createContactActivities(deps: SyncActivityDeps) {
 
     /**
      * Fetches pages fromPage..toPage (id ascending) through the client's paginator, which keeps
-     * `FETCHES_PER_RANGE` requests in flight (fewer where the writer sets the pace; `last`, from
-     * the workflow, no longer changes that) and reports drift, and loads each page. The heartbeat
-     * carries the cursor: every page up to `loadedThrough` is durable, so a retry starts after
-     * it; pages loaded out of order after it are found in the page log (written in the same write
-     * scope as the load) and skipped too. A retry after a crash refetches only the pages in flight.
+     * `FETCHES_PER_RANGE` requests in flight (fewer where the writer sets the pace; the `last`
+     * flag workflows sent before 2026-12-05 is ignored) and reports drift, and loads each page.
+     * The heartbeat carries the cursor: every page up to `loadedThrough` is durable, so a retry
+     * starts after it; pages loaded out of order after it are found in the page log (written in
+     * the same write scope as the load) and skipped too. A retry after a crash refetches only the
+     * pages in flight.
      */
-    async syncContactPages(input: { scanKey: string; fromPage: number; toPage: number; perPage: number; expectedTotal: number; loadId: string; last?: boolean }): Promise<PagesResult> {
+    async syncContactPages(input: { scanKey: string; fromPage: number; toPage: number; perPage: number; expectedTotal: number; loadId: string }): Promise<PagesResult> {
       const info = currentActivity()?.info;
       const cursor = (info?.heartbeatDetails as { loadedThrough?: unknown } | undefined)?.loadedThrough;
       const startPage = typeof cursor === 'number' && Number.isInteger(cursor) ? Math.max(input.fromPage, cursor + 1) : input.fromPage;

@@ -81,10 +81,7 @@ export async function runContactsFlow(
     let stopForHistory = false;
     const slot = async (): Promise<void> => {
       for (let range = ranges.shift(); range; range = stopForHistory ? undefined : ranges.shift()) {
-        // `last` marks the last range handed out (workers before 2026-12-05 gave it more
-        // requests; every range now asks for as many).
-        const last = ranges.length === 0 ? { last: true } : {};
-        const r = await acts.syncContactPages({ scanKey: scan.scanKey, ...range, perPage: scan.perPage, expectedTotal: scan.total, loadId, ...last });
+        const r = await acts.syncContactPages({ scanKey: scan.scanKey, ...range, perPage: scan.perPage, expectedTotal: scan.total, loadId });
         addTotals(totals, r);
         progress.pagesDone += range.toPage - range.fromPage + 1;
         progress.rows = totals.rows;

@@ -28,11 +28,7 @@ export interface SyncThread {
   expectCollect(): void;
   /** Withdraws `expectCollect()`, then `collect()`: a sync that ends from now on posts its message. */
   collectBeforeWait(): void;
-  /** fdatasync calls made so far (each covers every batch requested before it started). */
-  syncs(): number;
-  /** Times a request woke a sleeping thread (a cost of the caller's thread: see LOOP). */
-  wakeups(): number;
-  /** The syncs, the wake-ups, and the syncs whose message was left out because the receiver was about to collect. */
+  /** Its counts so far (`SyncThreadStats`). */
   stats(): SyncThreadStats;
   /** Syncs running now. */
   running(): number;
@@ -42,10 +38,13 @@ export interface SyncThread {
   close(): Promise<void>;
 }
 
-/** `SyncThread.stats()`: its syncs, wake-ups and silent syncs. */
+/** `SyncThread.stats()`. */
 export interface SyncThreadStats {
+  /** fdatasync calls (each covers every batch requested before it started). */
   syncs: number;
+  /** Times a request woke a sleeping thread (a cost of the caller's thread: see LOOP). */
   syncWakeups: number;
+  /** Syncs that posted no message, because the receiver was about to collect. */
   silentSyncs: number;
 }
 
@@ -269,9 +268,7 @@ export function startSyncThread(threads = DEFAULT_SYNC_THREADS, options: SyncThr
       Atomics.store(state, COLLECT_EXPECTED, 0);
       collect();
     },
-    syncs: () => Atomics.load(state, SYNCS),
     stats: () => ({ syncs: Atomics.load(state, SYNCS), syncWakeups: wakeups, silentSyncs: Atomics.load(state, SILENT) }),
-    wakeups: () => wakeups,
     running: () => Atomics.load(state, SYNCING),
     asleep: () => Atomics.load(state, SLEEPERS),
     async close() {

@@ -61,7 +61,7 @@ describe('syncContactPages (one range, simulator, real DuckDB)', () => {
       // Fetchers have gone on without waiting for room for the sink's keepUpMs (5 s): four.
       clock = 5_000;
       maxInFlight = 0;
-      const last = await acts.syncContactPages({ ...range, fromPage: 7, toPage: 10, last: true });
+      const last = await acts.syncContactPages({ ...range, fromPage: 7, toPage: 10 });
       expect(maxInFlight).toBe(4);
       expect(last).toMatchObject({ pages: 4, rows: 80, pagesLoadedNow: 4, requests: 4, inserted: 80, drift: false });
       expect(started.map((s) => s.page).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);

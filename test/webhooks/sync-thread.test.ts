@@ -29,8 +29,8 @@ describe('the spool sync thread', () => {
         expect(await Promise.all(all)).toEqual(Array.from({ length: 50 }, () => null));
         expect(order).toEqual(Array.from({ length: 50 }, (_, i) => i));
         // Requested microseconds apart, faster than the thread wakes up: a sync per request would be 50.
-        expect(thread.syncs()).toBeGreaterThan(0);
-        expect(thread.syncs()).toBeLessThan(50);
+        expect(thread.stats().syncs).toBeGreaterThan(0);
+        expect(thread.stats().syncs).toBeLessThan(50);
         expect(readFileSync(join(dir, 'seg'), 'utf8').split('\n')).toHaveLength(51);
       } finally {
         await thread.close();
@@ -182,7 +182,7 @@ describe('the spool sync thread', () => {
         thread.collect();
       }
       expect(answered).toBeNull();
-      expect(thread.syncs()).toBe(1);
+      expect(thread.stats().syncs).toBe(1);
     });
   });
 
@@ -192,7 +192,7 @@ describe('the spool sync thread', () => {
       let answered: Error | null | undefined;
       thread.datasync(path, (err) => (answered = err));
       const deadline = Date.now() + 10_000;
-      while (thread.syncs() === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 1));
+      while (thread.stats().syncs === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 1));
       // A message would have been handled in these turns of the event loop.
       await new Promise((r) => setTimeout(r, 50));
       expect(answered).toBeUndefined();
@@ -203,7 +203,7 @@ describe('the spool sync thread', () => {
       writeSync(fd, Buffer.from('b\n'));
       expect(await sync(thread, path)).toBeNull();
       expect(thread.stats().silentSyncs).toBe(1);
-      expect(thread.syncs()).toBe(2);
+      expect(thread.stats().syncs).toBe(2);
     });
   });
 });
@@ -241,13 +241,13 @@ describe('the spool sync threads wake-ups', () => {
     await withThreads({ syncDelayMs: 300, secondSyncAfterMs: 60_000 }, async (thread, request) => {
       const first = request('first');
       await until('the first sync', () => thread.running() === 1);
-      const woken = thread.wakeups();
+      const woken = thread.stats().syncWakeups;
       const later = Array.from({ length: 9 }, (_, i) => request(`later ${i}`));
       // Each of these woke the idle thread before: a cost of the receiver's thread per batch.
-      expect(thread.wakeups()).toBe(woken);
+      expect(thread.stats().syncWakeups).toBe(woken);
       expect(await Promise.all([first, ...later])).toEqual(Array.from({ length: 10 }, () => null));
       expect(woken).toBe(1);
-      expect(thread.syncs()).toBe(2);
+      expect(thread.stats().syncs).toBe(2);
     });
   });
 
@@ -256,12 +256,12 @@ describe('the spool sync threads wake-ups', () => {
       const first = request('first');
       await until('the first sync', () => thread.running() === 1);
       await new Promise((r) => setTimeout(r, 40));
-      const woken = thread.wakeups();
+      const woken = thread.stats().syncWakeups;
       const second = request('second');
-      expect(thread.wakeups()).toBe(woken + 1);
+      expect(thread.stats().syncWakeups).toBe(woken + 1);
       await until('a second sync beside the first', () => thread.running() === 2);
       expect(await Promise.all([first, second])).toEqual([null, null]);
-      expect(thread.syncs()).toBe(2);
+      expect(thread.stats().syncs).toBe(2);
     });
   });
 });
