@@ -266,6 +266,66 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
       }
     }
   });
+  it('counts a run of loads that each leave pages waiting as the writer setting the pace, though no fetcher waited at room()', async () => {
+    // Ranges wait on their own loads before the sink's budget fills: in a CPU-bound scan no
+    // fetcher waits at room(), and the writer being behind shows only in the loads.
+    for (const [pages, paced] of [
+      [4, true], // three loads leave pages behind, the fourth none: the CRM still sets the pace
+      [6, false], // the fourth load in a row to leave pages behind: the writer sets the pace
+    ] as const) {
+      const dir = await mkdtemp(join(tmpdir(), 'crmsync-sink-'));
+      try {
+        const writes = await ownerOf(join(dir, 'crm.duckdb'), join(dir, 'lake'));
+        let clock = 0;
+        const sink = createContactSink(writes, { maxRowsPerLoad: 50, lingerMs: 0, keepUpMs: 3_000, publishColdBucketsAfterMs: false, now: () => clock });
+        await sink.room();
+        clock = 1_500;
+        await sink.room();
+        expect(sink.crmSetsPace).toBe(true);
+        const range = (from: number) => Array.from({ length: 50 }, (_, i) => makeContact(from + i));
+        // Added at once: each load takes one page (50 rows) and leaves the rest waiting.
+        await Promise.all(Array.from({ length: pages }, (_, i) => sink.add({ scanKey: 'k', page: i + 1, items: range(1 + 50 * i), reportedTotal: 300, loadId: 'L', syncedAt: new Date() })));
+        expect(sink.crmSetsPace).toBe(paced);
+        // keepUpMs later, asking all along and no such run since: the CRM sets the pace again.
+        clock = 4_500;
+        await sink.room();
+        expect(sink.crmSetsPace).toBe(true);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    }
+  });
+
+  it('publishes cold buckets every publishEveryLoads while loads run behind, with no fetcher waiting at room()', async () => {
+    for (const [pages, midRun] of [
+      [3, false], // too short a run to count: the publish waits until the pages stop
+      [6, true],
+    ] as const) {
+      const dir = await mkdtemp(join(tmpdir(), 'crmsync-sink-'));
+      try {
+        const inner = await ownerOf(join(dir, 'crm.duckdb'), join(dir, 'lake'));
+        const calls: string[] = [];
+        const writes = recordingQueue(inner, calls);
+        let clock = 0;
+        const sink = createContactSink(writes, { maxRowsPerLoad: 50, lingerMs: 0, publishColdBucketsAfterMs: 1_000, publishEveryLoads: 2, now: () => clock });
+        const range = (from: number) => Array.from({ length: 50 }, (_, i) => makeContact(from + i));
+        const page = (page: number, from: number) => sink.add({ scanKey: 'k', page, items: range(from), reportedTotal: 400, loadId: 'L', syncedAt: new Date() });
+        await inner.run((w) => w.publishLake());
+        await page(1, 1); // bucket 0
+        clock = 5_000; // bucket 0 is cold from now on
+        await Promise.all(Array.from({ length: pages }, (_, i) => page(2 + i, 50_001 + 50 * i)));
+        for (let i = 0; i < 200 && inner.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
+        const published = calls.indexOf('publish {"buckets":[0]}');
+        const lastLoad = calls.indexOf(`load ${50_001 + 50 * (pages - 1)}`);
+        expect(published).toBeGreaterThan(0);
+        expect(calls.filter((c) => c.startsWith('load'))).toHaveLength(pages + 1);
+        expect(published < lastLoad).toBe(midRun);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    }
+  });
+
   it('lets a lone page wait for others while the writer is idle, loads once enough rows wait, and loads at once on flush', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'crmsync-sink-'));
     try {
