@@ -75,11 +75,11 @@ function addStats(into: SinkStats, add: LoadStats & { rejected?: number }): void
 /** How long fetchers must have asked for room, none waiting, before `crmSetsPace` says so. */
 const PACE_EVIDENCE_MS = 1_000;
 /**
- * Loads in a row that each left pages waiting for the next one: the writer sets the pace, counted
- * as a fetcher's wait at room(). The ranges wait on their own loads first (a range holds at most
- * eight), so while their pages stay under the keep-up budget none waits at room(), and a CPU-bound
- * scan had looked like one the CRM paced. Where the CRM sets the pace, a pause of the writer
- * (a checkpoint, a publish) leaves two or three full loads to catch up on.
+ * Loads in a row that each left a full load's worth of pages waiting: the writer sets the pace,
+ * counted as a fetcher's wait at room(). The ranges wait on their own loads first (a range holds
+ * at most eight pages), so while their pages stay under the keep-up budget none waits at room(),
+ * and a CPU-bound scan had looked like one the CRM paced. Where the CRM sets the pace, the loads
+ * that catch up after a pause of the writer (a checkpoint, a publish) leave one or two such.
  */
 const WRITER_BEHIND_LOADS = 4;
 /** Buckets per background publish job, so a load never waits long behind one. */
@@ -165,7 +165,7 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
           rows += rowsOf(next.page);
           pendingRows -= rowsOf(next.page);
         }
-        behindLoads = pending.length > 0 ? behindLoads + 1 : 0;
+        behindLoads = pendingRows >= maxRows ? behindLoads + 1 : 0;
         if (behindLoads >= WRITER_BEHIND_LOADS) {
           fetchersWaited = true;
           lastWaitAt = now();
