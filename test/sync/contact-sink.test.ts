@@ -48,6 +48,27 @@ function lingeringSink(writes: WriteJobs, now: () => number, options: ContactSin
   return createContactSink(writes, { maxRowsPerLoad: 1_000, minRowsPerLoad: 1_000, lingerMs: 600_000, maxHeldRows: 100, publishColdBucketsAfterMs: false, now, ...options });
 }
 
+/**
+ * A sink (loads of one 50-row page, cold after 1 s, a publish every two loads while the writer is
+ * behind) over a new file's owner, its calls recorded: bucket 0 loaded and cold, the lake
+ * published once. `page(n, from)` adds 50 contacts from `from`; `settled()` waits for the owner.
+ */
+async function sinkPastColdBucket(dir: string, options: ContactSinkOptions) {
+  const inner = await ownerOf(join(dir, 'crm.duckdb'), join(dir, 'lake'));
+  const calls: string[] = [];
+  let clock = 0;
+  const sink = createContactSink(recordingQueue(inner, calls), { maxRowsPerLoad: 50, publishColdBucketsAfterMs: 1_000, publishEveryLoads: 2, now: () => clock, ...options });
+  const page = (n: number, from: number) =>
+    sink.add({ scanKey: 'k', page: n, items: Array.from({ length: 50 }, (_, i) => makeContact(from + i)), reportedTotal: 400, loadId: 'L', syncedAt: new Date() });
+  await inner.run((w) => w.publishLake());
+  await page(1, 1); // bucket 0
+  clock = 5_000; // bucket 0 is cold from now on
+  const settled = async (): Promise<void> => {
+    for (let i = 0; i < 200 && inner.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
+  };
+  return { sink, calls, page, settled };
+}
+
 const owners: WarehouseOwner[] = [];
 /** The file's owner, as a worker holds it; closed after each test. */
 async function ownerOf(dbPath: string, lakePath: string): Promise<WarehouseOwner> {
@@ -244,22 +265,12 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
     ] as const) {
       const dir = await mkdtemp(join(tmpdir(), 'crmsync-sink-'));
       try {
-        const inner = await ownerOf(join(dir, 'crm.duckdb'), join(dir, 'lake'));
-        // What the sink asks of the warehouse, in order.
-        const calls: string[] = [];
-        const writes = recordingQueue(inner, calls);
-        let clock = 0;
-        const sink = createContactSink(writes, { maxRowsPerLoad: 50, maxHeldRows, publishColdBucketsAfterMs: 1_000, publishEveryLoads: 2, now: () => clock });
-        const range = (from: number) => Array.from({ length: 50 }, (_, i) => makeContact(from + i));
-        const page = (page: number, from: number) => sink.add({ scanKey: 'k', page, items: range(from), reportedTotal: 200, loadId: 'L', syncedAt: new Date() });
-        await inner.run((w) => w.publishLake());
-        await page(1, 1); // bucket 0
-        clock = 5_000; // bucket 0 is cold from now on
+        const { sink, calls, page, settled } = await sinkPastColdBucket(dir, { maxHeldRows });
         const pages = [page(2, 50_001), page(3, 50_051), page(4, 50_101)];
         // A fetcher asks for room: with 150 rows held it waits when the budget is 100.
         const room = sink.room();
         await Promise.all([...pages, room]);
-        for (let i = 0; i < 200 && inner.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
+        await settled();
         expect(calls).toEqual(expected);
       } finally {
         await rm(dir, { recursive: true, force: true });
@@ -303,18 +314,9 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
     ] as const) {
       const dir = await mkdtemp(join(tmpdir(), 'crmsync-sink-'));
       try {
-        const inner = await ownerOf(join(dir, 'crm.duckdb'), join(dir, 'lake'));
-        const calls: string[] = [];
-        const writes = recordingQueue(inner, calls);
-        let clock = 0;
-        const sink = createContactSink(writes, { maxRowsPerLoad: 50, lingerMs: 0, publishColdBucketsAfterMs: 1_000, publishEveryLoads: 2, now: () => clock });
-        const range = (from: number) => Array.from({ length: 50 }, (_, i) => makeContact(from + i));
-        const page = (page: number, from: number) => sink.add({ scanKey: 'k', page, items: range(from), reportedTotal: 400, loadId: 'L', syncedAt: new Date() });
-        await inner.run((w) => w.publishLake());
-        await page(1, 1); // bucket 0
-        clock = 5_000; // bucket 0 is cold from now on
+        const { calls, page, settled } = await sinkPastColdBucket(dir, { lingerMs: 0 });
         await Promise.all(Array.from({ length: pages }, (_, i) => page(2 + i, 50_001 + 50 * i)));
-        for (let i = 0; i < 200 && inner.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
+        await settled();
         const published = calls.indexOf('publish {"buckets":[0]}');
         const lastLoad = calls.indexOf(`load ${50_001 + 50 * (pages - 1)}`);
         expect(published).toBeGreaterThan(0);
