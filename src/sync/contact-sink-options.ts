@@ -14,7 +14,8 @@ export interface ContactSinkOptions {
   maxHeldRows?: number;
   /**
    * The budget while the writer keeps up, i.e. no fetcher has waited at room() for
-   * `keepUpMs` (default: `maxHeldRows`, no such allowance). Where the CRM is the bottleneck the
+   * `keepUpMs`, nor have loads run behind (WRITER_BEHIND_LOADS in contact-sink.ts, which counts as
+   * a wait) (default: `maxHeldRows`, no such allowance). Where the CRM is the bottleneck the
    * writer still stops for a checkpoint or a lake publish (0.5-1 s at 100k contacts), and with
    * the plain budget every fetcher then waited until it had caught up; the larger budget lets
    * them go on through such a pause. Where the writer is the bottleneck, fetchers wait all the
@@ -34,11 +35,12 @@ export interface ContactSinkOptions {
    */
   publishColdBucketsAfterMs?: number | false;
   /**
-   * When the warehouse is the bottleneck (fetchers wait at `room()`), pages never stop waiting
-   * for a load, and every bucket was left to the run's final publish (bench/results/notes.md,
-   * "cold buckets"). Then cold buckets are also published after this many loads (default 4). Not
-   * while the CRM is the bottleneck: the writer is idle between pages, cold buckets go out in
-   * those gaps, and a publish ahead of waiting pages would only delay the last ranges.
+   * When the warehouse is the bottleneck (fetchers wait at `room()`, or loads run behind), pages
+   * never stop waiting for a load, and every bucket was left to the run's final publish
+   * (bench/results/notes.md, "cold buckets"). Then cold buckets are also published after this
+   * many loads (default 4). Not while the CRM is the bottleneck: the writer is idle between
+   * pages, cold buckets go out in those gaps, and a publish ahead of waiting pages would only
+   * delay the last ranges.
    */
   publishEveryLoads?: number;
   /**

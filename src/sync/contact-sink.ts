@@ -51,7 +51,10 @@ export interface ContactSink {
   room(): Promise<void>;
   /** Rows queued or loading now. */
   readonly heldRows: number;
-  /** Fetchers have asked for room for a second, none waiting for `keepUpMs`: the CRM sets the pace, not the writer. */
+  /**
+   * Fetchers have asked for room for a second, none waiting for `keepUpMs` (loads running behind
+   * count as a wait): the CRM sets the pace, not the writer.
+   */
   readonly crmSetsPace: boolean;
   /** Loads every page added so far without lingering: a range's end never waits out `lingerMs`. */
   flush(): void;
@@ -79,7 +82,8 @@ const PACE_EVIDENCE_MS = 1_000;
  * counted as a fetcher's wait at room(). The ranges wait on their own loads first (a range holds
  * at most eight pages), so while their pages stay under the keep-up budget none waits at room(),
  * and a CPU-bound scan had looked like one the CRM paced. Where the CRM sets the pace, the loads
- * that catch up after a pause of the writer (a checkpoint, a publish) leave one or two such.
+ * that catch up after a pause of the writer (a checkpoint, a publish) leave less than that
+ * waiting (bench/results/notes.md, "a CPU-bound scan the sink took for a CRM-paced one").
  */
 const WRITER_BEHIND_LOADS = 4;
 /** Buckets per background publish job, so a load never waits long behind one. */
@@ -112,9 +116,9 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
   /** Pages added so far (numbered from 1), and the number of the last one `flush()` covers. */
   let [added, flushedThrough] = [0, 0];
   let loadsSincePublish = 0;
-  /** Loads in a row that left pages waiting (WRITER_BEHIND_LOADS). */
+  /** Loads in a row that left a full load's worth of pages waiting (WRITER_BEHIND_LOADS). */
   let behindLoads = 0;
-  /** A fetcher waited at room() since the last publish: the warehouse is the bottleneck. */
+  /** A fetcher waited at room() (or loads ran behind) since the last publish: the warehouse is the bottleneck. */
   let fetchersWaited = false;
   /** Lake buckets this sink loaded into and has not published since: bucket -> last load time. */
   const touched = new Map<number, number>();
