@@ -277,6 +277,7 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
       }
     }
   });
+
   it('counts a run of loads that each leave pages waiting as the writer setting the pace, though no fetcher waited at room()', async () => {
     // Ranges wait on their own loads before the sink's budget fills: in a CPU-bound scan no
     // fetcher waits at room(), and the writer being behind shows only in the loads.
@@ -294,7 +295,7 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
         await sink.room();
         expect(sink.crmSetsPace).toBe(true);
         const range = (from: number) => Array.from({ length: 50 }, (_, i) => makeContact(from + i));
-        // Added at once: each load takes one page (50 rows) and leaves the rest waiting.
+        // Added at once: each load takes one page (50 rows, a full load) and leaves the rest waiting.
         await Promise.all(Array.from({ length: pages }, (_, i) => sink.add({ scanKey: 'k', page: i + 1, items: range(1 + 50 * i), reportedTotal: 300, loadId: 'L', syncedAt: new Date() })));
         expect(sink.crmSetsPace).toBe(paced);
         // keepUpMs later, asking all along and no such run since: the CRM sets the pace again.
