@@ -50,9 +50,9 @@ const MAX_PENDING_LOADS = 8;
 const FETCHES_PER_RANGE = 4;
 /**
  * Requests in flight for a range that starts while the writer sets the pace (fetchers wait for
- * room in the sink), or before the sink can tell (a scan's first ranges): more would not load
- * sooner, only hold more pages in memory when the sink frees room and every waiting fetcher goes
- * at once, which made the 1M backfill's peak at its start.
+ * room in the sink, or its loads run behind), or before the sink can tell (a scan's first
+ * ranges): more would not load sooner, only hold more pages in memory when the sink frees room
+ * and every waiting fetcher goes at once, which made the 1M backfill's peak at its start.
  */
 const FETCHES_PER_RANGE_WRITER_BOUND = 2;
 

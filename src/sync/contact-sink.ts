@@ -128,6 +128,12 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
   let [pendingRows, scheduled, held] = [0, false, 0];
   let waiters: (() => void)[] = [];
 
+  /** A fetcher waited for the writer at `t` (at room(), or as loads that ran behind). */
+  function writerSetsPace(t: number): void {
+    fetchersWaited = true;
+    lastWaitAt = t;
+  }
+
   function release(rows: number): void {
     held -= rows;
     if (waiters.length > 0 && held < heldLimit()) {
@@ -170,10 +176,7 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
           pendingRows -= rowsOf(next.page);
         }
         behindLoads = pendingRows >= maxRows ? behindLoads + 1 : 0;
-        if (behindLoads >= WRITER_BEHIND_LOADS) {
-          fetchersWaited = true;
-          lastWaitAt = now();
-        }
+        if (behindLoads >= WRITER_BEHIND_LOADS) writerSetsPace(now());
         try {
           // A row shifted by drift can appear on two pages of one batch: keep one copy (raw pages:
           // the load keeps the later one).
@@ -283,8 +286,7 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
       if (t - lastAskAt > keepUpMs) askingSince = t;
       lastAskAt = t;
       if (held < heldLimit()) return Promise.resolve();
-      fetchersWaited = true;
-      lastWaitAt = t;
+      writerSetsPace(t);
       const waited = new Promise<void>((resolve) => waiters.push(resolve));
       // A fetcher held back: what waits loads now, whatever its size.
       schedule();
