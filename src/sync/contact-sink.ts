@@ -1,5 +1,6 @@
 import type { Contact } from '../crm/types.js';
 import { CONTACT_BUCKET_SIZE } from '../warehouse/contact-columns.js';
+import { createLoadedPageSpans } from './loaded-page-spans.js';
 import { BUCKETED_LAKE_TABLES } from '../warehouse/lake-layout.js';
 import type { ContactPage } from '../warehouse/load-contact-pages.js';
 import type { LoadStats } from '../warehouse/types.js';
@@ -122,6 +123,8 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
   let fetchersWaited = false;
   /** Lake buckets this sink loaded into and has not published since: bucket -> last load time. */
   const touched = new Map<number, number>();
+  /** The scan's loaded pages: which touched buckets are whole, so go out without waiting to turn cold. */
+  const spans = createLoadedPageSpans(CONTACT_BUCKET_SIZE);
   /** Publish chains queued and not yet settled (cold ones wait until none is). */
   let publishing = 0;
   const pending: { page: ScannedPage; no: number; at: number; resolve: (s: SinkStats) => void; reject: (e: unknown) => void }[] = [];
@@ -202,6 +205,7 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
           if (coldMs !== false) {
             const at = now();
             for (const ids of pageIds) for (const id of ids) touched.set(Math.floor(id / CONTACT_BUCKET_SIZE), at);
+            for (const [i, { page }] of batch.entries()) spans.loaded(page.scanKey, page.page, pageIds[i]!);
           }
           batch.forEach((b, i) => b.resolve(i === 0 ? stats : ZERO));
         } catch (err) {
@@ -226,8 +230,9 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
   }
 
   /**
-   * Queues a publish of up to BUCKETS_PER_PUBLISH cold buckets when no page waits for a load, or
-   * every `publishEvery` loads once a fetcher has had to wait for room since the last publish.
+   * Queues a publish of up to BUCKETS_PER_PUBLISH cold buckets, or buckets whose pages are all
+   * loaded (loaded-page-spans.ts), when no page waits for a load, or every `publishEvery` loads
+   * once a fetcher has had to wait for room since the last publish.
    */
   function publishCold(): void {
     if (coldMs === false || publishing > 0 || touched.size === 0) return;
@@ -243,7 +248,7 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
       if (first !== undefined) lowestHot = Math.min(lowestHot, Math.floor(first / CONTACT_BUCKET_SIZE));
     }
     const cold = [...touched]
-      .filter(([b, at]) => at <= before && b < lowestHot)
+      .filter(([b, at]) => (at <= before && b < lowestHot) || spans.whole(b))
       .map(([b]) => b)
       .sort((a, b) => a - b)
       .slice(0, BUCKETS_PER_PUBLISH);

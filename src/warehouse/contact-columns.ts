@@ -32,6 +32,10 @@ export const CONTACT_FIELD_NAMES: readonly string[] = CONTACT_COLUMNS.map(([n]) 
 
 /**
  * Contacts are partitioned in the lake by id range: a load rewrites only the ranges it touched.
- * 50,000 ids per range keeps a million contacts in 20 files.
+ * 10,000 ids per range keeps a million contacts in 100 files a table. A scan publishes each range
+ * once its pages are all loaded, so what is left for the end of a scan is the last range or two:
+ * with 50,000 the last range of a 100k backfill was half the lake, written after its last page
+ * (bench/results/notes.md, "smaller lake buckets"). A lake written with another size is rewritten
+ * in this one at its next publish (publish-lake.ts).
  */
-export const CONTACT_BUCKET_SIZE = 50_000;
+export const CONTACT_BUCKET_SIZE = 10_000;

@@ -8,6 +8,8 @@ export interface LakeManifestEntry {
   rows: number;
   files: number;
   contentHash?: string;
+  /** Ids per `id_bucket` partition of a bucketed table's files (absent: written with 50,000). */
+  bucketSize?: number;
 }
 
 /** Informational summary of the lake (the symlinks are the source of truth for readers). */

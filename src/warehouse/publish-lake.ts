@@ -15,6 +15,8 @@ import type { WholeTableMarks } from './whole-table-marks.js';
 import { refreshLakeCatalog } from './write-lake-catalog.js';
 
 const KEEP_GENERATIONS = 3;
+/** The bucket size of lakes whose manifest does not say (crmsync before the lake recorded it). */
+const LEGACY_BUCKET_SIZE = 50_000;
 // Rewritten files keep their name across generations, so a reader that globbed through the
 // symlink just before a swap still finds every file it listed (now with the newer content).
 const STABLE_FILE = 'data.parquet';
@@ -101,7 +103,11 @@ export async function publishLake(ctx: PublishContext, tables?: readonly string[
 
 async function publishTable(ctx: PublishContext, table: string, layout: LakeLayout, manifest: LakeManifest, buckets?: readonly number[]): Promise<boolean> {
   const { connection } = ctx;
-  const current = await currentGeneration(ctx.lakePath, table);
+  const found = await currentGeneration(ctx.lakePath, table);
+  // A generation written with another bucket size (an older crmsync's) cannot lend its files to
+  // this one: the table is rewritten whole in the current layout, once.
+  const relaid = layout.kind === 'bucket' && found?.dir != null && (manifest.tables[table]?.bucketSize ?? LEGACY_BUCKET_SIZE) !== layout.size;
+  const current = relaid ? { generation: found!.generation, dir: null } : found;
   const t = quoteIdent(table);
   // A bucket filter applies to bucketed tables that already have a generation to link the other
   // buckets from; anything else is published whole, as without a filter.
@@ -145,7 +151,14 @@ async function publishTable(ctx: PublishContext, table: string, layout: LakeLayo
   await connection.run(`DELETE FROM _lake_dirty WHERE table_name = ${quoteLiteral(table)} AND part IN (SELECT part FROM _publish_dirty)`);
   const files = await listParquet(genDir);
   const rows = await readCount(connection, `SELECT count(*) FROM ${t}`);
-  manifest.tables[table] = { generation, publishedAt: new Date().toISOString(), rows, files: files.length, ...(contentHash ? { contentHash } : {}) };
+  manifest.tables[table] = {
+    generation,
+    publishedAt: new Date().toISOString(),
+    rows,
+    files: files.length,
+    ...(contentHash ? { contentHash } : {}),
+    ...(layout.kind === 'bucket' ? { bucketSize: layout.size } : {}),
+  };
   await pruneGenerations(join(ctx.lakePath, GENERATIONS_DIR, table), generation);
   // Clean once the manifest naming this generation is written (publishLake, below): a failure
   // before that leaves the table to be hashed again.

@@ -6,6 +6,7 @@ import { createCrmClient } from '../../src/crm/index.js';
 import type { Contact } from '../../src/crm/types.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import { createContactSink, type ContactSink, type ContactSinkOptions } from '../../src/sync/contact-sink.js';
+import { CONTACT_BUCKET_SIZE } from '../../src/warehouse/contact-columns.js';
 import { scannedPages } from '../../src/warehouse/scan-tables.js';
 import type { WriteJobs } from '../../src/sync/warehouse-port.js';
 import { openWarehouseOwner, type WarehouseOwner } from '../../src/warehouse/index.js';
@@ -68,6 +69,9 @@ async function sinkPastColdBucket(dir: string, options: ContactSinkOptions) {
   };
   return { sink, calls, page, settled };
 }
+
+/** Ids per lake bucket: contact `b * S + 1` is in bucket b. */
+const S = CONTACT_BUCKET_SIZE;
 
 const owners: WarehouseOwner[] = [];
 /** The file's owner, as a worker holds it; closed after each test. */
@@ -163,7 +167,8 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
       await writes.run((w) => w.publishLake()); // an earlier run's lake (empty)
       await page(1, range(1, 50)); // bucket 0
       clock = 5_000;
-      await page(2, range(50_001, 50)); // bucket 1; bucket 0 is now cold
+      // Bucket 1, a range further on (pages 2-4 not loaded, so bucket 0 is not known whole): bucket 0 is now cold.
+      await page(5, range(S + 1, 50));
       for (let i = 0; i < 200 && writes.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
       const inLake = async () =>
         (await writes.run((w) => w.query(`SELECT id_bucket AS b, count(*) AS n FROM read_parquet('${lake}/contacts/**/*.parquet', hive_partitioning = true) GROUP BY b ORDER BY b`))).map((r) => [
@@ -196,19 +201,61 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
       const range = (from: number) => Array.from({ length: 20 }, (_, i) => makeContact(from + i));
       const page = (page: number, from: number) => sink.add({ scanKey: 'k', page, items: range(from), reportedTotal: 60, loadId: 'L', syncedAt: new Date() });
       await inner.run((w) => w.publishLake());
-      // Two ranges side by side: one starts in bucket 0, the one after it in bucket 2.
+      // Two ranges side by side: one starts in bucket 0, the one after it in bucket 2 (pages
+      // apart, so no bucket is known whole).
       await page(1, 1);
-      await page(3, 100_001);
+      await page(9, 2 * S + 1);
       clock = 5_000;
       // The first range has moved on to bucket 1; the second has not loaded for a while.
-      await page(2, 50_001);
+      await page(5, S + 1);
       for (let i = 0; i < 200 && inner.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
       // Bucket 2 is cold by the clock, but the range in bucket 1 may still reach it. (The page of
       // bucket 1 lingers for company while the writer is idle, so cold bucket 0 goes out first.)
-      expect(calls).toEqual(['load 1', 'load 100001', 'publish {"buckets":[0]}', 'load 50001']);
+      expect(calls).toEqual(['load 1', `load ${2 * S + 1}`, 'publish {"buckets":[0]}', `load ${S + 1}`]);
       sink.publishTouched();
       for (let i = 0; i < 200 && inner.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
       expect(calls.slice(4)).toEqual(['publish {"buckets":[1,2]}']);
+    } finally {
+      for (let i = 0; i < 200 && inner.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('publishes a bucket once the pages around it are loaded, before it turns cold', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crmsync-sink-'));
+    const lake = join(dir, 'lake');
+    const inner = await ownerOf(join(dir, 'crm.duckdb'), lake);
+    try {
+      const calls: string[] = [];
+      // Nothing ever gets cold on this clock.
+      const sink = createContactSink(recordingQueue(inner, calls), { publishColdBucketsAfterMs: 1_000, lingerMs: 0, now: () => 0 });
+      await inner.run((w) => w.publishLake());
+      const settled = async (): Promise<void> => {
+        for (let i = 0; i < 200 && inner.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
+      };
+      const page = async (n: number, from: number) => {
+        await sink.add({ scanKey: 'k', page: n, items: Array.from({ length: 50 }, (_, i) => makeContact(from + i)), reportedTotal: 200, loadId: 'L', syncedAt: new Date() });
+        await settled();
+      };
+      // Page 2 holds the end of bucket 0 and the start of bucket 1, page 4 is in bucket 2.
+      await page(1, 1);
+      await page(3, S + 30);
+      expect(calls.filter((c) => c.startsWith('publish'))).toEqual([]); // page 2 could hold ids of either
+      await page(2, S - 20);
+      expect(calls.filter((c) => c.startsWith('publish'))).toEqual(['publish {"buckets":[0]}']);
+      await page(4, 2 * S + 1);
+      // Bucket 1 is whole now; bucket 2 waits for page 5, or for the scan's end.
+      expect(calls.filter((c) => c.startsWith('publish'))).toEqual(['publish {"buckets":[0]}', 'publish {"buckets":[1]}']);
+      const inLake = await inner.run((w) => w.query(`SELECT id_bucket AS b, count(*) AS n FROM read_parquet('${lake}/contacts/**/*.parquet', hive_partitioning = true) GROUP BY b ORDER BY b`));
+      expect(inLake.map((r) => [Number(r.b), Number(r.n)])).toEqual([
+        [0, 70],
+        [1, 80],
+      ]);
+      expect(await inner.run((w) => w.query(`SELECT DISTINCT part FROM _lake_dirty`))).toEqual([{ part: '2' }]);
+      // A new scan starts over: its first pages say nothing of buckets the last one saw whole.
+      await sink.add({ scanKey: 'k2', page: 2, items: [makeContact(S + 5, { city: 'Again' })], reportedTotal: 200, loadId: 'L2', syncedAt: new Date() });
+      await settled();
+      expect(calls.filter((c) => c.startsWith('publish'))).toHaveLength(2);
     } finally {
       for (let i = 0; i < 200 && inner.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
       await rm(dir, { recursive: true, force: true });
@@ -227,7 +274,8 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
       const sink = createContactSink(writes, { publishColdBucketsAfterMs: 1_000, now: () => 0, onPublishError: (e) => errors.push(e) });
       await inner.run((w) => w.publishLake());
       const range = (from: number, n: number) => Array.from({ length: n }, (_, i) => makeContact(from + i));
-      const loads = [0, 1, 2].map((b) => sink.add({ scanKey: 'k', page: b + 1, items: range(b * 50_000 + 1, 20), reportedTotal: 60, loadId: 'L', syncedAt: new Date() }));
+      // Pages apart: no bucket is known whole either.
+      const loads = [0, 1, 2].map((b) => sink.add({ scanKey: 'k', page: 1 + 4 * b, items: range(b * S + 1, 20), reportedTotal: 60, loadId: 'L', syncedAt: new Date() }));
       await Promise.all(loads);
       sink.publishTouched();
       // A write queued meanwhile runs between the publish jobs, not after all of them.
@@ -259,14 +307,15 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
       // Three pages of bucket 1 at once, one load each. After the second load the third still
       // waits: a fetcher has waited for room, so two loads since the last publish send cold
       // bucket 0 out first.
-      [100, ['load 1', 'load 50001', 'load 50051', 'publish {"buckets":[0]}', 'load 50101']],
+      [100, ['load 1', `load ${S + 1}`, `load ${S + 51}`, 'publish {"buckets":[0]}', `load ${S + 101}`]],
       // With room to spare no fetcher waits on the warehouse: publish once pages stop.
-      [1_000, ['load 1', 'load 50001', 'load 50051', 'load 50101', 'publish {"buckets":[0]}']],
+      [1_000, ['load 1', `load ${S + 1}`, `load ${S + 51}`, `load ${S + 101}`, 'publish {"buckets":[0]}']],
     ] as const) {
       const dir = await mkdtemp(join(tmpdir(), 'crmsync-sink-'));
       try {
         const { sink, calls, page, settled } = await sinkPastColdBucket(dir, { maxHeldRows });
-        const pages = [page(2, 50_001), page(3, 50_051), page(4, 50_101)];
+        // A range further on (bucket 0 is not known whole: page 2 is not loaded).
+        const pages = [page(6, S + 1), page(7, S + 51), page(8, S + 101)];
         // A fetcher asks for room: with 150 rows held it waits when the budget is 100.
         const room = sink.room();
         await Promise.all([...pages, room]);
@@ -316,10 +365,10 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
       const dir = await mkdtemp(join(tmpdir(), 'crmsync-sink-'));
       try {
         const { calls, page, settled } = await sinkPastColdBucket(dir, { lingerMs: 0 });
-        await Promise.all(Array.from({ length: pages }, (_, i) => page(2 + i, 50_001 + 50 * i)));
+        await Promise.all(Array.from({ length: pages }, (_, i) => page(10 + i, S + 1 + 50 * i)));
         await settled();
         const published = calls.indexOf('publish {"buckets":[0]}');
-        const lastLoad = calls.indexOf(`load ${50_001 + 50 * (pages - 1)}`);
+        const lastLoad = calls.indexOf(`load ${S + 1 + 50 * (pages - 1)}`);
         expect(published).toBeGreaterThan(0);
         expect(calls.filter((c) => c.startsWith('load'))).toHaveLength(pages + 1);
         expect(published < lastLoad).toBe(midRun);

@@ -1,8 +1,10 @@
-import { readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readdirSync, realpathSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LAKE_TABLES, withCatalog, type WarehouseHandle } from '../../src/warehouse/index.js';
+import { CONTACT_BUCKET_SIZE } from '../../src/warehouse/contact-columns.js';
 import { MAX_APPEND_FILES } from '../../src/warehouse/lake-layout.js';
+import { readLakeManifest, writeLakeManifest } from '../../src/warehouse/lake-manifest.js';
 import { makeContact } from './contact-factory.js';
 import { closeTempWarehouse, ctx, openTempWarehouse, type tempPaths } from './temp-warehouse.js';
 
@@ -13,8 +15,9 @@ beforeAll(async () => {
 });
 afterAll(() => closeTempWarehouse({ p, w }));
 
-// Three id ranges (lake partitions) of contacts.
-const ids = [...Array.from({ length: 200 }, (_, i) => i + 1), ...Array.from({ length: 50 }, (_, i) => 50_001 + i), ...Array.from({ length: 50 }, (_, i) => 120_001 + i)];
+// Three id ranges (lake partitions) of contacts: buckets 0, 1 and 2.
+const S = CONTACT_BUCKET_SIZE;
+const ids = [...Array.from({ length: 200 }, (_, i) => i + 1), ...Array.from({ length: 50 }, (_, i) => S + 1 + i), ...Array.from({ length: 50 }, (_, i) => 2 * S + S / 2 + 1 + i)];
 
 function lakeSelect(table: string): string {
   const glob = `'${join(p.lakePath, table)}/**/*.parquet'`;
@@ -70,8 +73,8 @@ describe('publishLake', () => {
 
   it('rewrites only the partitions a load touched and hard-links the rest', async () => {
     const before = new Map(filesOf('contacts').map((f) => [f.split('/').slice(-2).join('/'), statSync(f).ino]));
-    await w.loadContacts([makeContact(50_010, { city: 'Elsewhere' })], ctx());
-    await w.tombstoneContacts([120_005], ctx());
+    await w.loadContacts([makeContact(S + 10, { city: 'Elsewhere' })], ctx());
+    await w.tombstoneContacts([2 * S + S / 2 + 5], ctx());
     await w.publishLake();
     await expectLakeEqualsDuckDb();
     const after = filesOf('contacts');
@@ -89,25 +92,25 @@ describe('publishLake', () => {
   });
 
   it('publishes only the chosen buckets and leaves the other changes for the next publish', async () => {
-    await w.loadContacts([makeContact(20, { city: 'Bucket zero' }), makeContact(120_010, { city: 'Bucket two' })], ctx());
+    await w.loadContacts([makeContact(20, { city: 'Bucket zero' }), makeContact(2 * S + S / 2 + 10, { city: 'Bucket two' })], ctx());
     const inLake = async (id: number) => (await w.query(`SELECT city FROM (${lakeSelect('contacts')}) WHERE id = ${id}`))[0]?.city;
     await w.publishLake(['contacts'], { buckets: [0] });
     expect(await inLake(20)).toBe('Bucket zero');
-    expect(await inLake(120_010)).not.toBe('Bucket two');
-    expect(await differences('contacts')).toBe(2); // the old and the new row of 120,010
+    expect(await inLake(2 * S + S / 2 + 10)).not.toBe('Bucket two');
+    expect(await differences('contacts')).toBe(2); // the old and the new row in bucket 2
     await w.publishLake();
-    expect(await inLake(120_010)).toBe('Bucket two');
+    expect(await inLake(2 * S + S / 2 + 10)).toBe('Bucket two');
     await expectLakeEqualsDuckDb();
   });
 
   it('leaves a dirty bucket whose rows are all gone out of the next generation, and keeps the others', async () => {
     // Every contact of bucket 1 loses its tags (a merge deletes their contact_tags rows).
-    const bucket1 = ids.filter((id) => id >= 50_000 && id < 100_000);
+    const bucket1 = ids.filter((id) => id >= S && id < 2 * S);
     await w.loadContacts(
       bucket1.map((id) => makeContact(id, { tags: [] })),
       ctx(),
     );
-    expect(await w.query('SELECT count(*) AS n FROM contact_tags WHERE contact_id >= 50000 AND contact_id < 100000')).toEqual([{ n: 0 }]);
+    expect(await w.query(`SELECT count(*) AS n FROM contact_tags WHERE contact_id >= ${S} AND contact_id < ${2 * S}`)).toEqual([{ n: 0 }]);
     await w.publishLake(['contact_tags']);
     const parts = readdirSync(realpathSync(join(p.lakePath, 'contact_tags'))).sort();
     expect(parts).toEqual(['id_bucket=0', 'id_bucket=2']);
@@ -164,6 +167,39 @@ describe('publishLake', () => {
       expect(direct).toBeGreaterThan(0);
       for (const n of seen) expect(published).toContain(n);
     });
+  });
+
+  it('rewrites a lake written with another bucket size in this one, at its next publish', async () => {
+    // A generation as crmsync wrote it with 50,000 ids a bucket, and a manifest that does not say.
+    await w.publishLake();
+    const legacy = join(p.lakePath, '_generations', 'contacts', '000090');
+    for (const b of [0, 1, 2, 3, 4]) {
+      const dir = join(legacy, `id_bucket=${b}`);
+      mkdirSync(dir, { recursive: true });
+      await w.query(`COPY (SELECT * FROM contacts WHERE id >= ${b * 50_000} AND id < ${(b + 1) * 50_000}) TO '${join(dir, 'data_0.parquet')}' (FORMAT parquet)`);
+    }
+    rmSync(join(p.lakePath, 'contacts'));
+    symlinkSync(relative(p.lakePath, legacy), join(p.lakePath, 'contacts'));
+    const manifest = (await readLakeManifest(p.lakePath))!;
+    delete manifest.tables.contacts!.bucketSize;
+    await writeLakeManifest(p.lakePath, manifest);
+    expect(await differences('contacts')).toBe(0);
+
+    // A change in one bucket, published alone as a scan publishes: no file of the old layout is
+    // linked into the new generation (its rows would be there twice).
+    await w.loadContacts([makeContact(S + 11, { city: 'Relaid' })], ctx());
+    await w.publishLake(['contacts'], { buckets: [1] });
+    expect(await differences('contacts')).toBe(0);
+    const buckets = readdirSync(realpathSync(join(p.lakePath, 'contacts'))).sort();
+    const held = await w.query(`SELECT DISTINCT 'id_bucket=' || (id // ${S}) AS b FROM contacts ORDER BY b`);
+    expect(buckets).toEqual(held.map((r) => r.b).sort());
+    expect((await readLakeManifest(p.lakePath))!.tables.contacts!.bucketSize).toBe(S);
+    // From then on, a publish links the untouched buckets again.
+    const before = statSync(join(realpathSync(join(p.lakePath, 'contacts')), 'id_bucket=0', 'data_0.parquet')).ino;
+    await w.loadContacts([makeContact(S + 12, { city: 'Again' })], ctx());
+    await w.publishLake(['contacts'], { buckets: [1] });
+    expect(statSync(join(realpathSync(join(p.lakePath, 'contacts')), 'id_bucket=0', 'data_0.parquet')).ino).toBe(before);
+    expect(await differences('contacts')).toBe(0);
   });
 
   it('rebuilds a table whose generation was removed by hand', async () => {

@@ -1,0 +1,61 @@
+/**
+ * Which lake buckets a scan has loaded whole, from the pages loaded so far: a scan reads contacts
+ * id ascending, so the ids of page n all lie between those of pages n - 1 and n + 1. A bucket is
+ * whole once the pages that hold its ids are all loaded and so is a page on each side of them
+ * that does not (or the run of pages starts at page 1): no other page can hold one of its ids.
+ *
+ * The contact sink publishes such a bucket at once instead of waiting for it to turn cold: at a
+ * scan's end the ranges still running are spread over the last pages, and every bucket above the
+ * lowest of them was left to the finish (bench/results/notes.md, "smaller lake buckets").
+ * A row that drift moved after its bucket went out only makes the bucket dirty again: the lake
+ * is always published from `_lake_dirty`, this only says when.
+ */
+export interface LoadedPageSpans {
+  /** Notes a loaded page of scan `scanKey` and the ids it held (a new scan key forgets the old scan's pages). */
+  loaded(scanKey: string, page: number, ids: readonly number[]): void;
+  /** Whether every id of `bucket` (ids `bucket * size` to `(bucket + 1) * size - 1`) is on pages loaded so far. */
+  whole(bucket: number): boolean;
+}
+
+export function createLoadedPageSpans(bucketSize: number): LoadedPageSpans {
+  let scan: string | undefined;
+  /** Loaded page -> its lowest and highest id. */
+  const spans = new Map<number, { lo: number; hi: number }>();
+  /** Bucket -> the loaded pages holding some of its ids. */
+  const pagesOf = new Map<number, Set<number>>();
+
+  return {
+    loaded(scanKey, page, ids) {
+      if (scanKey !== scan) {
+        scan = scanKey;
+        spans.clear();
+        pagesOf.clear();
+      }
+      if (ids.length === 0 || spans.has(page)) return;
+      let [lo, hi] = [Infinity, -Infinity];
+      for (const id of ids) {
+        if (id < lo) lo = id;
+        if (id > hi) hi = id;
+      }
+      spans.set(page, { lo, hi });
+      for (let b = Math.floor(lo / bucketSize); b <= Math.floor(hi / bucketSize); b++) {
+        const pages = pagesOf.get(b) ?? new Set<number>();
+        pages.add(page);
+        pagesOf.set(b, pages);
+      }
+    },
+    whole(bucket) {
+      const pages = pagesOf.get(bucket);
+      if (!pages || pages.size === 0) return false;
+      let [first, last] = [Infinity, -Infinity];
+      for (const p of pages) {
+        if (p < first) first = p;
+        if (p > last) last = p;
+      }
+      // The pages holding its ids are a run with no page missing, bounded on both sides.
+      if (last - first + 1 !== pages.size) return false;
+      const below = first === 1 || spans.has(first - 1);
+      return below && spans.has(last + 1);
+    },
+  };
+}
