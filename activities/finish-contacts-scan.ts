@@ -38,9 +38,10 @@ function isNotFound(err: unknown): boolean {
  * confirmed one by one, since drift can hide a live contact from a scan; the gone ones are
  * tombstoned, the found ones loaded. Then one probe tells whether the CRM changed meanwhile.
  * With `fetchNew`, the contacts created while the scan ran are fetched too (as
- * `fetchNewContacts`, in `fresh`): the newest page is the probe, requested as soon as no
- * confirmation is left, so its round trip overlaps the publish of the scan's last lake buckets
- * (from `sink`, which loaded the scan's pages).
+ * `fetchNewContacts`, in `fresh`): the newest page is the probe, requested as the finish starts
+ * (and again after the confirmations, when there are any), so its round trip overlaps the
+ * finish's first query and the publish of the scan's last lake buckets (from `sink`, which loaded
+ * the scan's pages).
  */
 export async function finishContactsScan(
   deps: SyncActivityDeps,
@@ -65,6 +66,11 @@ export async function finishContactsScan(
   };
   const withFresh = async (finished: FinishScanResult): Promise<FinishScanResult> =>
     input.fetchNew ? { ...finished, fresh: await fetchNewContactsWith(deps, { perPage: input.fetchNew.perPage, loadId: input.loadId }, newest) } : finished;
+  // The newest page goes out at once: with nothing to confirm (the usual end) it is the probe,
+  // and its round trip overlaps the finish's first query and the publish of the scan's last lake
+  // buckets. With contacts to confirm it is dropped and asked again after them, so that it still
+  // sees what changed while they ran.
+  if (input.fetchNew) requestNewest(input.fetchNew.perPage).catch(() => undefined);
   const found0 = await writes.run(async (w) => {
     const active = (await readContactsState(w)).activeScan;
     if (!active || active.scanKey !== input.scanKey) return undefined;
@@ -78,12 +84,13 @@ export async function finishContactsScan(
     return await withFresh({ deleted: 0, restored: 0, requests: 1, drift: false, crmTotal: tail.total, liveCount });
   }
   const { scan, candidates } = found0;
-  // With nothing to confirm (the usual end), the probe goes out now; after the confirmations
-  // otherwise, so that it still sees what changed while they ran.
-  if (input.fetchNew && candidates.length === 0) requestNewest(input.fetchNew.perPage).catch(() => undefined);
+  let requests = 0;
+  if (newest && candidates.length > 0) {
+    newest = undefined;
+    requests++;
+  }
   // The scan's pages are all loaded: its last lake buckets go out while this waits on the CRM.
   sink.publishTouched();
-  let requests = 0;
   const gone: number[] = [];
   const found: Contact[] = [];
   const limit = pLimit(deps.confirmConcurrency ?? 4);

@@ -56,4 +56,58 @@ describe('the end of a contact scan', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it('asks for the newest page as it starts, while the warehouse is still busy; again after confirmations, when there are any', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crmsync-finish-new-'));
+    const sim = await startSimulator({ contacts: 60, seed: 62, mode: 'real', timezone: ZONE });
+    const writes = await openWarehouseOwner({ dbPath: join(dir, 'w.duckdb'), lakePath: join(dir, 'lake'), siteTimeZone: ZONE });
+    try {
+      const { client, calls } = countingCrmClient(sim, ZONE);
+      const acts = createSyncActivities({ client, writes, logger: silentLogger, publishEveryMs: 0 });
+      const scanAll = async (mode: 'backfill' | 'reconcile') => {
+        const scan = await acts.startContactsScan({ mode, perPage: PER_PAGE, loadId: mode });
+        await acts.syncContactPages({ scanKey: scan.scanKey, fromPage: 1, toPage: scan.lastPage, perPage: PER_PAGE, expectedTotal: scan.total, loadId: mode });
+        return scan.scanKey;
+      };
+      const backfill = await scanAll('backfill');
+
+      // The warehouse busy with another job: the probe goes out all the same.
+      let release!: () => void;
+      let started!: () => void;
+      const busyFrom = new Promise<void>((r) => (started = r));
+      const busy = writes.run(
+        () =>
+          new Promise<void>((r) => {
+            release = r;
+            started();
+          }),
+      );
+      await busyFrom;
+      const before = calls.raw;
+      const fin = acts.finishContactsScan({ scanKey: backfill, loadId: 'backfill', fetchNew: { perPage: PER_PAGE } });
+      for (let i = 0; i < 200 && calls.raw === before; i++) await new Promise((r) => setTimeout(r, 25));
+      const sentWhileBusy = calls.raw - before;
+      release();
+      await busy;
+      expect(sentWhileBusy).toBe(1);
+      expect((await fin).requests).toBe(1);
+      expect(calls.raw - before).toBe(1);
+
+      // A contact deleted before a reconcile is a candidate the finish confirms (gone): the probe
+      // asked at the start is dropped, and the one after the confirmation decides.
+      sim.mutate.deleteContact(5);
+      const reconcile = await scanAll('reconcile');
+      const atFinish = calls.raw;
+      const fin2 = await acts.finishContactsScan({ scanKey: reconcile, loadId: 'reconcile', fetchNew: { perPage: PER_PAGE } });
+      expect(fin2.deleted).toBe(1);
+      expect(fin2.drift).toBe(false);
+      expect(fin2.requests).toBe(3); // the dropped probe, the confirmation, the probe after it
+      expect(calls.raw - atFinish).toBe(2);
+      expect(fin2.fresh!.liveCount).toBe(59);
+    } finally {
+      await writes.close();
+      await sim.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
