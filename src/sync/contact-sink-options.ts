@@ -38,9 +38,10 @@ export interface ContactSinkOptions {
    * When the warehouse is the bottleneck (fetchers wait at `room()`, or loads run behind), pages
    * never stop waiting for a load, and every bucket was left to the run's final publish
    * (bench/results/notes.md, "cold buckets"). Then cold buckets are also published after this
-   * many loads (default 4). Not while the CRM is the bottleneck: the writer is idle between
-   * pages, cold buckets go out in those gaps, and a publish ahead of waiting pages would only
-   * delay the last ranges.
+   * many loads (default 8: ranges of 25,000 ids come whole about every five loads, and each
+   * publish has fixed costs, so one range or two a publish). Not while the CRM is the
+   * bottleneck: the writer is idle between pages, cold buckets go out in those gaps, and a
+   * publish ahead of waiting pages would only delay the last ranges.
    */
   publishEveryLoads?: number;
   /**

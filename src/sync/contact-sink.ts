@@ -109,7 +109,7 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
   /** When a fetcher last had to wait at room(), last asked, and began a run of asking (no gap of keepUpMs). */
   let [lastWaitAt, lastAskAt, askingSince] = [-Infinity, -Infinity, -Infinity];
   const heldLimit = (): number => (keepUpHeld > plainHeld && now() - lastWaitAt >= keepUpMs ? keepUpHeld : plainHeld);
-  const publishEvery = Math.max(options.publishEveryLoads ?? 4, 1);
+  const publishEvery = Math.max(options.publishEveryLoads ?? 8, 1);
   const minRows = Math.min(Math.max(options.minRowsPerLoad ?? Math.ceil(maxRows / 2), 1), maxRows);
   const lingerMs = Math.max(options.lingerMs ?? 200, 0);
   /** The linger timer while pages wait for more to join their load. */

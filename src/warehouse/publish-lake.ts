@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { link, mkdir, readdir, readlink, rename, rm, symlink } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import pLimit from 'p-limit';
 import type { Logger } from '../logger.js';
 import { WarehouseInputError } from './errors.js';
 import { BUCKET_COLUMN, CATALOG_FILE, GENERATIONS_DIR, LAKE_TABLES, MAX_APPEND_FILES, type LakeLayout } from './lake-layout.js';
@@ -15,6 +16,8 @@ import type { WholeTableMarks } from './whole-table-marks.js';
 import { refreshLakeCatalog } from './write-lake-catalog.js';
 
 const KEEP_GENERATIONS = 3;
+/** Bucket directories linked into a new generation at once. */
+const LINK_CONCURRENCY = 16;
 /** The bucket size of lakes whose manifest does not say (crmsync before the lake recorded it). */
 const LEGACY_BUCKET_SIZE = 50_000;
 // Rewritten files keep their name across generations, so a reader that globbed through the
@@ -177,11 +180,18 @@ async function publishBuckets(ctx: PublishContext, table: string, layout: Extrac
   const column = quoteIdent(layout.column);
   const dirty = new Set((await connection.runAndReadAll('SELECT part FROM _publish_dirty')).getRows().map((r) => `${BUCKET_COLUMN}=${String(r[0])}`));
   if (previousDir) {
-    for (const part of await readdir(previousDir)) {
-      if (dirty.has(part) || !part.startsWith(`${BUCKET_COLUMN}=`)) continue;
-      await mkdir(join(genDir, part));
-      for (const f of await listParquet(join(previousDir, part))) await link(join(previousDir, part, f), join(genDir, part, f));
-    }
+    // A few hundred directories at a million contacts, a few calls each: one after another they
+    // took about 0.3 ms a bucket, more than a small bucket's COPY.
+    const limit = pLimit(LINK_CONCURRENCY);
+    const clean = (await readdir(previousDir)).filter((part) => !dirty.has(part) && part.startsWith(`${BUCKET_COLUMN}=`));
+    await Promise.all(
+      clean.map((part) =>
+        limit(async () => {
+          await mkdir(join(genDir, part));
+          for (const f of await listParquet(join(previousDir, part))) await link(join(previousDir, part, f), join(genDir, part, f));
+        }),
+      ),
+    );
   }
   // The buckets to write that still hold rows (a dirty bucket whose rows were all deleted is
   // simply left out of the new generation).
