@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Contact } from '../../src/crm/types.js';
+import { CONTACT_BUCKET_SIZE } from '../../src/warehouse/contact-columns.js';
 import type { WarehouseHandle } from '../../src/warehouse/index.js';
 import { MAX_DOC_BYTES } from '../../src/warehouse/load-contacts.js';
 import type { LoadContext } from '../../src/warehouse/types.js';
@@ -41,7 +42,7 @@ async function expectSameTables() {
     expect(rows.length).toBeGreaterThan(0);
     expect(rows).toEqual(await m.w.query(`${sql} WHERE ${id} <> ${HIGH} ORDER BY ALL`));
   }
-  expect(await a.w.query('SELECT * FROM _lake_dirty ORDER BY ALL')).toEqual(await m.w.query(`SELECT * FROM _lake_dirty WHERE part <> '${Math.floor(HIGH / 50_000)}' ORDER BY ALL`));
+  expect(await a.w.query('SELECT * FROM _lake_dirty ORDER BY ALL')).toEqual(await m.w.query(`SELECT * FROM _lake_dirty WHERE part <> '${Math.floor(HIGH / CONTACT_BUCKET_SIZE)}' ORDER BY ALL`));
 }
 
 describe('loadContacts: the append path writes what the merge path writes', () => {
