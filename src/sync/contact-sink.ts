@@ -1,11 +1,11 @@
 import type { Contact } from '../crm/types.js';
 import { CONTACT_BUCKET_SIZE } from '../warehouse/contact-columns.js';
-import { createLoadedPageSpans } from './loaded-page-spans.js';
 import { BUCKETED_LAKE_TABLES } from '../warehouse/lake-layout.js';
 import type { ContactPage } from '../warehouse/load-contact-pages.js';
 import type { LoadStats } from '../warehouse/types.js';
 import { loadRecordingScannedPages, recordScannedPages } from '../warehouse/scan-tables.js';
 import type { ContactSinkOptions } from './contact-sink-options.js';
+import { createLoadedPageSpans } from './loaded-page-spans.js';
 import type { WriteJobs } from './warehouse-port.js';
 
 export type { ContactSinkOptions } from './contact-sink-options.js';

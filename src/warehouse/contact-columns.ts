@@ -35,8 +35,8 @@ export const CONTACT_FIELD_NAMES: readonly string[] = CONTACT_COLUMNS.map(([n]) 
  * 25,000 ids per range keeps a million contacts in 40 files a table. A scan publishes each range
  * once its pages are all loaded, so the end of a scan has the last range left: with 50,000 that
  * was half the lake of a 100k backfill, written after its last page. 10,000 left less still, but
- * a CPU-bound 1M backfill took 10-15 % longer: each publish links every other range's files into
- * its generation, and a small range's COPY reads more rows of other ranges around its own
+ * slowed a CPU-bound backfill more than that saved: each publish links every other range's files
+ * into its generation, and a small range's COPY reads more rows of other ranges around its own
  * (bench/results/notes.md, "smaller lake buckets"). A lake written with another size is rewritten
  * in this one at its next publish (publish-lake.ts).
  */

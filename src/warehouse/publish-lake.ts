@@ -180,8 +180,8 @@ async function publishBuckets(ctx: PublishContext, table: string, layout: Extrac
   const column = quoteIdent(layout.column);
   const dirty = new Set((await connection.runAndReadAll('SELECT part FROM _publish_dirty')).getRows().map((r) => `${BUCKET_COLUMN}=${String(r[0])}`));
   if (previousDir) {
-    // A few hundred directories at a million contacts, a few calls each: one after another they
-    // took about 0.3 ms a bucket, more than a small bucket's COPY.
+    // Over a hundred directories a table at a million contacts, three calls each, at a disk's
+    // pace for metadata: several at a time (bench/results/notes.md, "smaller lake buckets").
     const limit = pLimit(LINK_CONCURRENCY);
     const clean = (await readdir(previousDir)).filter((part) => !dirty.has(part) && part.startsWith(`${BUCKET_COLUMN}=`));
     await Promise.all(
