@@ -111,6 +111,7 @@ async function publishTable(ctx: PublishContext, table: string, layout: LakeLayo
   // this one: the table is rewritten whole in the current layout, once.
   const relaid = layout.kind === 'bucket' && found?.dir != null && (manifest.tables[table]?.bucketSize ?? LEGACY_BUCKET_SIZE) !== layout.size;
   const current = relaid ? { generation: found!.generation, dir: null } : found;
+  if (relaid) ctx.logger?.info({ table, bucketSize: layout.size }, 'lake: rewriting the table in the current id ranges, once (an earlier crmsync wrote other ones)');
   const t = quoteIdent(table);
   // A bucket filter applies to bucketed tables that already have a generation to link the other
   // buckets from; anything else is published whole, as without a filter.
