@@ -19,8 +19,8 @@ export interface LoadedPageSpans {
 
 export function createLoadedPageSpans(bucketSize: number): LoadedPageSpans {
   let scan: string | undefined;
-  /** Loaded page -> its lowest and highest id. */
-  const spans = new Map<number, { lo: number; hi: number }>();
+  /** Pages loaded so far. */
+  const pages = new Set<number>();
   /** Bucket -> the loaded pages holding some of its ids. */
   const pagesOf = new Map<number, Set<number>>();
 
@@ -28,34 +28,33 @@ export function createLoadedPageSpans(bucketSize: number): LoadedPageSpans {
     loaded(scanKey, page, ids) {
       if (scanKey !== scan) {
         scan = scanKey;
-        spans.clear();
+        pages.clear();
         pagesOf.clear();
       }
-      if (ids.length === 0 || spans.has(page)) return;
+      if (ids.length === 0 || pages.has(page)) return;
       let [lo, hi] = [Infinity, -Infinity];
       for (const id of ids) {
         if (id < lo) lo = id;
         if (id > hi) hi = id;
       }
-      spans.set(page, { lo, hi });
+      pages.add(page);
       for (let b = Math.floor(lo / bucketSize); b <= Math.floor(hi / bucketSize); b++) {
-        const pages = pagesOf.get(b) ?? new Set<number>();
-        pages.add(page);
-        pagesOf.set(b, pages);
+        const holding = pagesOf.get(b) ?? new Set<number>();
+        holding.add(page);
+        pagesOf.set(b, holding);
       }
     },
     whole(bucket) {
-      const pages = pagesOf.get(bucket);
-      if (!pages || pages.size === 0) return false;
+      const holding = pagesOf.get(bucket);
+      if (!holding || holding.size === 0) return false;
       let [first, last] = [Infinity, -Infinity];
-      for (const p of pages) {
+      for (const p of holding) {
         if (p < first) first = p;
         if (p > last) last = p;
       }
       // The pages holding its ids are a run with no page missing, bounded on both sides.
-      if (last - first + 1 !== pages.size) return false;
-      const below = first === 1 || spans.has(first - 1);
-      return below && spans.has(last + 1);
+      if (last - first + 1 !== holding.size) return false;
+      return (first === 1 || pages.has(first - 1)) && pages.has(last + 1);
     },
   };
 }

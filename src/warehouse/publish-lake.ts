@@ -109,8 +109,8 @@ async function publishTable(ctx: PublishContext, table: string, layout: LakeLayo
   const found = await currentGeneration(ctx.lakePath, table);
   // A generation written with another bucket size (an older crmsync's) cannot lend its files to
   // this one: the table is rewritten whole in the current layout, once.
-  const relaid = layout.kind === 'bucket' && found?.dir != null && (manifest.tables[table]?.bucketSize ?? LEGACY_BUCKET_SIZE) !== layout.size;
-  const current = relaid ? { generation: found!.generation, dir: null } : found;
+  const relaid = found?.dir != null && layout.kind === 'bucket' && (manifest.tables[table]?.bucketSize ?? LEGACY_BUCKET_SIZE) !== layout.size;
+  const current = found && relaid ? { generation: found.generation, dir: null } : found;
   if (relaid) ctx.logger?.info({ table, bucketSize: layout.size }, 'lake: rewriting the table in the current id ranges, once (an earlier crmsync wrote other ones)');
   const t = quoteIdent(table);
   // A bucket filter applies to bucketed tables that already have a generation to link the other
