@@ -1,13 +1,13 @@
 /**
  * Child process for bench/backfill.ts: the simulator on its own event loop (as a remote CRM
  * would be); prints its base URL and credentials as one JSON line; exits when stdin closes.
+ * Arguments: contacts, then `real` (the captured deployment's latency by page size) or nothing.
  */
-import { startSimulator } from '../src/simulator/index.js';
+import { REAL_DEPLOYMENT_LATENCY, startSimulator } from '../src/simulator/index.js';
 
 const contacts = Number(process.argv[2] ?? 100_000);
-// Optional per-request latency range in ms (bench/backfill.ts's `real` scenario).
-const [latencyMin = 0, latencyMax = latencyMin] = process.argv.slice(3).map(Number);
-const sim = await startSimulator({ contacts, seed: 8, ...(latencyMax > 0 ? { faults: { latencyMs: { min: latencyMin, max: latencyMax } } } : {}) });
+const real = process.argv[3] === 'real';
+const sim = await startSimulator({ contacts, seed: 8, ...(real ? { faults: { latencyMs: { byPerPage: REAL_DEPLOYMENT_LATENCY } } } : {}) });
 process.stdout.write(`${JSON.stringify({ baseUrl: sim.baseUrl, credentials: sim.credentials })}\n`);
 // Every 100 ms: bench/backfill.ts times the run's tail from the last request it sees counted.
 setInterval(() => {

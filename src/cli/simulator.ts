@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { loadConfig } from '../config.js';
 import { ConfigError } from '../errors.js';
-import { startSimulator, type FaultOptions } from '../simulator/index.js';
+import { REAL_DEPLOYMENT_LATENCY, startSimulator, type FaultOptions } from '../simulator/index.js';
 
 /** Used when CRM_USERNAME / CRM_PASSWORD are unset, so that one environment drives client and simulator. */
 export const SIMULATOR_DEFAULT_USERNAME = 'crmsync-admin';
@@ -15,6 +15,7 @@ const FaultsSchema = z
     latencyMs: z.union([
       z.object({ min: z.number().min(0), max: z.number().min(0) }),
       z.object({ distribution: z.literal('exponential'), mean: z.number().min(0), max: z.number().min(0).optional() }),
+      z.object({ byPerPage: z.array(z.object({ perPage: z.number().min(1), min: z.number().min(0), max: z.number().min(0) }).strict()).min(1) }),
     ]),
     truncateRate: z.number().min(0).max(1),
     dropRate: z.number().min(0).max(1),
@@ -52,7 +53,9 @@ export function parseFaults(text: string): FaultOptions {
     const obj: Record<string, unknown> = {};
     for (const part of text.split(',').filter(Boolean)) {
       const [k, v = ''] = part.split('=');
-      if (k === 'latency' || k === 'latencyMs') {
+      if ((k === 'latency' || k === 'latencyMs') && v === 'real') {
+        obj.latencyMs = { byPerPage: REAL_DEPLOYMENT_LATENCY };
+      } else if (k === 'latency' || k === 'latencyMs') {
         const [min, max = min] = v.split('-').map(Number);
         obj.latencyMs = { min, max };
       } else obj[k?.trim() ?? ''] = Number(v);
@@ -62,7 +65,7 @@ export function parseFaults(text: string): FaultOptions {
   const parsed = FaultsSchema.safeParse(raw);
   if (!parsed.success) {
     throw new ConfigError(
-      `--faults: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(faults)'} ${i.message}`).join('; ')}; known keys: errorRate, rateLimitRps, latency=MIN-MAX, truncateRate, dropRate, slowReportsMs, deadlockRate (real mode)`,
+      `--faults: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(faults)'} ${i.message}`).join('; ')}; known keys: errorRate, rateLimitRps, latency=MIN-MAX or latency=real (the captured deployment's, by page size), truncateRate, dropRate, slowReportsMs, deadlockRate (real mode)`,
     );
   }
   return parsed.data as FaultOptions;

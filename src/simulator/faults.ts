@@ -1,4 +1,4 @@
-import type { FaultOptions } from './options.js';
+import type { FaultOptions, LatencyPoint } from './options.js';
 import { validateFaults } from './options.js';
 import { createRng, type Rng } from './rng.js';
 
@@ -43,8 +43,11 @@ export class FaultInjector {
     this.#windows.clear();
   }
 
-  /** `real`: the deployment mode, the only one where database deadlocks surface as 423. */
-  decide(credential: string, isReport: boolean, real = false): FaultDecision {
+  /**
+   * `real`: the deployment mode, the only one where database deadlocks surface as 423. `perPage`:
+   * the page size the request asked for (for latencies by page size).
+   */
+  decide(credential: string, isReport: boolean, real = false, perPage?: number): FaultDecision {
     const f = this.#faults;
     // Always draw the same number of values so one fault's rate does not shift another's stream.
     const dropDraw = this.#rng();
@@ -71,7 +74,23 @@ export class FaultInjector {
     const l = f.latencyMs;
     if (l && 'min' in l) latencyMs = l.min + latencyDraw * (l.max - l.min);
     else if (l && 'mean' in l) latencyMs = Math.min(l.max ?? l.mean * 10, -Math.log(1 - latencyDraw) * l.mean);
+    else if (l && 'byPerPage' in l) {
+      const { min, max } = latencyAt(l.byPerPage, perPage);
+      latencyMs = min + latencyDraw * (max - min);
+    }
     if (isReport && f.slowReportsMs) latencyMs += f.slowReportsMs;
     return { kind: 'pass', latencyMs, truncate: !!f.truncateRate && truncDraw < f.truncateRate };
   }
+}
+
+/** The latency range at `perPage` (see LatencyOption's `byPerPage`). */
+export function latencyAt(points: readonly LatencyPoint[], perPage: number | undefined): { min: number; max: number } {
+  const first = points[0]!;
+  if (perPage === undefined || !(perPage > first.perPage) || points.length === 1) return { min: first.min, max: first.max };
+  let i = 1;
+  while (i < points.length - 1 && perPage > points[i]!.perPage) i++;
+  const a = points[i - 1]!;
+  const b = points[i]!;
+  const at = (x: number, y: number): number => Math.max(0, x + ((y - x) * (perPage - a.perPage)) / (b.perPage - a.perPage));
+  return { min: at(a.min, b.min), max: at(a.max, b.max) };
 }

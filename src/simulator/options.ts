@@ -2,10 +2,33 @@ import { CrmsyncError } from '../errors.js';
 
 export type SimulatorMode = 'spec' | 'real';
 
+/** A request's latency range at one page size (the `per_page` it asked for). */
+export interface LatencyPoint {
+  perPage: number;
+  min: number;
+  max: number;
+}
+
+/**
+ * GET /subscribers on the captured real deployment (fixtures/fluentcrm-2.9/README.md, "Timings":
+ * local, 4 PHP workers, 1,071 contacts): the fastest and slowest of ten at each page size.
+ */
+export const REAL_DEPLOYMENT_LATENCY: readonly LatencyPoint[] = [
+  { perPage: 15, min: 28, max: 36 },
+  { perPage: 100, min: 47, max: 71 },
+  { perPage: 1000, min: 202, max: 311 },
+];
+
 export type LatencyOption =
   | { min: number; max: number }
   /** Exponential with the given mean, capped at `max` (default 10 x mean). */
-  | { distribution: 'exponential'; mean: number; max?: number };
+  | { distribution: 'exponential'; mean: number; max?: number }
+  /**
+   * By the request's `per_page`, as a real deployment answers a small page faster than a large one:
+   * the range is interpolated linearly between the points (ascending `perPage`), extended along the
+   * last segment above them, and the first point's below them and for requests without `per_page`.
+   */
+  | { byPerPage: readonly LatencyPoint[] };
 
 /** Fault injection; every decision is drawn from an RNG seeded by the simulator seed. */
 export interface FaultOptions {
@@ -128,6 +151,12 @@ export function validateFaults(f: FaultOptions): FaultOptions {
   const l = f.latencyMs;
   if (l && 'min' in l && !(l.min >= 0 && l.max >= l.min)) throw new SimulatorOptionsError('faults.latencyMs needs 0 <= min <= max');
   if (l && 'mean' in l && !(l.mean >= 0)) throw new SimulatorOptionsError('faults.latencyMs.mean must be >= 0');
+  if (l && 'byPerPage' in l) {
+    const points = l.byPerPage;
+    if (points.length === 0 || points.some((p, i) => !(p.perPage >= 1 && p.min >= 0 && p.max >= p.min) || (i > 0 && !(p.perPage > points[i - 1]!.perPage)))) {
+      throw new SimulatorOptionsError('faults.latencyMs.byPerPage needs at least one point, each with perPage >= 1 and 0 <= min <= max, in ascending perPage');
+    }
+  }
   return { ...f };
 }
 

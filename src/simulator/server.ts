@@ -95,7 +95,8 @@ export function createSimServer(deps: ServerDeps): Server {
     }
     const routeKey = `${match.def.method} ${match.def.path}`;
     stats.byRoute[routeKey] = (stats.byRoute[routeKey] ?? 0) + 1;
-    const decision = deps.faults.decide(claimedUser(req.headers), match.def.report === true, real);
+    const perPage = Number(url.searchParams.get('per_page'));
+    const decision = deps.faults.decide(claimedUser(req.headers), match.def.report === true, real, perPage > 0 ? perPage : undefined);
     if (decision.kind === 'drop') {
       req.socket.destroy();
       return;

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { parseFaults } from '../../src/cli/simulator.js';
+import { REAL_DEPLOYMENT_LATENCY } from '../../src/simulator/index.js';
 import { ConfigError } from '../../src/errors.js';
 import { basic } from './helpers.js';
 
@@ -40,6 +41,8 @@ describe('crmsync simulator (CLI)', () => {
     expect(parseFaults('{"errorRate":0.1,"latencyMs":{"min":1,"max":5}}')).toEqual({ errorRate: 0.1, latencyMs: { min: 1, max: 5 } });
     expect(parseFaults('errorRate=0.05,rateLimitRps=20,latency=5-50')).toEqual({ errorRate: 0.05, rateLimitRps: 20, latencyMs: { min: 5, max: 50 } });
     expect(parseFaults('deadlockRate=0.02,rateLimitRps=25')).toEqual({ deadlockRate: 0.02, rateLimitRps: 25 });
+    expect(parseFaults('latency=real')).toEqual({ latencyMs: { byPerPage: REAL_DEPLOYMENT_LATENCY } });
+    expect(parseFaults('{"latencyMs":{"byPerPage":[{"perPage":10,"min":1,"max":2}]}}')).toEqual({ latencyMs: { byPerPage: [{ perPage: 10, min: 1, max: 2 }] } });
     expect(() => parseFaults('deadlockRate=1.5')).toThrow(ConfigError);
     expect(() => parseFaults('errorRate=2')).toThrow(ConfigError);
     expect(() => parseFaults('bogus=1')).toThrow(/known keys/);

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'node:http';
-import type { RunningSimulator } from '../../src/simulator/index.js';
+import { latencyAt } from '../../src/simulator/faults.js';
+import { REAL_DEPLOYMENT_LATENCY, SimulatorOptionsError, type RunningSimulator } from '../../src/simulator/index.js';
+import { validateFaults } from '../../src/simulator/options.js';
 import { api, basic, withSim, type Api } from './helpers.js';
 
 /** Status codes of `n` sequential requests (0 for a dropped or truncated response). */
@@ -95,6 +97,52 @@ describe('latency, slow reports, truncation, drops', () => {
       expect(report).toBeGreaterThanOrEqual(189);
       // The fastest of three: scheduling noise on a busy machine only ever adds time.
       expect(report).toBeGreaterThan(plain);
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('latency by page size: interpolated between points, the first below them, the last segment above', () => {
+    const points = [
+      { perPage: 15, min: 28, max: 36 },
+      { perPage: 100, min: 47, max: 71 },
+      { perPage: 1000, min: 202, max: 311 },
+    ];
+    expect(latencyAt(points, undefined)).toEqual({ min: 28, max: 36 });
+    expect(latencyAt(points, 1)).toEqual({ min: 28, max: 36 });
+    expect(latencyAt(points, 100)).toEqual({ min: 47, max: 71 });
+    const at500 = latencyAt(points, 500);
+    expect(at500.min).toBeCloseTo(47 + (155 * 400) / 900, 6);
+    expect(at500.max).toBeCloseTo(71 + (240 * 400) / 900, 6);
+    expect(latencyAt(points, 1900)).toEqual({ min: 357, max: 551 });
+    // The captured deployment's points are the fixtures README's.
+    expect(REAL_DEPLOYMENT_LATENCY).toEqual(points);
+    expect(() => validateFaults({ latencyMs: { byPerPage: [] } })).toThrow(SimulatorOptionsError);
+    expect(() => validateFaults({ latencyMs: { byPerPage: [points[1]!, points[0]!] } })).toThrow(/ascending/);
+  });
+
+  it('answers a small page before a large one asked for first, with latency by page size', async () => {
+    const byPerPage = [
+      { perPage: 1, min: 0, max: 0 },
+      { perPage: 20, min: 400, max: 400 },
+    ];
+    const { sim, call } = await withSim({ contacts: 30, faults: { latencyMs: { byPerPage } } });
+    try {
+      const order: string[] = [];
+      const started = performance.now();
+      const large = call('GET', '/subscribers?per_page=20').then((r) => {
+        order.push('large');
+        return { r, ms: performance.now() - started };
+      });
+      const small = call('GET', '/subscribers?per_page=1').then((r) => {
+        order.push('small');
+        return r;
+      });
+      const [l, s] = await Promise.all([large, small]);
+      expect(l.r.status).toBe(200);
+      expect(s.status).toBe(200);
+      expect(order).toEqual(['small', 'large']);
+      expect(l.ms).toBeGreaterThanOrEqual(399);
     } finally {
       await sim.close();
     }
