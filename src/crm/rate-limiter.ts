@@ -5,8 +5,9 @@ import { CrmError } from './errors.js';
  * (a token bucket with a burst of about one request, so requests go out evenly spaced), adapted
  * from what the server says:
  *
- * - without a configured budget it starts at `initialRps` and doubles about every quarter second
- *   while the limiter is the bottleneck (slow start) until the first 429;
+ * - without a configured budget it sends its first requests at once, up to the concurrency cap,
+ *   then paces from `initialRps` and doubles about every quarter second while the limiter is the
+ *   bottleneck (slow start) until the first 429;
  * - a 429 pauses everyone for Retry-After; when the last second's traffic ran at the budget (at
  *   least 4 requests, held back by the budget or at half of it or more), it also records that send
  *   rate (less the refused request) as the server's limit and drops to 85% of it; later 429s from
@@ -135,14 +136,21 @@ export function createRateLimiter(opts: RateLimiterOptions = {}): RateLimiter {
     timer = undefined;
     while (queue.length > 0 && inFlight < maxConcurrency) {
       const t = now();
-      const wait = Math.max(pausedUntil - t, nextSlot - t);
+      const burst = phase === 'slow_start' && granted < maxConcurrency;
+      const wait = Math.max(pausedUntil - t, burst ? -Infinity : nextSlot - t);
       if (wait > 0) {
         timer = setTimeout(pump, Math.max(1, Math.ceil(wait)));
         if (nextSlot >= pausedUntil) saturatedAt = t; // held back by the budget, not by a pause
         return;
       }
-      // Burst of at most half an interval: a late timer tick is recovered, idle time is not banked.
-      nextSlot = Math.max(nextSlot, t - interval() / 2) + interval();
+      // Slow start's first requests go out together, up to the concurrency cap: no more than the
+      // cap lets be in flight at once, so a server that refuses them answers that many 429s at
+      // most, the bound a discovery's overshoot has anyway; pacing starts after them. Evenly
+      // spaced from 10/s instead, a backfill's first half second sent about half the requests the
+      // server would have answered (bench/results/notes.md, "a slow start that begins at the cap").
+      // Otherwise a burst of at most half an interval: a late timer tick is recovered, idle time
+      // is not banked.
+      nextSlot = burst ? Math.max(nextSlot, t + interval() / 2) : Math.max(nextSlot, t - interval() / 2) + interval();
       inFlight++;
       granted++;
       recentGrants.push(t);

@@ -40,8 +40,9 @@ describe('rate limiter', () => {
   it('a 429 pauses everyone for Retry-After and lowers the rate; later 429s of the same episode count once', async () => {
     const clock = useFakeClock();
     const limiter = createRateLimiter({ initialRps: 100, maxConcurrency: 8, now: clock.now });
-    // Enough traffic at the budget for its rate to be a measurement (a sparse 429 teaches nothing).
-    for (let i = 0; i < 6; i++) (await clock.run(limiter.acquire(), 1_000)).release({ kind: 'ok', latencyMs: 1 });
+    // Enough traffic at the budget for its rate to be a measurement (a sparse 429 teaches nothing):
+    // past slow start's first requests, which go out at once (the concurrency cap, 8).
+    for (let i = 0; i < 12; i++) (await clock.run(limiter.acquire(), 1_000)).release({ kind: 'ok', latencyMs: 1 });
     const a = await clock.run(limiter.acquire(), 1_000);
     const b = await clock.run(limiter.acquire(), 1_000);
     await clock.run(clock.sleep(5), 100); // the requests' latency: their answers come after both were sent
@@ -99,9 +100,46 @@ describe('rate limiter', () => {
     stop = true;
     await clock.run(Promise.all(workers), 1_000);
     expect(at500).toBeGreaterThanOrEqual(30);
-    // Still paced: no burst beyond the budget of the moment (10 a second at the start).
-    expect(sent.filter((t) => t < 100).length).toBeLessThanOrEqual(2);
+    // The first requests at once, up to the concurrency cap; then paced, the budget growing from
+    // 10 a second by 3 an answer: the next two within their own 100 ms at most.
+    expect(sent.filter((t) => t === sent[0]).length).toBe(8);
+    expect(sent.filter((t) => t > sent[0]! && t < sent[0]! + 100).length).toBeLessThanOrEqual(3);
     expect(limiter.snapshot().phase).toBe('slow_start');
+  });
+
+  it('slow start sends its first requests at once, up to the concurrency cap, then paces', async () => {
+    const clock = useFakeClock();
+    const limiter = createRateLimiter({ initialRps: 10, maxConcurrency: 4, now: clock.now });
+    const t0 = clock.now();
+    const starts: number[] = [];
+    const all = Promise.all(
+      Array.from({ length: 8 }, async () => {
+        const t = await limiter.acquire();
+        starts.push(clock.now() - t0);
+        await clock.sleep(1);
+        t.release({ kind: 'ok', latencyMs: 1 });
+      }),
+    );
+    await clock.run(all, 5_000);
+    expect(starts.slice(0, 4)).toEqual([0, 0, 0, 0]);
+    // The fifth waits for its slot in the budget (10/s, grown by the four answers), not only for
+    // a free place among the four.
+    expect(starts[4]).toBeGreaterThanOrEqual(10);
+    for (let i = 5; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThan(0);
+    // Once the limiter has learned a limit (steady), there is no such burst: a configured
+    // budget paces from the first request.
+    const fixed = createRateLimiter({ maxRps: 10, maxConcurrency: 4, now: clock.now });
+    const f0 = clock.now();
+    const fixedStarts: number[] = [];
+    const fixedAll = Promise.all(
+      Array.from({ length: 3 }, async () => {
+        const t = await fixed.acquire();
+        fixedStarts.push(clock.now() - f0);
+        t.release({ kind: 'ok', latencyMs: 1 });
+      }),
+    );
+    await clock.run(fixedAll, 5_000);
+    expect(fixedStarts[1]).toBeGreaterThanOrEqual(50);
   });
 
   it('a configured ceiling is never exceeded, even after probing', async () => {
