@@ -181,7 +181,9 @@ export function createContactActivities(deps: SyncActivityDeps) {
       const loads: Promise<void>[] = [];
       const unsettled = new Set<Promise<void>>();
       const load = async (page: number, contents: { items: Contact[]; raw?: RawContents }, reportedTotal: number | undefined): Promise<void> => {
-        const loaded = sink.add({ scanKey: input.scanKey, page, ...contents, reportedTotal, loadId: input.loadId, syncedAt: new Date(now()) }).then((stats) => {
+        // Its own total says no page after it holds rows: its lake bucket need not wait for one.
+        const endsListing = reportedTotal !== undefined && page * input.perPage >= reportedTotal;
+        const loaded = sink.add({ scanKey: input.scanKey, page, ...contents, reportedTotal, endsListing, loadId: input.loadId, syncedAt: new Date(now()) }).then((stats) => {
           addStats(result, stats);
           result.rejected += stats.rejected;
           result.pagesLoadedNow++;

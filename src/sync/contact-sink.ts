@@ -21,6 +21,8 @@ export interface ScannedPage {
    */
   raw?: RawContents;
   reportedTotal: number | undefined;
+  /** No later page of the listing holds rows: its total ends the listing on this page. */
+  endsListing?: boolean;
   loadId: string;
   syncedAt: Date;
 }
@@ -205,7 +207,7 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
           if (coldMs !== false) {
             const at = now();
             for (const ids of pageIds) for (const id of ids) touched.set(Math.floor(id / CONTACT_BUCKET_SIZE), at);
-            for (const [i, { page }] of batch.entries()) spans.loaded(page.scanKey, page.page, pageIds[i]!);
+            for (const [i, { page }] of batch.entries()) spans.loaded(page.scanKey, page.page, pageIds[i]!, page.endsListing === true);
           }
           batch.forEach((b, i) => b.resolve(i === 0 ? stats : ZERO));
         } catch (err) {

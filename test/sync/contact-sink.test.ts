@@ -252,10 +252,15 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
         [1, 80],
       ]);
       expect(await inner.run((w) => w.query(`SELECT DISTINCT part FROM _lake_dirty`))).toEqual([{ part: '2' }]);
+      // Page 5 ends the listing (its total says so): no page 6 can hold ids of bucket 2.
+      await sink.add({ scanKey: 'k', page: 5, items: [makeContact(2 * S + 60)], reportedTotal: 201, endsListing: true, loadId: 'L', syncedAt: new Date() });
+      await settled();
+      expect(calls.filter((c) => c.startsWith('publish')).at(-1)).toBe('publish {"buckets":[2]}');
+      expect(await inner.run((w) => w.query(`SELECT DISTINCT part FROM _lake_dirty`))).toEqual([]);
       // A new scan starts over: its first pages say nothing of buckets the last one saw whole.
       await sink.add({ scanKey: 'k2', page: 2, items: [makeContact(S + 5, { city: 'Again' })], reportedTotal: 200, loadId: 'L2', syncedAt: new Date() });
       await settled();
-      expect(calls.filter((c) => c.startsWith('publish'))).toHaveLength(2);
+      expect(calls.filter((c) => c.startsWith('publish'))).toHaveLength(3);
     } finally {
       for (let i = 0; i < 200 && inner.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
       await rm(dir, { recursive: true, force: true });

@@ -47,4 +47,27 @@ describe('loaded page spans (which lake buckets a scan has loaded whole)', () =>
     spans.loaded('b', 4, []);
     expect(spans.whole(2)).toBe(false);
   });
+
+  it('calls the last bucket whole once the page that ends the listing is loaded', () => {
+    const spans = createLoadedPageSpans(100);
+    spans.loaded('s', 1, ids(1, 100));
+    spans.loaded('s', 2, ids(101, 100));
+    spans.loaded('s', 3, ids(201, 50));
+    expect(spans.whole(2)).toBe(false); // page 4 may hold ids 251-299
+    spans.loaded('s', 4, ids(251, 20), true);
+    expect(spans.whole(2)).toBe(true);
+    // Not before every page of the bucket is in, the listing's end notwithstanding.
+    const gap = createLoadedPageSpans(100);
+    gap.loaded('t', 1, ids(1, 100));
+    gap.loaded('t', 3, ids(201, 20), true);
+    expect(gap.whole(2)).toBe(false); // page 2 is not loaded: it may hold ids of bucket 2
+    expect(gap.whole(1)).toBe(false);
+    gap.loaded('t', 2, ids(101, 100));
+    expect(gap.whole(1)).toBe(true);
+    expect(gap.whole(2)).toBe(true);
+    // A new scan forgets where the old one's listing ended.
+    gap.loaded('u', 3, ids(201, 20));
+    gap.loaded('u', 2, ids(101, 100));
+    expect(gap.whole(2)).toBe(false);
+  });
 });

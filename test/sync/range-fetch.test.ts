@@ -129,6 +129,11 @@ describe('syncContactPages (one range, simulator, real DuckDB)', () => {
       const r = await acts.syncContactPages({ scanKey: scan.scanKey, fromPage: 1, toPage: 3, perPage: 20, expectedTotal: 60, loadId: 'L1' });
       expect(r).toMatchObject({ pages: 3, rows: 60, pagesLoadedNow: 3, inserted: 60 });
       expect(pageLoads).toBe(1);
+      // Page 3 ends the listing (its total says so): the bucket of its ids goes to the lake now,
+      // without waiting for the scan's finish or for a page 4.
+      for (let i = 0; i < 200 && owner.pending > 0; i++) await new Promise((res) => setTimeout(res, 25));
+      const inLake = await owner.run((w) => w.query(`SELECT count(*) AS n FROM read_parquet('${join(dir, 'lake')}/contacts/**/*.parquet')`));
+      expect(Number(inLake[0]!.n)).toBe(60);
     } finally {
       await owner.close();
       await client.close();
