@@ -112,6 +112,9 @@ async function publishTable(ctx: PublishContext, table: string, layout: LakeLayo
   const relaid = found?.dir != null && layout.kind === 'bucket' && (manifest.tables[table]?.bucketSize ?? LEGACY_BUCKET_SIZE) !== layout.size;
   const current = found && relaid ? { generation: found.generation, dir: null } : found;
   if (relaid) ctx.logger?.info({ table, bucketSize: layout.size }, 'lake: rewriting the table in the current id ranges, once (an earlier crmsync wrote other ones)');
+  // Nothing written to it through this writer since it was hashed or published: no scan, and no
+  // statement at all (most of a sync's closing publish is such tables).
+  if (layout.kind === 'whole' && current?.dir && manifest.tables[table]?.contentHash && ctx.marks?.isClean(table)) return false;
   const t = quoteIdent(table);
   // A bucket filter applies to bucketed tables that already have a generation to link the other
   // buckets from; anything else is published whole, as without a filter.
@@ -120,8 +123,6 @@ async function publishTable(ctx: PublishContext, table: string, layout: LakeLayo
   const dirtyCount = await readCount(connection, 'SELECT count(*) FROM _publish_dirty');
   let contentHash: string | undefined;
   if (layout.kind === 'whole') {
-    // Nothing written to it through this writer since it was hashed or published: no scan.
-    if (current?.dir && manifest.tables[table]?.contentHash && ctx.marks?.isClean(table)) return false;
     contentHash = await tableHash(connection, table);
     if (current?.dir && manifest.tables[table]?.contentHash === contentHash) {
       ctx.marks?.published(table);

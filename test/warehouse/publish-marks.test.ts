@@ -81,9 +81,15 @@ describe('publishLake after a publish', () => {
     const before = generations();
     const catalog = statSync(join(p.lakePath, CATALOG_FILE));
     const spy = vi.spyOn(w.connection, 'runAndReadAll');
+    const runs = vi.spyOn(w.connection, 'run');
     await w.publishLake();
     expect(changed(before)).toEqual([]);
     expect(countHashes(spy)).toBe(0);
+    // Not a statement for a clean whole-layout table: only the bucketed and append ones ask for
+    // their dirty parts.
+    const asked = runs.mock.calls.map((c) => /_publish_dirty AS SELECT part FROM _lake_dirty WHERE table_name = '([a-z_]+)'/.exec(String(c[0]))?.[1]).filter((t) => t !== undefined);
+    expect(asked.length).toBeGreaterThan(0);
+    expect(asked.filter((t) => LAKE_TABLES[t]?.kind === 'whole')).toEqual([]);
     const after = statSync(join(p.lakePath, CATALOG_FILE));
     expect([after.ino, after.mtimeMs]).toEqual([catalog.ino, catalog.mtimeMs]);
   });
