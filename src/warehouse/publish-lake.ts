@@ -89,9 +89,12 @@ export async function publishLake(ctx: PublishContext, tables?: readonly string[
   const wanted = (tables ?? Object.keys(LAKE_TABLES)).filter((t) => existing.has(t));
   await mkdir(join(ctx.lakePath, GENERATIONS_DIR), { recursive: true });
   const manifest: LakeManifest = found ?? { publishedAt: null, tables: {} };
+  // The tables with dirty parts, asked once: a bucketed or append table without any, already
+  // published, needs no statement of its own.
+  const dirtyTables = new Set((await ctx.connection.runAndReadAll('SELECT DISTINCT table_name FROM _lake_dirty')).getRows().map((r) => String(r[0])));
   const published: string[] = [];
   for (const table of wanted) {
-    if (await publishTable(ctx, table, LAKE_TABLES[table]!, manifest, options.buckets)) published.push(table);
+    if (await publishTable(ctx, table, LAKE_TABLES[table]!, manifest, dirtyTables, options.buckets)) published.push(table);
   }
   if (published.length > 0) {
     manifest.publishedAt = new Date().toISOString();
@@ -106,7 +109,7 @@ export async function publishLake(ctx: PublishContext, tables?: readonly string[
   return published;
 }
 
-async function publishTable(ctx: PublishContext, table: string, layout: LakeLayout, manifest: LakeManifest, buckets?: readonly number[]): Promise<boolean> {
+async function publishTable(ctx: PublishContext, table: string, layout: LakeLayout, manifest: LakeManifest, dirtyTables: ReadonlySet<string>, buckets?: readonly number[]): Promise<boolean> {
   const { connection } = ctx;
   const found = await currentGeneration(ctx.lakePath, table);
   // A generation written with another bucket size (an older crmsync's) cannot lend its files to
@@ -117,6 +120,7 @@ async function publishTable(ctx: PublishContext, table: string, layout: LakeLayo
   // Nothing written to it through this writer since it was hashed or published: no scan, and no
   // statement at all (most of a sync's closing publish is such tables).
   if (layout.kind === 'whole' && current?.dir && manifest.tables[table]?.contentHash && ctx.marks?.isClean(table)) return false;
+  if (layout.kind !== 'whole' && current?.dir && !dirtyTables.has(table)) return false;
   const t = quoteIdent(table);
   // A bucket filter applies to bucketed tables that already have a generation to link the other
   // buckets from; anything else is published whole, as without a filter.
