@@ -145,9 +145,10 @@ export function createRateLimiter(opts: RateLimiterOptions = {}): RateLimiter {
       }
       // Slow start's first requests go out together, up to the concurrency cap: no more than the
       // cap lets be in flight at once, so a server that refuses them answers that many 429s at
-      // most, the bound a discovery's overshoot has anyway; pacing starts after them. Evenly
-      // spaced from 10/s instead, a backfill's first half second sent about half the requests the
-      // server would have answered (bench/results/notes.md, "a slow start that begins at the cap").
+      // most, the bound a discovery's overshoot has anyway; pacing starts after them. Paced from
+      // the first request instead, a backfill's first range requests went out one by one while
+      // the cap allowed them all at once (bench/results/notes.md, "a slow start that begins at
+      // the cap").
       // Otherwise a burst of at most half an interval: a late timer tick is recovered, idle time
       // is not banked.
       nextSlot = burst ? Math.max(nextSlot, t + interval() / 2) : Math.max(nextSlot, t - interval() / 2) + interval();
