@@ -180,9 +180,11 @@ export function createContactActivities(deps: SyncActivityDeps) {
       /** Every load started, for the end; and those not yet settled, to bound them. */
       const loads: Promise<void>[] = [];
       const unsettled = new Set<Promise<void>>();
-      const load = async (page: number, contents: { items: Contact[]; raw?: RawContents }, reportedTotal: number | undefined): Promise<void> => {
-        // Its own total says no page after it holds rows: its lake bucket need not wait for one.
-        const endsListing = reportedTotal !== undefined && page * input.perPage >= reportedTotal;
+      const load = async (page: number, contents: { items: Contact[]; raw?: RawContents }, reportedTotal: number | undefined, servedPerPage = 0): Promise<void> => {
+        // Its own total says no page after it holds rows (at the page size the server served, which
+        // a capping server lowers): its lake bucket need not wait for one.
+        const served = servedPerPage > 0 ? Math.min(input.perPage, servedPerPage) : input.perPage;
+        const endsListing = reportedTotal !== undefined && page * served >= reportedTotal;
         const loaded = sink.add({ scanKey: input.scanKey, page, ...contents, reportedTotal, endsListing, loadId: input.loadId, syncedAt: new Date(now()) }).then((stats) => {
           addStats(result, stats);
           result.rejected += stats.rejected;
@@ -216,7 +218,7 @@ export function createContactActivities(deps: SyncActivityDeps) {
           for await (const p of pages) {
             hb.throwIfCancelled();
             if (p.drift?.length) result.drift = true;
-            await load(page++, pageContents(p), p.total);
+            await load(page++, pageContents(p), p.total, p.perPage);
             hb.beat();
           }
           // The listing ended before the run did (rows were deleted during the scan): the pages past

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -142,6 +143,28 @@ describe('syncContactPages (one range, simulator, real DuckDB)', () => {
     }
   });
 
+  it("does not take a page a capping server shortened for the listing's end", async () => {
+    // Asked for 20 a page, served 10: page 3 holds ids 21-30, not the last of the 60.
+    const sim = await startSimulator({ contacts: 60, seed: 9, perPageCap: 10 });
+    const client = createCrmClient({ baseUrl: sim.baseUrl, username: sim.credentials.username, password: sim.credentials.password });
+    const dir = await mkdtemp(join(tmpdir(), 'crmsync-range-'));
+    const owner = await openWarehouseOwner({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake') });
+    try {
+      const acts = createContactActivities({ client, writes: owner, logger: silentLogger });
+      const scan = await acts.startContactsScan({ mode: 'backfill', perPage: 20, loadId: 'L1' });
+      const r = await acts.syncContactPages({ scanKey: scan.scanKey, fromPage: 1, toPage: 3, perPage: 20, expectedTotal: 60, loadId: 'L1' });
+      expect(r).toMatchObject({ pages: 3, rows: 30 });
+      for (let i = 0; i < 200 && owner.pending > 0; i++) await new Promise((res) => setTimeout(res, 25));
+      // Ids 31-60 may still come (the scan's finish looks for them): their bucket is not published yet.
+      expect(existsSync(join(dir, 'lake', 'contacts'))).toBe(false);
+    } finally {
+      await owner.close();
+      await client.close();
+      await sim.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a first attempt fetches while the owner is busy; a retry reads the page log first', async () => {
     const sim = await startSimulator({ contacts: 60, seed: 11 });
     const real = createCrmClient({ baseUrl: sim.baseUrl, username: sim.credentials.username, password: sim.credentials.password });
@@ -162,11 +185,24 @@ describe('syncContactPages (one range, simulator, real DuckDB)', () => {
       }) as unknown as SyncCrmClient;
     const client = counted(real);
     const writes = await openWarehouseOwner({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake') });
-    /** Keeps the owner busy with a job of its own until the returned function is called. */
+    /**
+     * Keeps the owner busy with a job of its own until the returned function is called. That
+     * waits for the job to have begun (the owner may still be finishing another, e.g. a
+     * checkpoint on a busy machine): a release before it began would leave it held for good.
+     */
     const holdOwner = (): (() => Promise<void>) => {
       let release = (): void => undefined;
-      const held = writes.run(() => new Promise<void>((r) => (release = r)));
+      let began = (): void => undefined;
+      const started = new Promise<void>((s) => (began = s));
+      const held = writes.run(
+        () =>
+          new Promise<void>((r) => {
+            release = r;
+            began();
+          }),
+      );
       return async () => {
+        await started;
         release();
         await held;
       };
