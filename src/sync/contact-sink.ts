@@ -207,7 +207,7 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
           if (coldMs !== false) {
             const at = now();
             for (const ids of pageIds) for (const id of ids) touched.set(Math.floor(id / CONTACT_BUCKET_SIZE), at);
-            for (const [i, { page }] of batch.entries()) spans.loaded(page.scanKey, page.page, pageIds[i]!, page.endsListing === true);
+            for (const [i, { page }] of batch.entries()) spans.loaded(page.scanKey, page.page, pageIds[i]!, page.endsListing);
           }
           batch.forEach((b, i) => b.resolve(i === 0 ? stats : ZERO));
         } catch (err) {

@@ -7,6 +7,7 @@ import { silentLogger } from '../../src/logger.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import { openWarehouseOwner } from '../../src/warehouse/index.js';
 import { countingCrmClient } from '../helpers/counting-crm-client.js';
+import { holdOwner } from '../helpers/hold-owner.js';
 
 // The end of a scan asks for the newest page once: it is the finish's probe (has the CRM changed
 // since the scan began?) and the first page of the contacts created meanwhile, requested while
@@ -72,23 +73,13 @@ describe('the end of a contact scan', () => {
       const backfill = await scanAll('backfill');
 
       // The warehouse busy with another job: the probe goes out all the same.
-      let release!: () => void;
-      let started!: () => void;
-      const busyFrom = new Promise<void>((r) => (started = r));
-      const busy = writes.run(
-        () =>
-          new Promise<void>((r) => {
-            release = r;
-            started();
-          }),
-      );
-      await busyFrom;
+      const busy = holdOwner(writes);
+      await busy.began;
       const before = calls.raw;
       const fin = acts.finishContactsScan({ scanKey: backfill, loadId: 'backfill', fetchNew: { perPage: PER_PAGE } });
       for (let i = 0; i < 200 && calls.raw === before; i++) await new Promise((r) => setTimeout(r, 25));
       const sentWhileBusy = calls.raw - before;
-      release();
-      await busy;
+      await busy.release();
       expect(sentWhileBusy).toBe(1);
       expect((await fin).requests).toBe(1);
       expect(calls.raw - before).toBe(1);

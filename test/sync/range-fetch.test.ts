@@ -10,6 +10,7 @@ import { silentLogger } from '../../src/logger.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import type { SyncCrmClient } from '../../src/sync/crm-port.js';
 import { openWarehouseOwner, type WarehouseHandle } from '../../src/warehouse/index.js';
+import { holdOwner } from '../helpers/hold-owner.js';
 
 /**
  * One range activity, called directly (no worker): where the CRM sets the pace it keeps four page
@@ -143,25 +144,27 @@ describe('syncContactPages (one range, simulator, real DuckDB)', () => {
     }
   });
 
-  it("does not take a page a capping server shortened for the listing's end", async () => {
-    // Asked for 20 a page, served 10: page 3 holds ids 21-30, not the last of the 60.
-    const sim = await startSimulator({ contacts: 60, seed: 9, perPageCap: 10 });
-    const client = createCrmClient({ baseUrl: sim.baseUrl, username: sim.credentials.username, password: sim.credentials.password });
-    const dir = await mkdtemp(join(tmpdir(), 'crmsync-range-'));
-    const owner = await openWarehouseOwner({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake') });
-    try {
-      const acts = createContactActivities({ client, writes: owner, logger: silentLogger });
-      const scan = await acts.startContactsScan({ mode: 'backfill', perPage: 20, loadId: 'L1' });
-      const r = await acts.syncContactPages({ scanKey: scan.scanKey, fromPage: 1, toPage: 3, perPage: 20, expectedTotal: 60, loadId: 'L1' });
-      expect(r).toMatchObject({ pages: 3, rows: 30 });
-      for (let i = 0; i < 200 && owner.pending > 0; i++) await new Promise((res) => setTimeout(res, 25));
-      // Ids 31-60 may still come (the scan's finish looks for them): their bucket is not published yet.
-      expect(existsSync(join(dir, 'lake', 'contacts'))).toBe(false);
-    } finally {
-      await owner.close();
-      await client.close();
-      await sim.close();
-      await rm(dir, { recursive: true, force: true });
+  it.each(['spec', 'real'] as const)("publishes the bucket the listing's last page ends, and not on a page a capping server shortened (%s mode)", async (mode) => {
+    for (const perPageCap of [undefined, 10]) {
+      // Asked for 20 a page; capped, served 10: page 3 then holds ids 21-30, not the last of the 60.
+      const sim = await startSimulator({ contacts: 60, seed: 9, mode, ...(perPageCap ? { perPageCap } : {}) });
+      const client = createCrmClient({ baseUrl: sim.baseUrl, username: sim.credentials.username, password: sim.credentials.password });
+      const dir = await mkdtemp(join(tmpdir(), 'crmsync-range-'));
+      const owner = await openWarehouseOwner({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake') });
+      try {
+        const acts = createContactActivities({ client, writes: owner, logger: silentLogger });
+        const scan = await acts.startContactsScan({ mode: 'backfill', perPage: 20, loadId: 'L1' });
+        const r = await acts.syncContactPages({ scanKey: scan.scanKey, fromPage: 1, toPage: 3, perPage: 20, expectedTotal: 60, loadId: 'L1' });
+        expect(r).toMatchObject({ pages: 3, rows: perPageCap ? 30 : 60 });
+        for (let i = 0; i < 200 && owner.pending > 0; i++) await new Promise((res) => setTimeout(res, 25));
+        // Capped, ids 31-60 may still come (the scan's finish looks for them): their bucket waits.
+        expect(existsSync(join(dir, 'lake', 'contacts'))).toBe(!perPageCap);
+      } finally {
+        await owner.close();
+        await client.close();
+        await sim.close();
+        await rm(dir, { recursive: true, force: true });
+      }
     }
   });
 
@@ -185,28 +188,6 @@ describe('syncContactPages (one range, simulator, real DuckDB)', () => {
       }) as unknown as SyncCrmClient;
     const client = counted(real);
     const writes = await openWarehouseOwner({ dbPath: join(dir, 'crm.duckdb'), lakePath: join(dir, 'lake') });
-    /**
-     * Keeps the owner busy with a job of its own until the returned function is called. That
-     * waits for the job to have begun (the owner may still be finishing another, e.g. a
-     * checkpoint on a busy machine): a release before it began would leave it held for good.
-     */
-    const holdOwner = (): (() => Promise<void>) => {
-      let release = (): void => undefined;
-      let began = (): void => undefined;
-      const started = new Promise<void>((s) => (began = s));
-      const held = writes.run(
-        () =>
-          new Promise<void>((r) => {
-            release = r;
-            began();
-          }),
-      );
-      return async () => {
-        await started;
-        release();
-        await held;
-      };
-    };
     const until = async (check: () => boolean): Promise<void> => {
       for (let waited = 0; !check(); waited += 10) {
         if (waited > 10_000) throw new Error(`no request in 10 s; fetched ${JSON.stringify(fetched)}`);
@@ -219,21 +200,21 @@ describe('syncContactPages (one range, simulator, real DuckDB)', () => {
       const range = { scanKey: scan.scanKey, perPage: 20, expectedTotal: 60, loadId: 'L1' };
 
       // Attempt 1: its pages were not done when the workflow planned them, so it asks nobody.
-      let release = holdOwner();
+      let hold = holdOwner(writes);
       const first = new MockActivityEnvironment({ attempt: 1 }).run(acts.syncContactPages, { ...range, fromPage: 1, toPage: 2 });
       await until(() => fetched.length === 2);
       expect(fetched).toEqual([1, 2]);
-      await release();
+      await hold.release();
       expect(await first).toMatchObject({ pages: 2, rows: 40, pagesLoadedNow: 2, requests: 2 });
 
       // Attempt 2 of a range whose first pages are durable: the page log is read before any
       // request (the owner holds it back), and only the page not yet loaded is fetched.
       fetched.length = 0;
-      release = holdOwner();
+      hold = holdOwner(writes);
       const retry = new MockActivityEnvironment({ attempt: 2 }).run(acts.syncContactPages, { ...range, fromPage: 1, toPage: 3 });
       await new Promise((r) => setTimeout(r, 200));
       expect(fetched).toEqual([]);
-      await release();
+      await hold.release();
       expect(await retry).toMatchObject({ pages: 3, rows: 60, pagesLoadedNow: 1, requests: 1 });
       expect(fetched).toEqual([3]);
       const all = await writes.run((w) => w.query('SELECT count(*) AS n, count(DISTINCT id) AS d FROM contacts'));
