@@ -39,9 +39,12 @@ export function createRunActivities(deps: SyncActivityDeps) {
       );
     },
 
-    /** Publishes what the run changed to the Parquet lake, for readers while the next write holds the file. */
+    /**
+     * Publishes what the run changed to the Parquet lake, for readers while the next write holds
+     * the file. The run's streams are done, so the publish takes two lanes.
+     */
     async publishLake(): Promise<void> {
-      await writes.run((w) => w.publishLake());
+      await writes.run((w) => w.publishLake(undefined, { lanes: 2 }));
     },
   };
 }

@@ -65,7 +65,8 @@ export interface ContactSink {
    * Queues a publish of every lake bucket this sink loaded into and has not published, cold or
    * not, in jobs of a few buckets (so other writes interleave). For the end of a scan: the last
    * buckets go out while the scan's finish waits on the CRM, instead of after it in the run's
-   * final publish. Does not wait; a failed job leaves its buckets to the final publish.
+   * final publish. In two lanes (publish-lake.ts): the scan has nothing left to load. Does not
+   * wait; a failed job leaves its buckets to the final publish.
    */
   publishTouched(): void;
 }
@@ -257,15 +258,16 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
     if (cold.length === 0) return;
     loadsSincePublish = 0;
     fetchersWaited = false;
-    publish([cold]);
+    // The scan's last pages loaded: nothing else wants the cores, so the publish takes two lanes.
+    publish([cold], spans.allLoaded() && pending.length === 0 ? 2 : 1);
   }
 
   /** Publishes the groups of buckets one job after another; counted in `publishing` until the last settles. */
-  function publish(groups: number[][]): void {
+  function publish(groups: number[][], lanes: 1 | 2): void {
     if (groups.length === 0) return;
     for (const g of groups) for (const b of g) touched.delete(b);
     publishing++;
-    const job = (buckets: number[]): Promise<void> => writes.run((w) => w.publishLake(BUCKETED_LAKE_TABLES, { buckets })).catch((err: unknown) => options.onPublishError?.(err));
+    const job = (buckets: number[]): Promise<void> => writes.run((w) => w.publishLake(BUCKETED_LAKE_TABLES, { buckets, lanes })).catch((err: unknown) => options.onPublishError?.(err));
     // The first job is queued now, the next ones as each finishes: other writes queue in between.
     let chain = job(groups[0]!);
     for (const buckets of groups.slice(1)) chain = chain.then(() => job(buckets));
@@ -315,7 +317,7 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
       const all = [...touched.keys()].sort((a, b) => a - b);
       const groups: number[][] = [];
       for (let i = 0; i < all.length; i += BUCKETS_PER_PUBLISH) groups.push(all.slice(i, i + BUCKETS_PER_PUBLISH));
-      publish(groups);
+      publish(groups, 2);
     },
   };
 }

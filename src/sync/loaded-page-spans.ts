@@ -19,6 +19,8 @@ export interface LoadedPageSpans {
   loaded(scanKey: string, page: number, ids: readonly number[], endsListing?: boolean): void;
   /** Whether every id of `bucket` (ids `bucket * size` to `(bucket + 1) * size - 1`) is on pages loaded so far. */
   whole(bucket: number): boolean;
+  /** Whether every page of the listing, through the one that ended it, is loaded: the scan has nothing left to fetch. */
+  allLoaded(): boolean;
 }
 
 export function createLoadedPageSpans(bucketSize: number): LoadedPageSpans {
@@ -63,6 +65,11 @@ export function createLoadedPageSpans(bucketSize: number): LoadedPageSpans {
       // The pages holding its ids are a run with no page missing, bounded on both sides.
       if (last - first + 1 !== holding.size) return false;
       return (first === 1 || pages.has(first - 1)) && (pages.has(last + 1) || last === endPage);
+    },
+    allLoaded() {
+      if (endPage === 0 || pages.size < endPage) return false;
+      for (let p = 1; p <= endPage; p++) if (!pages.has(p)) return false;
+      return true;
     },
   };
 }

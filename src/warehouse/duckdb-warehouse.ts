@@ -7,7 +7,7 @@ import { loadContactPages, type ContactPage, type ContactPagesStats } from './lo
 import { loadContacts } from './load-contacts.js';
 import { loadRows } from './load-rows.js';
 import { migrate } from './migrate.js';
-import { publishLake } from './publish-lake.js';
+import { publishLake, type PublishOptions } from './publish-lake.js';
 import { RepeatLoads } from './repeat-loads.js';
 import { insertReportSnapshot, insertReportSnapshots } from './report-snapshots.js';
 import { readCount, readRows, run } from './sql-run.js';
@@ -52,6 +52,8 @@ export interface DuckDbWarehouseDeps {
   logger?: Logger;
   /** Attaches the file again (open-warehouse.ts); only a writer of a file has it. */
   reattach?: () => Promise<void>;
+  /** Another connection to the same database, set up as `connection` is (a publish's second lane). */
+  connect?: () => Promise<DuckDBConnection>;
 }
 
 export class DuckDbWarehouse implements WarehouseHandle {
@@ -184,10 +186,11 @@ export class DuckDbWarehouse implements WarehouseHandle {
     return readRows(this.connection, sql, params);
   }
 
-  async publishLake(tables?: readonly string[], options?: { buckets?: readonly number[]; onlyIfNew?: boolean }): Promise<void> {
+  async publishLake(tables?: readonly string[], options?: PublishOptions): Promise<void> {
     this.#requireWrite('publishLake', []);
-    const { lakePath, catalogPath, sqlDir, logger } = this.#deps;
-    await publishLake({ connection: this.connection, lakePath, sqlDir, marks: this.#marks, ...(catalogPath ? { catalogPath } : {}), ...(logger ? { logger } : {}) }, tables, options);
+    const { lakePath, catalogPath, sqlDir, logger, connect } = this.#deps;
+    const ctx = { connection: this.connection, lakePath, sqlDir, marks: this.#marks, ...(catalogPath ? { catalogPath } : {}), ...(logger ? { logger } : {}), ...(connect ? { openLane: connect } : {}) };
+    await publishLake(ctx, tables, options);
   }
 
   async checkpoint(): Promise<void> {

@@ -83,6 +83,7 @@ export async function openWarehouse(opts: OpenWarehouseOptions): Promise<Warehou
     siteTimeZone: opts.siteTimeZone ?? 'UTC',
     ...(opts.logger ? { logger: opts.logger } : {}),
     ...(attach ? { reattach: () => reattach(instance, connection, opts.dbPath, opts.rowGroupSize) } : {}),
+    ...(readOnly ? {} : { connect: () => connectLike(instance, attach ? opts.dbPath : undefined) }),
   });
 }
 
@@ -124,6 +125,18 @@ function rowGroupSize(n = WRITER_ROW_GROUP_SIZE): number {
 export function catalogName(dbPath: string): string {
   const stem = basename(dbPath).replace(/\.[^.]*$/, '');
   return stem === '' || ['memory', 'temp', 'system'].includes(stem.toLowerCase()) ? 'warehouse' : stem;
+}
+
+/** Another connection of a writer's instance, in UTC and (for an attached file) using its catalog. */
+async function connectLike(instance: DuckDBInstance, attachedPath: string | undefined): Promise<DuckDBConnection> {
+  const connection = await instance.connect();
+  try {
+    await connection.run(`SET TimeZone = 'UTC'${attachedPath ? `; USE ${quoteIdent(catalogName(attachedPath))}` : ''}`);
+    return connection;
+  } catch (err) {
+    connection.closeSync();
+    throw err;
+  }
 }
 
 // Timestamps print and compare in UTC whatever the machine's zone.

@@ -53,6 +53,11 @@ interface PublishContext {
   marks?: WholeTableMarks;
   /** The Parquet compression of the files written (default DEFAULT_LAKE_COMPRESSION). */
   compression?: LakeCompression;
+  /**
+   * Opens another connection to the same database, for a publish in two lanes; the caller closes
+   * it. Without it every publish runs in one lane.
+   */
+  openLane?: () => Promise<DuckDBConnection>;
 }
 
 export interface PublishOptions {
@@ -68,6 +73,14 @@ export interface PublishOptions {
    * sync ends and that sync's last publish writes only what it changed.
    */
   onlyIfNew?: boolean;
+  /**
+   * 2: `contacts` on the writer's connection while the other bucketed and append tables with
+   * changes are written on a second connection at the same time. For publishes when nothing else
+   * wants the cores (a scan's pages all loaded): the two lanes take about two thirds of the time
+   * of one for the same CPU, but beside a running scan they only compete with its loads
+   * (bench/results/notes.md, "two lanes at the scan's end").
+   */
+  lanes?: 1 | 2;
 }
 
 /**
@@ -92,10 +105,7 @@ export async function publishLake(ctx: PublishContext, tables?: readonly string[
   // The tables with dirty parts, asked once: a bucketed or append table without any, already
   // published, needs no statement of its own.
   const dirtyTables = new Set((await ctx.connection.runAndReadAll('SELECT DISTINCT table_name FROM _lake_dirty')).getRows().map((r) => String(r[0])));
-  const published: string[] = [];
-  for (const table of wanted) {
-    if (await publishTable(ctx, table, LAKE_TABLES[table]!, manifest, dirtyTables, options.buckets)) published.push(table);
-  }
+  const published = await publishTables(ctx, wanted, manifest, dirtyTables, options);
   if (published.length > 0) {
     manifest.publishedAt = new Date().toISOString();
     await writeLakeManifest(ctx.lakePath, manifest);
@@ -107,6 +117,42 @@ export async function publishLake(ctx: PublishContext, tables?: readonly string[
   const catalogPath = ctx.catalogPath ?? join(ctx.lakePath, CATALOG_FILE);
   await refreshLakeCatalog({ lakePath: ctx.lakePath, catalogPath, sqlDir: ctx.sqlDir ?? findSqlDir(), ...(ctx.logger ? { logger: ctx.logger } : {}) });
   return published;
+}
+
+/**
+ * Publishes `wanted` in order on the writer's connection or, with `lanes: 2` and two tables with
+ * dirty parts to write, the second of those and any after it on a connection of their own at the
+ * same time. A table the second lane fails to write (it may run out of the memory the two share)
+ * is written again on the writer's connection once the first lane is done. Returns the tables
+ * published, in `wanted`'s order.
+ */
+async function publishTables(ctx: PublishContext, wanted: readonly string[], manifest: LakeManifest, dirtyTables: ReadonlySet<string>, options: PublishOptions): Promise<string[]> {
+  const done = new Set<string>();
+  const run = async (c: PublishContext, tables: readonly string[]): Promise<void> => {
+    for (const table of tables) if (await publishTable(c, table, LAKE_TABLES[table]!, manifest, dirtyTables, options.buckets)) done.add(table);
+  };
+  const writing = wanted.filter((t) => LAKE_TABLES[t]!.kind !== 'whole' && dirtyTables.has(t));
+  const second = options.lanes === 2 && ctx.openLane && writing.length >= 2 ? new Set(writing.slice(1)) : new Set<string>();
+  if (second.size === 0) {
+    await run(ctx, wanted);
+  } else {
+    const lane = await ctx.openLane!();
+    ctx.logger?.debug({ second: [...second] }, 'lake: publishing in two lanes');
+    let failed: unknown;
+    try {
+      const [first, other] = await Promise.allSettled([run(ctx, wanted.filter((t) => !second.has(t))), run({ ...ctx, connection: lane }, [...second])]);
+      if (first.status === 'rejected') throw first.reason;
+      if (other.status === 'rejected') failed = other.reason;
+    } finally {
+      lane.closeSync();
+    }
+    if (failed !== undefined) {
+      const left = [...second].filter((t) => !done.has(t));
+      ctx.logger?.warn({ tables: left, err: failed instanceof Error ? failed.message : String(failed) }, 'lake: the second publish lane failed; writing its tables on the writer connection');
+      await run(ctx, left);
+    }
+  }
+  return wanted.filter((t) => done.has(t));
 }
 
 async function publishTable(ctx: PublishContext, table: string, layout: LakeLayout, manifest: LakeManifest, dirtyTables: ReadonlySet<string>, buckets?: readonly number[]): Promise<boolean> {

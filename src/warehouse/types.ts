@@ -7,6 +7,7 @@
  * read-only and, while the owner holds the file, read the Parquet lake instead.
  */
 import type { Campaign, Company, Contact, CustomField, Funnel, FunnelSubscriber, List, ReportSnapshot, Tag } from '../crm/types.js';
+import type { PublishOptions } from './publish-lake.js';
 
 export interface LoadContext {
   /** Identifies the load that wrote a row; every row carries it (`_load_id`). */
@@ -80,8 +81,9 @@ export interface Warehouse {
   /**
    * Write the tables changed since the last publish to the Parquet lake (atomic, incremental).
    * `buckets`: only these id buckets of the contact tables; their other changes stay pending.
+   * `lanes: 2`: write two tables at a time, for publishes with the cores to themselves.
    */
-  publishLake(tables?: readonly string[], options?: { buckets?: readonly number[]; onlyIfNew?: boolean }): Promise<void>;
+  publishLake(tables?: readonly string[], options?: PublishOptions): Promise<void>;
 }
 
 /** What the push ledger, plan and source need of a warehouse scope: statements with bound parameters. */

@@ -211,10 +211,10 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
       for (let i = 0; i < 200 && inner.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
       // Bucket 2 is cold by the clock, but the range in bucket 1 may still reach it. (The page of
       // bucket 1 lingers for company while the writer is idle, so cold bucket 0 goes out first.)
-      expect(calls).toEqual(['load 1', `load ${2 * S + 1}`, 'publish {"buckets":[0]}', `load ${S + 1}`]);
+      expect(calls).toEqual(['load 1', `load ${2 * S + 1}`, 'publish {"buckets":[0],"lanes":1}', `load ${S + 1}`]);
       sink.publishTouched();
       for (let i = 0; i < 200 && inner.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
-      expect(calls.slice(4)).toEqual(['publish {"buckets":[1,2]}']);
+      expect(calls.slice(4)).toEqual(['publish {"buckets":[1,2],"lanes":2}']);
     } finally {
       for (let i = 0; i < 200 && inner.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
       await rm(dir, { recursive: true, force: true });
@@ -242,10 +242,10 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
       await page(3, S + 30);
       expect(calls.filter((c) => c.startsWith('publish'))).toEqual([]); // page 2 could hold ids of either
       await page(2, S - 20);
-      expect(calls.filter((c) => c.startsWith('publish'))).toEqual(['publish {"buckets":[0]}']);
+      expect(calls.filter((c) => c.startsWith('publish'))).toEqual(['publish {"buckets":[0],"lanes":1}']);
       await page(4, 2 * S + 1);
       // Bucket 1 is whole now; bucket 2 waits for page 5, or for the scan's end.
-      expect(calls.filter((c) => c.startsWith('publish'))).toEqual(['publish {"buckets":[0]}', 'publish {"buckets":[1]}']);
+      expect(calls.filter((c) => c.startsWith('publish'))).toEqual(['publish {"buckets":[0],"lanes":1}', 'publish {"buckets":[1],"lanes":1}']);
       const inLake = await inner.run((w) => w.query(`SELECT id_bucket AS b, count(*) AS n FROM read_parquet('${lake}/contacts/**/*.parquet', hive_partitioning = true) GROUP BY b ORDER BY b`));
       expect(inLake.map((r) => [Number(r.b), Number(r.n)])).toEqual([
         [0, 70],
@@ -255,7 +255,8 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
       // Page 5 ends the listing (its total says so): no page 6 can hold ids of bucket 2.
       await sink.add({ scanKey: 'k', page: 5, items: [makeContact(2 * S + 60)], reportedTotal: 201, endsListing: true, loadId: 'L', syncedAt: new Date() });
       await settled();
-      expect(calls.filter((c) => c.startsWith('publish')).at(-1)).toBe('publish {"buckets":[2]}');
+      // With every page through the listing's last loaded, nothing else wants the cores: two lanes.
+      expect(calls.filter((c) => c.startsWith('publish')).at(-1)).toBe('publish {"buckets":[2],"lanes":2}');
       expect(await inner.run((w) => w.query(`SELECT DISTINCT part FROM _lake_dirty`))).toEqual([]);
       // A new scan starts over: its first pages say nothing of buckets the last one saw whole.
       await sink.add({ scanKey: 'k2', page: 2, items: [makeContact(S + 5, { city: 'Again' })], reportedTotal: 200, loadId: 'L2', syncedAt: new Date() });
@@ -289,7 +290,7 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
         await w.query('SELECT 1');
       });
       for (let i = 0; i < 200 && inner.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
-      expect(published).toEqual(['load 1', 'publish {"buckets":[0,1]}', 'another write', 'publish {"buckets":[2]}']);
+      expect(published).toEqual(['load 1', 'publish {"buckets":[0,1],"lanes":2}', 'another write', 'publish {"buckets":[2],"lanes":2}']);
       const inLake = await inner.run((w) => w.query(`SELECT id_bucket AS b, count(*) AS n FROM read_parquet('${lake}/contacts/**/*.parquet', hive_partitioning = true) GROUP BY b ORDER BY b`));
       expect(inLake.map((r) => [Number(r.b), Number(r.n)])).toEqual([
         [0, 20],
@@ -312,9 +313,9 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
       // Three pages of bucket 1 at once, one load each. After the second load the third still
       // waits: a fetcher has waited for room, so two loads since the last publish send cold
       // bucket 0 out first.
-      [100, ['load 1', `load ${S + 1}`, `load ${S + 51}`, 'publish {"buckets":[0]}', `load ${S + 101}`]],
+      [100, ['load 1', `load ${S + 1}`, `load ${S + 51}`, 'publish {"buckets":[0],"lanes":1}', `load ${S + 101}`]],
       // With room to spare no fetcher waits on the warehouse: publish once pages stop.
-      [1_000, ['load 1', `load ${S + 1}`, `load ${S + 51}`, `load ${S + 101}`, 'publish {"buckets":[0]}']],
+      [1_000, ['load 1', `load ${S + 1}`, `load ${S + 51}`, `load ${S + 101}`, 'publish {"buckets":[0],"lanes":1}']],
     ] as const) {
       const dir = await mkdtemp(join(tmpdir(), 'crmsync-sink-'));
       try {
@@ -372,7 +373,7 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
         const { calls, page, settled } = await sinkPastColdBucket(dir, { lingerMs: 0 });
         await Promise.all(Array.from({ length: pages }, (_, i) => page(10 + i, S + 1 + 50 * i)));
         await settled();
-        const published = calls.indexOf('publish {"buckets":[0]}');
+        const published = calls.indexOf('publish {"buckets":[0],"lanes":1}');
         const lastLoad = calls.indexOf(`load ${S + 1 + 50 * (pages - 1)}`);
         expect(published).toBeGreaterThan(0);
         expect(calls.filter((c) => c.startsWith('load'))).toHaveLength(pages + 1);
