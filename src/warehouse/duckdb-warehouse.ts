@@ -189,7 +189,15 @@ export class DuckDbWarehouse implements WarehouseHandle {
   async publishLake(tables?: readonly string[], options?: PublishOptions): Promise<void> {
     this.#requireWrite('publishLake', []);
     const { lakePath, catalogPath, sqlDir, logger, connect } = this.#deps;
-    const ctx = { connection: this.connection, lakePath, sqlDir, marks: this.#marks, ...(catalogPath ? { catalogPath } : {}), ...(logger ? { logger } : {}), ...(connect ? { openLane: connect } : {}) };
+    const ctx = {
+      connection: this.connection,
+      lakePath,
+      sqlDir,
+      marks: this.#marks,
+      ...(catalogPath ? { catalogPath } : {}),
+      ...(logger ? { logger } : {}),
+      ...(connect ? { openLane: connect } : {}),
+    };
     await publishLake(ctx, tables, options);
   }
 

@@ -140,7 +140,13 @@ async function publishTables(ctx: PublishContext, wanted: readonly string[], man
     ctx.logger?.debug({ second: [...second] }, 'lake: publishing in two lanes');
     let failed: unknown;
     try {
-      const [first, other] = await Promise.allSettled([run(ctx, wanted.filter((t) => !second.has(t))), run({ ...ctx, connection: lane }, [...second])]);
+      const [first, other] = await Promise.allSettled([
+        run(
+          ctx,
+          wanted.filter((t) => !second.has(t)),
+        ),
+        run({ ...ctx, connection: lane }, [...second]),
+      ]);
       if (first.status === 'rejected') throw first.reason;
       if (other.status === 'rejected') failed = other.reason;
     } finally {

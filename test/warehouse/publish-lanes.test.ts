@@ -40,10 +40,7 @@ async function differences(table: string): Promise<number> {
 }
 
 const loadTwoBuckets = (city: string) =>
-  w.loadContacts(
-    [...Array.from({ length: 40 }, (_, i) => makeContact(i + 1, { city })), ...Array.from({ length: 40 }, (_, i) => makeContact(S + i + 1, { city }))],
-    ctx(),
-  );
+  w.loadContacts([...Array.from({ length: 40 }, (_, i) => makeContact(i + 1, { city })), ...Array.from({ length: 40 }, (_, i) => makeContact(S + i + 1, { city }))], ctx());
 
 describe('publishLake in two lanes', () => {
   it('writes the other contact tables on a second connection, and the lake holds what DuckDB holds', async () => {
