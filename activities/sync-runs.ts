@@ -11,6 +11,8 @@ export interface StreamRunRecord extends StreamTotals {
   finishedAtMs: number | null;
   status: SyncRunStatus;
   error: string | null;
+  /** Publish the lake after the record, in the same write (the run's closing publish, two lanes). */
+  publish?: boolean;
 }
 
 const MAX_ERROR_CHARS = 2_000;
@@ -19,7 +21,7 @@ export function createRunActivities(deps: SyncActivityDeps) {
   const { writes } = deps;
   return {
     /** One `_sync_runs` row per run and stream, written at start (running) and rewritten at the end. */
-    async recordStreamRun(run: StreamRunRecord): Promise<void> {
+    async recordStreamRun(run: StreamRunRecord): Promise<{ published: boolean }> {
       await writes.run((w) =>
         w.recordRun({
           runId: run.runId,
@@ -37,6 +39,16 @@ export function createRunActivities(deps: SyncActivityDeps) {
           error: run.error === null ? null : run.error.slice(0, MAX_ERROR_CHARS),
         }),
       );
+      if (!run.publish) return { published: false };
+      // A failed publish does not fail the record: the run's own publish activity (with its
+      // retries) writes the lake instead.
+      try {
+        await writes.run((w) => w.publishLake(undefined, { lanes: 2 }));
+        return { published: true };
+      } catch (err) {
+        deps.logger.warn({ err, stream: run.stream }, "publishing the lake after the stream's record failed; the run publishes it");
+        return { published: false };
+      }
     },
 
     /**

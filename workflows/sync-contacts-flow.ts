@@ -4,6 +4,7 @@ import { planPageRanges, rangeSizeFor } from './page-ranges.js';
 import { syncActivities } from './sync-activity-proxies.js';
 import { sweepsNow } from './sweeps-now.js';
 import type { FreshContactsResult } from '../activities/sync-fresh-contacts.js';
+import type { ScanPlan } from '../activities/sync-contacts.js';
 import { addTotals, type ContactsMode, type FreshSummary, type StreamProgress, type StreamTotals, type StreamWorkflowInput } from './sync-types.js';
 
 /**
@@ -29,13 +30,16 @@ export async function runContactsFlow(
   const loadId = `${input.runId}:contacts`;
   let mode: ContactsMode;
   let passes = input.carry?.passes ?? 0;
+  /** The scan startContactsRun started with the plan, for the first pass. */
+  let started: ScanPlan | undefined;
 
   if (input.carry) {
     mode = input.carry.mode;
   } else {
     // The plan, the new contacts and the freshness checks in one activity (startContactsRun): two
     // round trips and two workflow tasks less on the longest chain of a sync with nothing to do.
-    // Runs started before this change take them one activity at a time.
+    // Runs started before this change take them one activity at a time. A backfill or a sweep
+    // starts its scan in it too (`startScan`); runs started before that start it below.
     const one = patched('contacts-start-one-activity')
       ? await acts.startContactsRun({
           full: input.full,
@@ -45,10 +49,12 @@ export async function runContactsFlow(
           loadId,
           overlapMs: tuning.updatedOverlapMs,
           sweepRuns: tuning.sweepRuns,
+          ...(patched('contacts-run-starts-scan') ? { startScan: true } : {}),
         })
       : undefined;
     const plan = one ? one.plan : await acts.planContactsRun({ full: input.full, reconcile: input.reconcile, reconcileEveryMs: input.reconcileEveryMs });
     mode = plan.mode;
+    started = one?.scan;
     if (mode === 'incremental') {
       progress.phase = 'incremental';
       const fresh = one?.fresh ?? (await acts.fetchNewContacts({ perPage: tuning.perPage, loadId }));
@@ -72,7 +78,8 @@ export async function runContactsFlow(
 
   for (;;) {
     progress.phase = mode === 'backfill' ? 'backfill' : 'reconcile';
-    const scan = await acts.startContactsScan({ mode: mode === 'backfill' ? 'backfill' : 'reconcile', perPage: tuning.perPage, loadId });
+    const scan = started ?? (await acts.startContactsScan({ mode: mode === 'backfill' ? 'backfill' : 'reconcile', perPage: tuning.perPage, loadId }));
+    started = undefined;
     mode = scan.mode;
     totals.requests += scan.requests;
     progress.pagesTotal = scan.lastPage;

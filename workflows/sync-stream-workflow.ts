@@ -33,7 +33,7 @@ export async function syncStreamWorkflow(input: StreamWorkflowInput): Promise<St
   setHandler(progressQuery, () => ({ ...progress, updatedAtMs: Date.now() }));
   const book = bookkeepingActivities(input.warehouseTaskQueue);
   let mode: ContactsMode = input.carry?.mode ?? (input.full ? 'backfill' : 'incremental');
-  const record = (status: 'running' | 'succeeded' | 'skipped' | 'failed' | 'cancelled', error: string | null) =>
+  const record = (status: 'running' | 'succeeded' | 'skipped' | 'failed' | 'cancelled', error: string | null, publish = false) =>
     book.recordStreamRun({
       runId: input.runId,
       stream: input.stream,
@@ -43,6 +43,7 @@ export async function syncStreamWorkflow(input: StreamWorkflowInput): Promise<St
       status,
       error,
       ...totals,
+      ...(publish ? { publish } : {}),
     });
 
   // The start record and the stream's first step are independent, so they run together: one
@@ -53,7 +54,7 @@ export async function syncStreamWorkflow(input: StreamWorkflowInput): Promise<St
   // two activity round trips and two workflow tasks less per stream. Runs started before this
   // change take the path below.
   const atOnce = !input.carry && isSmallStream(input.stream) && patched('small-stream-one-activity');
-  let started: Promise<void> | undefined;
+  let started: Promise<unknown> | undefined;
   if (!input.carry && !atOnce) {
     if (patched('run-record-alongside')) {
       started = CancellationScope.nonCancellable(() => record('running', null));
@@ -78,9 +79,18 @@ export async function syncStreamWorkflow(input: StreamWorkflowInput): Promise<St
     await started;
     mode = ran.mode;
     progress.phase = 'done';
-    // A stream the CRM lacks is recorded as skipped, its reason where a failure's error goes.
-    if (!atOnce) await record(ran.skipped ? 'skipped' : 'succeeded', ran.skipped ?? null);
-    return { stream: input.stream, mode, drift: progress.drift, ...totals, ...(ran.skipped ? { skipped: ran.skipped } : {}), ...(fresh ? { fresh } : {}) };
+    // A stream the CRM lacks is recorded as skipped, its reason where a failure's error goes. The
+    // run's only stream publishes the lake with that record.
+    const published = !atOnce && (await record(ran.skipped ? 'skipped' : 'succeeded', ran.skipped ?? null, input.publishAtEnd === true))?.published === true;
+    return {
+      stream: input.stream,
+      mode,
+      drift: progress.drift,
+      ...totals,
+      ...(ran.skipped ? { skipped: ran.skipped } : {}),
+      ...(fresh ? { fresh } : {}),
+      ...(published ? { published } : {}),
+    };
   } catch (err) {
     const cancelled = isCancellation(err);
     progress.phase = cancelled ? 'cancelled' : 'failed';

@@ -56,6 +56,12 @@ export interface StreamWorkflowInput {
   reconcileEveryMs: number;
   tuning: SyncTuning;
   warehouseTaskQueue: string;
+  /**
+   * The run's only stream: its final record also publishes the lake (the run's closing publish,
+   * one activity and the parent's workflow task less at the run's end). Runs started before this
+   * field existed publish in the parent.
+   */
+  publishAtEnd?: boolean;
   /** Set by continueAsNew: the scan in progress and the counters so far. */
   carry?: ContactsCarry;
 }
@@ -106,6 +112,8 @@ export interface StreamResult extends StreamTotals {
   skipped?: string;
   /** Contacts, incremental: which freshness checks ran and what each found. */
   fresh?: FreshSummary;
+  /** The stream's final record published the lake (`publishAtEnd`): the run does not publish again. */
+  published?: boolean;
 }
 
 /** Counts of the checks an incremental contacts run makes for edits to existing contacts. */

@@ -39,6 +39,7 @@ export async function syncWorkflow(input: SyncWorkflowInput): Promise<SyncResult
               reconcileEveryMs: input.reconcileEveryMs ?? DAY_MS,
               tuning,
               warehouseTaskQueue: input.warehouseTaskQueue,
+              ...(input.streams.length === 1 ? { publishAtEnd: true } : {}),
             },
           ],
         });
@@ -87,7 +88,9 @@ export async function syncWorkflow(input: SyncWorkflowInput): Promise<SyncResult
   );
 
   if (cancelled !== undefined) throw cancelled;
-  if (results.length > 0) await bookkeepingActivities(input.warehouseTaskQueue).publishLake();
+  // A run of one stream was published by that stream's final record (publishAtEnd).
+  const publishedByStream = input.streams.length === 1 && results[0]?.published === true;
+  if (results.length > 0 && !publishedByStream) await bookkeepingActivities(input.warehouseTaskQueue).publishLake();
   if (failed.length > 0) {
     throw ApplicationFailure.create({
       type: 'SYNC_STREAMS_FAILED',

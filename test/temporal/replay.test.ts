@@ -61,6 +61,14 @@ describe('replay of the recorded workflow histories', () => {
     const scan = byName(all, 'sync-backfill.contacts-1');
     expect(activitiesOf(scan).filter((a) => a === 'syncContactPages').length).toBeGreaterThan(1);
     expect(continuesAsNew(scan)).toBe(true);
+    // The scan starts in the run's first activity; runs started before that change start it in one of its own.
+    expect(patchIdsOf(scan)).toEqual(['run-record-alongside', 'contacts-start-one-activity', 'contacts-run-starts-scan']);
+    expect(activitiesOf(scan).slice(0, 3)).toEqual(['recordStreamRun', 'startContactsRun', 'syncContactPages']);
+    const scanApart = byName(all, 'before-contacts-run-starts-scan.sync-backfill.contacts-1');
+    expect(activitiesOf(scanApart).slice(0, 3)).toEqual(['recordStreamRun', 'startContactsRun', 'startContactsScan']);
+    // A run of one stream: the stream's final record publishes the lake, the run schedules no publish.
+    expect(activitiesOf(byName(all, 'sync-one-stream'))).toEqual([]);
+    expect(activitiesOf(byName(all, 'sync-backfill'))).toEqual(['publishLake']);
     // The scan's end: the finish fetches the contacts created meanwhile; runs started before that
     // change fetch them in an activity of their own.
     const finished = byName(all, 'sync-backfill.contacts-2');
@@ -68,7 +76,7 @@ describe('replay of the recorded workflow histories', () => {
     expect(activitiesOf(finished).slice(-2)).toEqual(['finishContactsScan', 'recordStreamRun']);
     expect(activitiesOf(byName(all, 'before-finish-fetches-new.sync-backfill.contacts-2')).slice(-3)).toEqual(['finishContactsScan', 'fetchNewContacts', 'recordStreamRun']);
     const incremental = byName(all, 'sync-incremental.contacts');
-    expect(patchIdsOf(incremental)).toEqual(['run-record-alongside', 'contacts-start-one-activity']);
+    expect(patchIdsOf(incremental)).toEqual(['run-record-alongside', 'contacts-start-one-activity', 'contacts-run-starts-scan']);
     expect(activitiesOf(incremental)).toEqual(['recordStreamRun', 'startContactsRun', 'recordStreamRun']);
     const oneAtATime = byName(all, 'before-contacts-start-one-activity.sync-incremental.contacts');
     expect(patchIdsOf(oneAtATime)).toEqual(['run-record-alongside', 'fresh-contacts', 'fresh-contacts-one-activity']);
