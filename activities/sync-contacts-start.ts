@@ -1,6 +1,6 @@
 import { sweepsNow } from '../workflows/sweeps-now.js';
 import type { ReconcilePolicy } from '../workflows/sync-types.js';
-import { createContactActivities, type ContactsPlan, type ScanPlan } from './sync-contacts.js';
+import { beginContactsScan, createContactActivities, type ContactsPlan, type ScanPlan } from './sync-contacts.js';
 import type { SyncActivityDeps } from './sync-deps.js';
 import { createFreshContactActivities, type FreshContactsResult } from './sync-fresh-contacts.js';
 import { createNewContactActivities, type NewContactsResult } from './sync-new-contacts.js';
@@ -33,7 +33,7 @@ export interface ContactsStartResult {
 }
 
 export function createContactsStartActivities(deps: SyncActivityDeps) {
-  const { planContactsRun, startContactsScan } = createContactActivities(deps);
+  const { planContactsRun } = createContactActivities(deps);
   const { fetchNewContacts } = createNewContactActivities(deps);
   const { refreshContacts } = createFreshContactActivities(deps);
   return {
@@ -49,7 +49,9 @@ export function createContactsStartActivities(deps: SyncActivityDeps) {
       const plan = await planContactsRun({ full: input.full, reconcile: input.reconcile, reconcileEveryMs: input.reconcileEveryMs });
       if (plan.mode !== 'incremental') {
         if (!input.startScan) return { plan };
-        return { plan, scan: await startContactsScan({ mode: plan.mode === 'backfill' ? 'backfill' : 'reconcile', perPage: input.perPage, loadId: input.loadId }) };
+        const scanInput = { mode: plan.mode === 'backfill' ? ('backfill' as const) : ('reconcile' as const), perPage: input.perPage, loadId: input.loadId };
+        // The plan just read the state: with no scan to resume there is none to look for.
+        return { plan, scan: await beginContactsScan(deps, scanInput, !plan.resumeScan) };
       }
       const fresh = await fetchNewContacts({ perPage: input.perPage, loadId: input.loadId });
       if (sweepsNow(plan, fresh, input.reconcile)) return { plan, fresh };

@@ -36,6 +36,12 @@ export interface PagesResult extends LoadStats {
   rejected: number;
 }
 
+export interface ScanStartInput {
+  mode: 'backfill' | 'reconcile';
+  perPage: number;
+  loadId: string;
+}
+
 const NO_STATS: LoadStats = { inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
 /** Loads waiting behind a range's fetches: enough to overlap fetch and load, small enough to bound memory. */
 const MAX_PENDING_LOADS = 8;
@@ -87,6 +93,49 @@ function pageContents(p: Page<Contact> | RawPage): { items: Contact[]; raw?: Raw
   return { items: [], raw: { bodies: p.alsoRead ? [p.body, ...p.alsoRead] : [p.body], ...spans, rows: p.items.length, ids } };
 }
 
+/**
+ * startContactsScan; `noActiveScan`: the caller read the state just before (the run's plan,
+ * and a contacts stream has one run at a time), so it is not read again. The probe's round
+ * trip overlaps the clearing of the last scan's page log and the read of the highest id held.
+ */
+export async function beginContactsScan(deps: SyncActivityDeps, input: ScanStartInput, noActiveScan: boolean): Promise<ScanPlan> {
+  const { writes } = deps;
+  const now = deps.now ?? Date.now;
+  if (!noActiveScan) {
+    const existing = await writes.run(async (w) => {
+      const state = await readContactsState(w);
+      if (!state.activeScan) return undefined;
+      return { ...state.activeScan, donePages: await scannedPages(w, state.activeScan.scanKey) };
+    });
+    if (existing) return { ...existing, resumed: true, requests: 0 };
+  }
+  // The page log of a finished scan is not needed once a new one starts; if the probe fails,
+  // the retry clears it again.
+  const [head, maxIdAtStart] = await Promise.all([
+    probeContacts(activityClient(deps.client)),
+    writes.run(async (w) => {
+      await clearScans(w);
+      return await w.maxContactId();
+    }),
+  ]);
+  return await writes.run(async (w) => {
+    const state = await readContactsState(w);
+    const scan: ActiveScan = {
+      scanKey: `${input.loadId}:${randomUUID().slice(0, 8)}`,
+      mode: input.mode,
+      perPage: input.perPage,
+      total: head.total,
+      lastPage: head.total <= 0 ? 0 : Math.ceil(head.total / input.perPage),
+      maxIdAtStart,
+      crmTotalAtStart: head.total,
+      crmMaxIdAtStart: head.maxId,
+      startedAtMs: now(),
+    };
+    await writeContactsState(w, { ...state, activeScan: scan });
+    return { ...scan, donePages: [], resumed: false, requests: 1 };
+  });
+}
+
 export function createContactActivities(deps: SyncActivityDeps) {
   const { writes, logger } = deps;
   const now = deps.now ?? Date.now;
@@ -109,32 +158,8 @@ export function createContactActivities(deps: SyncActivityDeps) {
     },
 
     /** Starts (or resumes) a full ascending scan: one probe request gives the page count and the CRM's highest id. */
-    async startContactsScan(input: { mode: 'backfill' | 'reconcile'; perPage: number; loadId: string }): Promise<ScanPlan> {
-      const existing = await writes.run(async (w) => {
-        const state = await readContactsState(w);
-        if (!state.activeScan) return undefined;
-        return { ...state.activeScan, donePages: await scannedPages(w, state.activeScan.scanKey) };
-      });
-      if (existing) return { ...existing, resumed: true, requests: 0 };
-
-      const head = await probeContacts(activityClient(deps.client));
-      return await writes.run(async (w) => {
-        const state = await readContactsState(w);
-        const scan: ActiveScan = {
-          scanKey: `${input.loadId}:${randomUUID().slice(0, 8)}`,
-          mode: input.mode,
-          perPage: input.perPage,
-          total: head.total,
-          lastPage: head.total <= 0 ? 0 : Math.ceil(head.total / input.perPage),
-          maxIdAtStart: await w.maxContactId(),
-          crmTotalAtStart: head.total,
-          crmMaxIdAtStart: head.maxId,
-          startedAtMs: now(),
-        };
-        await clearScans(w);
-        await writeContactsState(w, { ...state, activeScan: scan });
-        return { ...scan, donePages: [], resumed: false, requests: 1 };
-      });
+    async startContactsScan(input: ScanStartInput): Promise<ScanPlan> {
+      return await beginContactsScan(deps, input, false);
     },
 
     /**
