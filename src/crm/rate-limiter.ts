@@ -25,7 +25,10 @@ import { CrmError } from './errors.js';
 export interface RateLimiterOptions {
   /** Hard ceiling in requests/s (CRM_MAX_RPS). When set, the limiter starts there. */
   maxRps?: number;
-  /** Starting rate when no ceiling is configured (default 10). */
+  /**
+   * Starting rate when no ceiling is configured (default 20: from 10, a scan's first requests
+   * waited for their slots while the answers took 150 ms; bench/results/notes.md).
+   */
   initialRps?: number;
   /** Floor of the adaptive rate (default 0.5). */
   minRps?: number;
@@ -104,7 +107,7 @@ export function createRateLimiter(opts: RateLimiterOptions = {}): RateLimiter {
   const adaptive = opts.adaptive ?? true;
   if (!(ceiling > 0)) throw new RangeError(`maxRps must be positive, got ${opts.maxRps}`);
 
-  let rps = Math.min(ceiling, opts.maxRps ?? opts.initialRps ?? 10);
+  let rps = Math.min(ceiling, opts.maxRps ?? opts.initialRps ?? 20);
   let phase: 'slow_start' | 'steady' = opts.maxRps !== undefined || !adaptive ? 'steady' : 'slow_start';
   let learned: number | undefined;
   const stormRecoveryMs = opts.stormRecoveryMs ?? 5_000;

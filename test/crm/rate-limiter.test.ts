@@ -107,6 +107,29 @@ describe('rate limiter', () => {
     expect(limiter.snapshot().phase).toBe('slow_start');
   });
 
+  it('slow start paces from 20 requests a second when no rate is configured', async () => {
+    // From 10, a backfill's first range requests waited up to 100 ms for their slots while the
+    // answers they waited for took 150 ms: about a tenth of a second of a 100k backfill
+    // (bench/results/notes.md, "slow start from 20 a second").
+    const clock = useFakeClock();
+    const limiter = createRateLimiter({ maxConcurrency: 2, now: clock.now });
+    const t0 = clock.now();
+    const starts: number[] = [];
+    const all = Promise.all(
+      Array.from({ length: 3 }, async () => {
+        const t = await limiter.acquire();
+        starts.push(clock.now() - t0);
+        await clock.sleep(1);
+        t.release({ kind: 'ok', latencyMs: 1 });
+      }),
+    );
+    await clock.run(all, 5_000);
+    // Two at once (the cap), the third half an interval of the starting budget later: 25 ms at 20/s.
+    expect(starts.slice(0, 2)).toEqual([0, 0]);
+    expect(starts[2]).toBeGreaterThanOrEqual(20);
+    expect(starts[2]).toBeLessThan(30);
+  });
+
   it('slow start sends its first requests at once, up to the concurrency cap, then paces', async () => {
     const clock = useFakeClock();
     const limiter = createRateLimiter({ initialRps: 10, maxConcurrency: 4, now: clock.now });
