@@ -1,8 +1,24 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createRateLimiter, RateLimiterAbortedError, sharedRateLimiter } from '../../src/crm/index.js';
-import { useFakeClock } from './helpers/fake-clock.js';
+import { createRateLimiter, RateLimiterAbortedError, sharedRateLimiter, type RateLimiter } from '../../src/crm/index.js';
+import { useFakeClock, type FakeClock } from './helpers/fake-clock.js';
 
 // Every test runs on simulated time, so the assertions hold however loaded the machine is.
+
+/** When each of `n` requests, all asked at once, got its ticket (ms after the first ask); each answers in 1 ms. */
+async function startTimes(clock: FakeClock, limiter: RateLimiter, n: number): Promise<number[]> {
+  const t0 = clock.now();
+  const starts: number[] = [];
+  const all = Promise.all(
+    Array.from({ length: n }, async () => {
+      const t = await limiter.acquire();
+      starts.push(clock.now() - t0);
+      await clock.sleep(1);
+      t.release({ kind: 'ok', latencyMs: 1 });
+    }),
+  );
+  await clock.run(all, 5_000);
+  return starts;
+}
 describe('rate limiter', () => {
   afterEach(() => {
     vi.useRealTimers();
@@ -112,18 +128,7 @@ describe('rate limiter', () => {
     // answers they waited for took 150 ms: about a tenth of a second of a 100k backfill
     // (bench/results/notes.md, "slow start from 20 a second").
     const clock = useFakeClock();
-    const limiter = createRateLimiter({ maxConcurrency: 2, now: clock.now });
-    const t0 = clock.now();
-    const starts: number[] = [];
-    const all = Promise.all(
-      Array.from({ length: 3 }, async () => {
-        const t = await limiter.acquire();
-        starts.push(clock.now() - t0);
-        await clock.sleep(1);
-        t.release({ kind: 'ok', latencyMs: 1 });
-      }),
-    );
-    await clock.run(all, 5_000);
+    const starts = await startTimes(clock, createRateLimiter({ maxConcurrency: 2, now: clock.now }), 3);
     // Two at once (the cap), the third half an interval of the starting budget later: 25 ms at 20/s.
     expect(starts.slice(0, 2)).toEqual([0, 0]);
     expect(starts[2]).toBeGreaterThanOrEqual(20);
@@ -132,18 +137,7 @@ describe('rate limiter', () => {
 
   it('slow start sends its first requests at once, up to the concurrency cap, then paces', async () => {
     const clock = useFakeClock();
-    const limiter = createRateLimiter({ initialRps: 10, maxConcurrency: 4, now: clock.now });
-    const t0 = clock.now();
-    const starts: number[] = [];
-    const all = Promise.all(
-      Array.from({ length: 8 }, async () => {
-        const t = await limiter.acquire();
-        starts.push(clock.now() - t0);
-        await clock.sleep(1);
-        t.release({ kind: 'ok', latencyMs: 1 });
-      }),
-    );
-    await clock.run(all, 5_000);
+    const starts = await startTimes(clock, createRateLimiter({ initialRps: 10, maxConcurrency: 4, now: clock.now }), 8);
     expect(starts.slice(0, 4)).toEqual([0, 0, 0, 0]);
     // The fifth waits for its slot in the budget (10/s, grown by the four answers), not only for
     // a free place among the four.
