@@ -15,8 +15,8 @@ import { openWarehouseOwner } from '../../src/warehouse/index.js';
  * a retry after the scan was written resumes that scan instead of starting another.
  */
 describe('startContactsRun with startScan (simulator, real DuckDB)', () => {
-  it('starts the scan with the plan, and a retry resumes it without a second probe', async () => {
-    const sim = await startSimulator({ contacts: 300, seed: 12 });
+  it.each(['spec', 'real'] as const)('starts the scan with the plan, and a retry resumes it without a second probe (%s mode)', async (mode) => {
+    const sim = await startSimulator({ contacts: 300, seed: 12, mode });
     const real = createCrmClient({ baseUrl: sim.baseUrl, username: sim.credentials.username, password: sim.credentials.password });
     const dir = await mkdtemp(join(tmpdir(), 'crmsync-start-'));
     const asked: string[] = [];
