@@ -11,7 +11,7 @@ export interface StreamRunRecord extends StreamTotals {
   finishedAtMs: number | null;
   status: SyncRunStatus;
   error: string | null;
-  /** Publish the lake after the record, in the same write (the run's closing publish, two lanes). */
+  /** Publish the lake after the record (the run's closing publish, in two lanes); see recordStreamRun. */
   publish?: boolean;
 }
 

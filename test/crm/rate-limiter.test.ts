@@ -126,7 +126,7 @@ describe('rate limiter', () => {
   it('slow start paces from 20 requests a second when no rate is configured', async () => {
     // From 10, a backfill's first range requests waited up to 100 ms for their slots while the
     // answers they waited for took 150 ms: about a tenth of a second of a 100k backfill
-    // (bench/results/notes.md, "slow start from 20 a second").
+    // (bench/results/notes.md, "slow start from 20 requests a second").
     const clock = useFakeClock();
     const starts = await startTimes(clock, createRateLimiter({ maxConcurrency: 2, now: clock.now }), 3);
     // Two at once (the cap), the third half an interval of the starting budget later: 25 ms at 20/s.
