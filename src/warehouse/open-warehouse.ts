@@ -139,12 +139,11 @@ async function connectLike(instance: DuckDBInstance, attachedPath: string | unde
   }
 }
 
-// Timestamps print and compare in UTC whatever the machine's zone.
+// Timestamps print and compare in UTC whatever the machine's zone. The first connection: a
+// failure closes the instance too.
 async function connectUtc(instance: DuckDBInstance): Promise<DuckDBConnection> {
   try {
-    const connection = await instance.connect();
-    await connection.run(`SET TimeZone = 'UTC'`);
-    return connection;
+    return await connectLike(instance, undefined);
   } catch (err) {
     instance.closeSync();
     throw err;
