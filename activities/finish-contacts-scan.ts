@@ -8,7 +8,7 @@ import type { SyncCrmClient } from '../src/sync/crm-port.js';
 import { scanOutcome } from '../src/warehouse/scan-outcome.js';
 import { clearScans, liveContactCount, unseenLiveContactIds } from '../src/warehouse/scan-tables.js';
 import { activityClient, startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
-import { fetchNewContactsWith, fetchNewestContactPage, type NewContactsResult } from './sync-new-contacts.js';
+import { fetchNewContactsWith, fetchNewestContactPage, newestHeadRows, type NewContactsResult } from './sync-new-contacts.js';
 
 export interface FinishScanResult {
   deleted: number;
@@ -38,7 +38,7 @@ function isNotFound(err: unknown): boolean {
  * confirmed one by one, since drift can hide a live contact from a scan; the gone ones are
  * tombstoned, the found ones loaded. Then one probe tells whether the CRM changed meanwhile.
  * With `fetchNew`, the contacts created while the scan ran are fetched too (as
- * `fetchNewContacts`, in `fresh`): the newest page is the probe, requested as the finish starts
+ * `fetchNewContacts`, in `fresh`): the newest rows' head (`newestHeadRows`) is the probe, requested as the finish starts
  * (and again after the confirmations, when there are any), so its round trip overlaps the
  * finish's first query and the publish of the scan's last lake buckets (from `sink`, which loaded
  * the scan's pages).
@@ -54,7 +54,7 @@ export async function finishContactsScan(
   let newest: Promise<Page<Contact> | RawPage> | undefined;
   const requestNewest = (perPage: number): Promise<Page<Contact> | RawPage> => {
     if (!newest) {
-      newest = fetchNewestContactPage(deps, 1, perPage);
+      newest = fetchNewestContactPage(deps, 1, newestHeadRows(perPage));
       // Awaited below; observed now so that a failure before then is not an unhandled rejection.
       newest.catch(() => undefined);
     }
@@ -66,7 +66,7 @@ export async function finishContactsScan(
   };
   const withFresh = async (finished: FinishScanResult): Promise<FinishScanResult> =>
     input.fetchNew ? { ...finished, fresh: await fetchNewContactsWith(deps, { perPage: input.fetchNew.perPage, loadId: input.loadId }, newest) } : finished;
-  // The newest page goes out at once: with nothing to confirm (the usual end) it is the probe,
+  // The newest rows' head goes out at once: with nothing to confirm (the usual end) it is the probe,
   // and its round trip overlaps the finish's first query and the publish of the scan's last lake
   // buckets. With contacts to confirm it is dropped and asked again after them, so that it still
   // sees what changed while they ran.

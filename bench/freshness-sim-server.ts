@@ -7,11 +7,15 @@
  * Exits when stdin closes.
  */
 import { createInterface } from 'node:readline';
-import { startSimulator } from '../src/simulator/index.js';
+import { REAL_DEPLOYMENT_LATENCY, startSimulator } from '../src/simulator/index.js';
 
 const contacts = Number(process.argv[2] ?? 100_000);
-const [latencyMin = 0, latencyMax = latencyMin] = process.argv.slice(3).map(Number);
-const sim = await startSimulator({ contacts, seed: 15, mode: 'real', ...(latencyMax > 0 ? { faults: { latencyMs: { min: latencyMin, max: latencyMax } } } : {}) });
+// `real`: the real deployment's time by page size; else a fixed range in ms (`min max`), or none.
+const latency = process.argv[3] === 'real' ? { byPerPage: REAL_DEPLOYMENT_LATENCY } : undefined;
+const [latencyMin = 0, latencyMax = latencyMin] = latency ? [] : process.argv.slice(3).map(Number);
+const fixed = latencyMax > 0 ? { min: latencyMin, max: latencyMax } : undefined;
+const latencyMs = latency ?? fixed;
+const sim = await startSimulator({ contacts, seed: 15, mode: 'real', ...(latencyMs ? { faults: { latencyMs } } : {}) });
 process.stdout.write(`${JSON.stringify({ baseUrl: sim.baseUrl, credentials: sim.credentials })}\n`);
 
 let round = 0;

@@ -106,4 +106,61 @@ describe('paginate: ranges, early stops and aborts', () => {
     expect(pages).toEqual([1]);
     expect(l.calls.length).toBe(callsAtAbort);
   });
+
+  describe('a small head first (headRows)', () => {
+    /** Newest first over ids 1..n (n first), recording each request as page@perPage. */
+    function newestFirst(n: number) {
+      const rows = Array.from({ length: n }, (_, i) => ({ id: n - i }));
+      const asked: string[] = [];
+      const fetchPage = async (page: number, perPage: number): Promise<Page<Row>> => {
+        asked.push(`${page}@${perPage}`);
+        return { items: rows.slice((page - 1) * perPage, page * perPage), total: rows.length, perPage, currentPage: page, lastPage: Math.ceil(rows.length / perPage) };
+      };
+      return { fetchPage, asked };
+    }
+    const downTo = (held: number) => (p: Page<Row>) => p.items.some((r) => r.id <= held);
+
+    it('is the whole scan when the caller stops on it: one small request', async () => {
+      const l = newestFirst(1_000);
+      const pages = await collect(paginate(l.fetchPage, { perPage: 100, order: 'desc', stopAfter: downTo(990), headRows: 25 }));
+      expect(l.asked).toEqual(['1@25']);
+      expect(pages.map((p) => p.items.length)).toEqual([25]);
+      expect(pages[0]!.items[0]).toEqual({ id: 1_000 });
+    });
+
+    it('is the whole scan when the listing ends within it, whatever the caller says', async () => {
+      const l = newestFirst(12);
+      const pages = await collect(paginate(l.fetchPage, { perPage: 100, order: 'desc', stopAfter: () => false, headRows: 25 }));
+      expect(l.asked).toEqual(['1@25']);
+      expect(pages.flatMap((p) => p.items.map((r) => r.id))).toEqual(Array.from({ length: 12 }, (_, i) => 12 - i));
+    });
+
+    it('is dropped when the caller goes on: the scan reads from page 1 at perPage, every row once', async () => {
+      const l = newestFirst(1_000);
+      const drift: DriftEvent[] = [];
+      const pages = await collect(paginate(l.fetchPage, { perPage: 100, order: 'desc', stopAfter: downTo(850), headRows: 25, onDrift: (e) => drift.push(e) }));
+      expect(l.asked).toEqual(['1@25', '1@100', '2@100']);
+      expect(pages.map((p) => p.currentPage)).toEqual([1, 2]);
+      expect(pages.flatMap((p) => p.items).length).toBe(200);
+      expect(drift).toEqual([]);
+    });
+
+    it('is not asked for when it would be a full page, nor for a range or a scan without a stop', async () => {
+      for (const opts of [
+        { perPage: 25, stopAfter: downTo(990), headRows: 25 },
+        { perPage: 100, headRows: 25 },
+        { perPage: 100, stopAfter: downTo(990), headRows: 25, startPage: 2 },
+      ]) {
+        const l = newestFirst(1_000);
+        await collect(paginate(l.fetchPage, { ...opts, order: 'desc', maxPages: 1 }));
+        expect(l.asked[0]).toBe(`${opts.startPage ?? 1}@${opts.perPage}`);
+      }
+    });
+
+    it('rejects a head that is not a positive integer, naming it', async () => {
+      const l = newestFirst(100);
+      await expect(collect(paginate(l.fetchPage, { perPage: 100, stopAfter: downTo(90), headRows: 0 }))).rejects.toThrow('headRows must be a positive integer, got 0');
+      expect(l.asked).toEqual([]);
+    });
+  });
 });

@@ -13,7 +13,8 @@ export type RawPageQuery = Parameters<SyncCrmClient['contacts']['listPageRaw']>[
  */
 export function countingCrmClient(sim: RunningSimulator, timeZone: string, edit: (q: RawPageQuery, body: string) => string = (_, b) => b) {
   const real = createCrmClient({ baseUrl: sim.baseUrl, username: sim.credentials.username, password: sim.credentials.password, timezone: timeZone });
-  const calls = { parsed: 0, raw: 0 };
+  /** `rawPerPage`: the page size each raw listing request asked for, in order. */
+  const calls = { parsed: 0, raw: 0, rawPerPage: [] as number[] };
   const client = {
     ...real,
     contacts: {
@@ -24,6 +25,7 @@ export function countingCrmClient(sim: RunningSimulator, timeZone: string, edit:
       },
       listPageRaw: async (q: RawPageQuery, read?: { updatedAt?: boolean }): Promise<RawPage> => {
         calls.raw++;
+        calls.rawPerPage.push(q.perPage);
         const p = await real.contacts.listPageRaw(q, read);
         const body = edit(q, p.body);
         if (body === p.body) return p;

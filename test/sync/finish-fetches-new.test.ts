@@ -16,10 +16,14 @@ const ZONE = 'America/New_York';
 const PER_PAGE = 25;
 
 describe('the end of a contact scan', () => {
+  // At a page size above the newest rows' head (25 rows), the probe is that head: with up to 25
+  // new contacts it holds them all; with more, the new ones are read from page 1 at the page size.
   it.each([
-    { created: 7, pages: 1 },
-    { created: 30, pages: 2 },
-  ])('loads the $created contacts created during the scan with the probe as their first page', async ({ created, pages }) => {
+    { created: 7, perPage: PER_PAGE, pages: 1, asked: [25] },
+    { created: 30, perPage: PER_PAGE, pages: 2, asked: [25, 25] },
+    { created: 7, perPage: 100, pages: 1, asked: [25] },
+    { created: 30, perPage: 100, pages: 1, asked: [25, 100] },
+  ])('loads the $created contacts created during the scan, pages of $perPage, with the probe as their first request', async ({ created, perPage, pages, asked }) => {
     const dir = await mkdtemp(join(tmpdir(), 'crmsync-finish-new-'));
     const sim = await startSimulator({ contacts: 120, seed: 61, mode: 'real', timezone: ZONE });
     const writes = await openWarehouseOwner({ dbPath: join(dir, 'w.duckdb'), lakePath: join(dir, 'lake'), siteTimeZone: ZONE });
@@ -30,8 +34,8 @@ describe('the end of a contact scan', () => {
       await acts.syncContactPages({ scanKey: scan.scanKey, fromPage: 1, toPage: scan.lastPage, perPage: PER_PAGE, expectedTotal: scan.total, loadId: 'L1' });
       for (let i = 0; i < created; i++) sim.mutate.createContact({ email: `during-scan-${i}@example.com`, status: 'subscribed', first_name: `During${i}` });
 
-      const before = { ...calls };
-      const fin = await acts.finishContactsScan({ scanKey: scan.scanKey, loadId: 'L1', fetchNew: { perPage: PER_PAGE } });
+      const before = { ...calls, rawPerPage: [...calls.rawPerPage] };
+      const fin = await acts.finishContactsScan({ scanKey: scan.scanKey, loadId: 'L1', fetchNew: { perPage } });
 
       expect(fin.fresh).toBeDefined();
       expect(fin.fresh!.rows).toBe(created);
@@ -40,16 +44,20 @@ describe('the end of a contact scan', () => {
       expect(fin.fresh!.liveCount).toBe(120 + created);
       // The scan saw the CRM change under it (its highest id moved): the flow sweeps once more.
       expect(fin.drift).toBe(true);
-      // One request for the probe and the first page together; the second page only when needed.
+      // One request for the probe and the first rows together; more only when needed.
       expect(fin.requests).toBe(1);
-      expect(fin.fresh!.requests).toBe(pages - 1);
-      expect({ parsed: calls.parsed - before.parsed, raw: calls.raw - before.raw }).toEqual({ parsed: 0, raw: pages });
+      expect(fin.fresh!.requests).toBe(asked.length - 1);
+      expect({ parsed: calls.parsed - before.parsed, raw: calls.raw - before.raw }).toEqual({ parsed: 0, raw: asked.length });
+      expect(calls.rawPerPage.slice(before.rawPerPage.length)).toEqual(asked);
       const held = await writes.run((w) => w.maxContactId());
       expect(held).toBe(Math.max(...sim.truth().contacts.map((c) => c.id)));
 
-      // Asked again (its result lost to a crash), the finish finds nothing new and writes nothing twice.
-      const again = await acts.finishContactsScan({ scanKey: scan.scanKey, loadId: 'L1', fetchNew: { perPage: PER_PAGE } });
+      // Asked again (its result lost to a crash), the finish finds nothing new and writes nothing
+      // twice, from the head alone.
+      const askedBefore = calls.rawPerPage.length;
+      const again = await acts.finishContactsScan({ scanKey: scan.scanKey, loadId: 'L1', fetchNew: { perPage } });
       expect(again.fresh!.rows).toBe(0);
+      expect(calls.rawPerPage.slice(askedBefore)).toEqual([25]);
       expect(again.fresh!.liveCount).toBe(120 + created);
     } finally {
       await writes.close();
