@@ -111,7 +111,8 @@ async function main(): Promise<void> {
     await withTemporal(
       config,
       async (t) =>
-        withInProcessWorkers({ config, logger, client: t.client, nativeConnection: t.nativeConnection!, namespace: t.namespace }, async () => {
+        // Workers in this process: a background worker would read its configuration from the environment, not this script's.
+        withInProcessWorkers({ config, logger, client: t.client, nativeConnection: t.nativeConnection!, namespace: t.namespace, linger: false }, async () => {
           const sync = () => runSync({ client: t.client, taskQueues: taskQueues(config), input: { streams: ['contacts', 'tags', 'lists'], full: true, tuning: { perPage: PER_PAGE } } });
           await sync(); // the backfill that publishes the lake and writes the catalog
           await sample(); // warm-up: the reader's first import of DuckDB

@@ -104,7 +104,8 @@ async function main(): Promise<void> {
     await withTemporal(
       config,
       async (t) =>
-        withInProcessWorkers({ config, logger, client: t.client, nativeConnection: t.nativeConnection!, namespace: t.namespace }, async () => {
+        // Workers in this process: a background worker would read its configuration from the environment, not this script's.
+        withInProcessWorkers({ config, logger, client: t.client, nativeConnection: t.nativeConnection!, namespace: t.namespace, linger: false }, async () => {
           const run = async (label: string | null, input: Partial<SyncWorkflowInput>): Promise<void> => {
             const before = (await sim.ask('stats')) as { requests: number; byRoute: Record<string, number> };
             const started = performance.now();
