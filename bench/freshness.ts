@@ -139,7 +139,9 @@ async function main(): Promise<void> {
           await run('full-reconcile', { reconcile: 'always' });
           // The incremental run must have found every edit: the sweep after it finds nothing left.
           if (figures['one-percent-edited']!.updated !== edited.edited || figures['full-reconcile']!.updated !== 0) {
-            throw new Error(`the 1% run found ${figures['one-percent-edited']!.updated} of ${String(edited.edited)} edits; the sweep after it ${figures['full-reconcile']!.updated}`);
+            throw new Error(
+              `the 1% run found ${figures['one-percent-edited']!.updated} of ${String(edited.edited)} edits; the sweep after it ${figures['full-reconcile']!.updated}; by check: ${JSON.stringify(figures['one-percent-edited']!.fresh)}`,
+            );
           }
         }),
       { worker: true },

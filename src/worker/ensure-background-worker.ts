@@ -4,7 +4,7 @@ import { open, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Client } from '@temporalio/client';
-import type { Config } from '../config.js';
+import { loadConfig, type Config } from '../config.js';
 import { CrmsyncError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { isProcessAlive } from '../process-alive.js';
@@ -43,10 +43,12 @@ export interface EnsureBackgroundWorkerOptions {
  */
 export async function ensureBackgroundWorker(options: EnsureBackgroundWorkerOptions): Promise<void> {
   const { config, logger, client } = options;
+  const want = { build: '', config: configFingerprint(config) };
+  checkWorkerReadsSameConfig(want.config);
   const queue = taskQueues(config).warehouse;
   const dataDir = config.dataDir;
   const [build, polls] = await Promise.all([buildId(), warehouseWorkerPolls(client, queue)]);
-  const want = { build, config: configFingerprint(config) };
+  want.build = build;
   const isOurs = (r: { build: string; config: string } | undefined) => r !== undefined && r.build === want.build && r.config === want.config;
   if (polls) {
     const record = await readBackgroundWorkerRecord(dataDir);
@@ -81,6 +83,25 @@ export async function ensureBackgroundWorker(options: EnsureBackgroundWorkerOpti
     logger.info({ pid, log }, 'started a background worker');
     await waitUntilPolls({ client, queue, pid, dataDir, logFrom, timeoutMs: options.readyTimeoutMs });
   });
+}
+
+/**
+ * The background worker reads its configuration from the environment (and `.env`), as a command
+ * does: a caller that built another one in code (a script, a bench) would have its runs served
+ * with settings it did not ask for, another CRM or DuckDB file. Refused before anything starts.
+ */
+function checkWorkerReadsSameConfig(fingerprint: string): void {
+  let fromEnvironment: string | undefined;
+  try {
+    fromEnvironment = configFingerprint(loadConfig());
+  } catch {
+    fromEnvironment = undefined;
+  }
+  if (fromEnvironment !== fingerprint) {
+    throw new BackgroundWorkerStartError(
+      "The background worker would read its configuration from this process's environment, and the configuration given differs from it; run the workers in this process (withInProcessWorkers with linger: false, or CRMSYNC_EMBEDDED_IDLE=0), or give the settings in the environment.",
+    );
+  }
 }
 
 /**

@@ -1,12 +1,14 @@
-import { mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Client } from '@temporalio/client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { createJsonLogger } from '../../src/logger.js';
+import { createJsonLogger, silentLogger } from '../../src/logger.js';
 import { createActivityTracker } from '../../src/worker/activity-tracker.js';
 import { backgroundWorkerFile, writeBackgroundWorkerRecord } from '../../src/worker/background-worker-file.js';
 import { configFingerprint } from '../../src/worker/config-fingerprint.js';
+import { BackgroundWorkerStartError, ensureBackgroundWorker } from '../../src/worker/ensure-background-worker.js';
 import { sizeBoundedLog } from '../../src/worker/size-bounded-log.js';
 import { watchLinger } from '../../src/worker/watch-linger.js';
 
@@ -109,4 +111,24 @@ describe('configFingerprint', () => {
 it('the record file is where the docs say', async () => {
   await writeFile(backgroundWorkerFile(dir), '{}');
   expect(backgroundWorkerFile(dir)).toBe(join(dir, 'worker.json'));
+});
+
+describe('ensureBackgroundWorker', () => {
+  it('refuses a configuration built in code that the background worker, reading the environment, would not serve', async () => {
+    // Another DuckDB file than the environment's: a worker started from the environment would write there.
+    const config = loadConfig({ CRMSYNC_DATA_DIR: dir, CRMSYNC_DB: join(dir, 'other.duckdb') });
+    const untouched = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('Temporal was asked');
+        },
+      },
+    ) as Client;
+    const failed = ensureBackgroundWorker({ config, logger: silentLogger, client: untouched });
+    await expect(failed).rejects.toBeInstanceOf(BackgroundWorkerStartError);
+    await expect(failed).rejects.toThrow('withInProcessWorkers with linger: false, or CRMSYNC_EMBEDDED_IDLE=0');
+    // Nothing started: no worker record, lock or log in the data directory.
+    expect(await readdir(dir)).toEqual([]);
+  });
 });
