@@ -117,6 +117,36 @@ describe('GET /subscribers (spec: Contacts)', () => {
     expect(se.json.subscribers.total).toBeGreaterThan(0);
   });
 
+  it('a filtered or sorted listing read page by page sees the writes made between its pages', async () => {
+    const own = await withSim({ contacts: 60, seed: 12 });
+    try {
+      const ids = async (query: string): Promise<{ total: number; ids: number[] }> => {
+        const r = await own.call('GET', `/subscribers?${query}`);
+        return { total: r.json.subscribers.total, ids: r.json.subscribers.data.map((c: Json) => c.id) };
+      };
+      const members = () => own.sim.truth().contacts.filter((c) => c.tags.includes(2));
+      const before = await ids('tags[]=2&per_page=5&page=1');
+      expect(before.total).toBe(members().length);
+      // The listing's pages are served from its order computed once; a write must end that.
+      const outsider = own.sim.truth().contacts.find((c) => !c.tags.includes(2))!;
+      own.sim.mutate.addTag(outsider.id, 2);
+      const after = await ids('tags[]=2&per_page=100&page=1');
+      expect(after.total).toBe(before.total + 1);
+      expect(after.ids).toContain(outsider.id);
+      expect(after.ids.sort((a, b) => a - b)).toEqual(
+        members()
+          .map((c) => c.id)
+          .sort((a, b) => a - b),
+      );
+
+      const byEmail = await ids('order_by=email&order_type=ASC&per_page=3&page=1');
+      own.sim.mutate.updateContact(byEmail.ids[2]!, { email: 'aaaa-first@example.com' });
+      expect((await ids('order_by=email&order_type=ASC&per_page=3&page=1')).ids[0]).toBe(byEmail.ids[2]);
+    } finally {
+      await own.sim.close();
+    }
+  });
+
   it('adds custom_values only with custom_fields=true', async () => {
     const r = await call('GET', '/subscribers?custom_fields=true&per_page=30');
     const withValues = r.json.subscribers.data.filter((c: Json) => Object.keys(c.custom_values).length > 0);

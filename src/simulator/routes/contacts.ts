@@ -1,5 +1,6 @@
 import type { RouteCtx, RouteDef, SimResponse } from '../http-types.js';
 import { ok } from '../http-types.js';
+import type { ContactStore } from '../contact-store.js';
 import type { ContactRec } from '../model.js';
 import { paginator, queryArray, queryBool, readPaging } from '../paging.js';
 import { CONTACT_STATUSES } from '../contact-input.js';
@@ -49,6 +50,27 @@ function ids(values: string[], name: string, real: boolean): number[] {
   return out;
 }
 
+/** Recent filtered or sorted listings' ids in order, per store, until its next write (`version`). */
+const ORDERED_KEPT = 8;
+const orderedCache = new WeakMap<ContactStore, Map<string, { version: number; ids: number[] }>>();
+
+/**
+ * The ids a filtered or sorted listing returns, in its order: computed once and kept until the
+ * next contact write, so the pages of one listing cost a page each, not a pass over every contact
+ * (and, sorted by a field, every record built and sorted) as the first one does.
+ */
+function orderedIds(store: ContactStore, key: string, compute: () => number[]): number[] {
+  let kept = orderedCache.get(store);
+  if (!kept) orderedCache.set(store, (kept = new Map()));
+  const hit = kept.get(key);
+  if (hit && hit.version === store.version) return hit.ids;
+  const ids = compute();
+  kept.delete(key);
+  if (kept.size >= ORDERED_KEPT) kept.delete(kept.keys().next().value!);
+  kept.set(key, { version: store.version, ids });
+  return ids;
+}
+
 function listContacts(ctx: RouteCtx): SimResponse {
   const paging = readPaging(ctx, 10);
   const sort = readSort(ctx);
@@ -84,43 +106,40 @@ function listContacts(ctx: RouteCtx): SimResponse {
     const liveTags = tags.filter((t) => ctx.state.tags.has(t));
     const liveLists = lists.filter((l) => ctx.state.lists.has(l));
     const liveCompanies = companies.filter((x) => ctx.state.companies.has(x));
-    const ids: number[] = [];
-    for (let i = 0; i < store.size; i++) {
-      const id = store.idAt(i);
-      const c = store.core(id);
-      if (!c) continue;
-      if (statuses.length > 0 && !statuses.includes(c.status)) continue;
-      if (tags.length > 0 && !c.tags.some((t) => liveTags.includes(t))) continue;
-      if (lists.length > 0 && !c.lists.some((l) => liveLists.includes(l))) continue;
-      if (companies.length > 0 && !c.companyIds.some((x) => liveCompanies.includes(x))) continue;
-      if (search && !store.searchText(id)?.includes(search)) continue;
-      ids.push(id);
-    }
-    const needRecords = sort.key !== null && sort.key !== 'id' && sort.key !== 'created_at';
-    if (!needRecords) {
-      total = ids.length;
-      if (sort.desc && sort.key !== null) ids.reverse();
-      page = ids
-        .slice(offset, offset + paging.perPage)
-        .map((id) => ctx.state.contact(id))
-        .filter((c): c is ContactRec => !!c);
-    } else {
-      const matches = ids.map((id) => ctx.state.contact(id)).filter((c): c is ContactRec => !!c);
-      if (sort.key !== null) {
-        const key = SORTABLE[sort.key];
-        const dir = sort.desc ? -1 : 1;
-        // fluentcrm-2.9 orders by the column alone (no tie-breaker): rows sharing a value come in
-        // table order, id ascending, whichever the direction (site-ny: 501, 502, 503, 504, 3064).
-        const tie = (a: ContactRec, b: ContactRec): number => (ctx.real ? a.id - b.id : (a.id - b.id) * dir);
-        matches.sort((a, b) => {
-          const x = key(a);
-          const y = key(b);
-          return x < y ? -dir : x > y ? dir : tie(a, b);
-        });
+    const key = JSON.stringify([statuses, liveTags, liveLists, liveCompanies, search, sort.key, sort.desc, ctx.real]);
+    const ordered = orderedIds(store, key, () => {
+      const ids: number[] = [];
+      for (let i = 0; i < store.size; i++) {
+        const id = store.idAt(i);
+        const c = store.core(id);
+        if (!c) continue;
+        if (statuses.length > 0 && !statuses.includes(c.status)) continue;
+        if (tags.length > 0 && !c.tags.some((t) => liveTags.includes(t))) continue;
+        if (lists.length > 0 && !c.lists.some((l) => liveLists.includes(l))) continue;
+        if (companies.length > 0 && !c.companyIds.some((x) => liveCompanies.includes(x))) continue;
+        if (search && !store.searchText(id)?.includes(search)) continue;
+        ids.push(id);
       }
-      total = matches.length;
-      page = matches.slice(offset, offset + paging.perPage);
-    }
+      const needRecords = sort.key !== null && sort.key !== 'id' && sort.key !== 'created_at';
+      if (!needRecords) return sort.desc && sort.key !== null ? ids.reverse() : ids;
+      const matches = ids.map((id) => ctx.state.contact(id)).filter((c): c is ContactRec => !!c);
+      const by = SORTABLE[sort.key!];
+      const dir = sort.desc ? -1 : 1;
+      // fluentcrm-2.9 orders by the column alone (no tie-breaker): rows sharing a value come in
+      // table order, id ascending, whichever the direction (site-ny: 501, 502, 503, 504, 3064).
+      const tie = (a: ContactRec, b: ContactRec): number => (ctx.real ? a.id - b.id : (a.id - b.id) * dir);
+      matches.sort((a, b) => {
+        const x = by(a);
+        const y = by(b);
+        return x < y ? -dir : x > y ? dir : tie(a, b);
+      });
+      return matches.map((c) => c.id);
+    });
+    total = ordered.length;
+    page = ordered
+      .slice(offset, offset + paging.perPage)
+      .map((id) => ctx.state.contact(id))
+      .filter((c): c is ContactRec => !!c);
   }
   const data = page.map((c) => ctx.ser.contact(c, view));
   const body: Record<string, unknown> = { subscribers: paginator(ctx, paging, total, data) };
