@@ -34,6 +34,25 @@ describe('bench runner', () => {
     }
   });
 
+  it('keeps a file of many labelled runs to its latest six, and counts a long series instead of listing it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crmsync-bench-'));
+    try {
+      const runs = Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`run_${i}`, { seconds: i, at: new Date(Date.UTC(2026, 11, 1 + ((i * 4) % 9))).toISOString() }]));
+      await writeFile(join(dir, 'log.json'), JSON.stringify({ note: 'kept', ...runs }));
+      await writeFile(join(dir, 'rounds.json'), JSON.stringify({ rounds: Array.from({ length: 8 }, (_, i) => ({ ratio: i })), few: [{ ratio: 1 }] }));
+      const md = await summarizeResults(dir);
+      // Runs by their `at`: run_i on day 1 + (4i mod 9); the six latest are days 4-9.
+      const shown = [...md.matchAll(/\| (run_\d)\.seconds \|/g)].map((m) => m[1]);
+      expect(shown).toEqual(['run_1', 'run_2', 'run_3', 'run_4', 'run_6', 'run_8']);
+      expect(md).toContain('| note | kept |');
+      expect(md).toContain('| (older runs) | 3 more in the file |');
+      expect(md).toContain('| rounds | 8 entries (see the file) |');
+      expect(md).toContain('| few[0].ratio | 1 |');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('flattens nested figures to dotted keys', () => {
     expect(flattenFigures({ a: { b: 1, c: null }, d: 'x' })).toEqual([
       ['a.b', '1'],
