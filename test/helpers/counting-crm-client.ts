@@ -13,8 +13,9 @@ export type RawPageQuery = Parameters<SyncCrmClient['contacts']['listPageRaw']>[
  */
 export function countingCrmClient(sim: RunningSimulator, timeZone: string, edit: (q: RawPageQuery, body: string) => string = (_, b) => b) {
   const real = createCrmClient({ baseUrl: sim.baseUrl, username: sim.credentials.username, password: sim.credentials.password, timezone: timeZone });
-  /** `rawPerPage`: the page size each raw listing request asked for, in order. */
-  const calls = { parsed: 0, raw: 0, rawPerPage: [] as number[] };
+  const calls = { parsed: 0, raw: 0 };
+  /** The page size each raw listing request asked for, in order. */
+  const rawPerPage: number[] = [];
   const client = {
     ...real,
     contacts: {
@@ -25,7 +26,7 @@ export function countingCrmClient(sim: RunningSimulator, timeZone: string, edit:
       },
       listPageRaw: async (q: RawPageQuery, read?: { updatedAt?: boolean }): Promise<RawPage> => {
         calls.raw++;
-        calls.rawPerPage.push(q.perPage);
+        rawPerPage.push(q.perPage);
         const p = await real.contacts.listPageRaw(q, read);
         const body = edit(q, p.body);
         if (body === p.body) return p;
@@ -36,5 +37,5 @@ export function countingCrmClient(sim: RunningSimulator, timeZone: string, edit:
       },
     },
   } as unknown as SyncCrmClient;
-  return { client, calls };
+  return { client, calls, rawPerPage };
 }

@@ -28,13 +28,13 @@ describe('the end of a contact scan', () => {
     const sim = await startSimulator({ contacts: 120, seed: 61, mode: 'real', timezone: ZONE });
     const writes = await openWarehouseOwner({ dbPath: join(dir, 'w.duckdb'), lakePath: join(dir, 'lake'), siteTimeZone: ZONE });
     try {
-      const { client, calls } = countingCrmClient(sim, ZONE);
+      const { client, calls, rawPerPage } = countingCrmClient(sim, ZONE);
       const acts = createSyncActivities({ client, writes, logger: silentLogger, publishEveryMs: 0 });
       const scan = await acts.startContactsScan({ mode: 'backfill', perPage: PER_PAGE, loadId: 'L1' });
       await acts.syncContactPages({ scanKey: scan.scanKey, fromPage: 1, toPage: scan.lastPage, perPage: PER_PAGE, expectedTotal: scan.total, loadId: 'L1' });
       for (let i = 0; i < created; i++) sim.mutate.createContact({ email: `during-scan-${i}@example.com`, status: 'subscribed', first_name: `During${i}` });
 
-      const before = { ...calls, rawPerPage: [...calls.rawPerPage] };
+      const before = { ...calls, asked: rawPerPage.length };
       const fin = await acts.finishContactsScan({ scanKey: scan.scanKey, loadId: 'L1', fetchNew: { perPage } });
 
       expect(fin.fresh).toBeDefined();
@@ -48,16 +48,16 @@ describe('the end of a contact scan', () => {
       expect(fin.requests).toBe(1);
       expect(fin.fresh!.requests).toBe(asked.length - 1);
       expect({ parsed: calls.parsed - before.parsed, raw: calls.raw - before.raw }).toEqual({ parsed: 0, raw: asked.length });
-      expect(calls.rawPerPage.slice(before.rawPerPage.length)).toEqual(asked);
+      expect(rawPerPage.slice(before.asked)).toEqual(asked);
       const held = await writes.run((w) => w.maxContactId());
       expect(held).toBe(Math.max(...sim.truth().contacts.map((c) => c.id)));
 
       // Asked again (its result lost to a crash), the finish finds nothing new and writes nothing
       // twice, from the head alone.
-      const askedBefore = calls.rawPerPage.length;
+      const askedBefore = rawPerPage.length;
       const again = await acts.finishContactsScan({ scanKey: scan.scanKey, loadId: 'L1', fetchNew: { perPage } });
       expect(again.fresh!.rows).toBe(0);
-      expect(calls.rawPerPage.slice(askedBefore)).toEqual([25]);
+      expect(rawPerPage.slice(askedBefore)).toEqual([25]);
       expect(again.fresh!.liveCount).toBe(120 + created);
     } finally {
       await writes.close();
