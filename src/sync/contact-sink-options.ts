@@ -13,9 +13,9 @@ export interface ContactSinkOptions {
    */
   maxHeldRows?: number;
   /**
-   * The budget while the writer keeps up, i.e. no fetcher has waited at room() for
-   * `keepUpMs`, nor have loads run behind (WRITER_BEHIND_LOADS in contact-sink.ts, which counts as
-   * a wait) (default: `maxHeldRows`, no such allowance). Where the CRM is the bottleneck the
+   * The budget while the writer keeps up, i.e. fetchers have asked for room for a second and none
+   * has waited at room() for `keepUpMs`, nor have loads run behind (WRITER_BEHIND_LOADS in
+   * contact-sink.ts, which counts as a wait) (default: `maxHeldRows`, no such allowance). Where the CRM is the bottleneck the
    * writer still stops for a checkpoint or a lake publish (0.5-1 s at 100k contacts), and with
    * the plain budget every fetcher then waited until it had caught up; the larger budget lets
    * them go on through such a pause. Where the writer is the bottleneck, fetchers wait all the

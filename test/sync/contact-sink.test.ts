@@ -431,7 +431,7 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
     }
   });
 
-  it('gives fetchers the larger keep-up budget until one has had to wait, then the plain one for keepUpMs', async () => {
+  it('gives fetchers the larger keep-up budget after a second of asking with no wait, the plain one for keepUpMs after a wait', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'crmsync-sink-'));
     try {
       const writes = await ownerOf(join(dir, 'crm.duckdb'), join(dir, 'lake'));
@@ -454,23 +454,36 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
         await room;
         return atOnce;
       };
+      // The first second of asking: the plain budget of 100, so a CPU-bound scan's first pages
+      // do not fill the larger one before its first wait.
+      const first = [add(50)];
+      expect(await roomNow()).toBe(true); // 50 held
+      first.push(add(50), add(50));
+      clock = 600;
+      expect(await roomNow()).toBe(false); // 150 held after 0.6 s of asking: waits, and the load starts
+      await Promise.all(first);
+      clock = 1_100;
+      expect(await roomNow()).toBe(true); // nothing held
+      clock = 1_700; // asking for 1.7 s, the wait 1.1 s ago: the keep-up budget of 200
       const adds = [add(50), add(50), add(50)];
       expect(await roomNow()).toBe(true); // 150 held: under the keep-up budget
       adds.push(add(50));
       expect(await roomNow()).toBe(false); // 200 held: waits, and the waiting fetcher starts the load
       await Promise.all(adds);
       expect(sink.heldRows).toBe(0);
-      clock = 500; // a fetcher waited 500 ms ago: the plain budget of 100
+      clock = 2_200; // a fetcher waited 500 ms ago: the plain budget of 100
       const more = [add(50), add(50)];
       expect(await roomNow()).toBe(false);
       await Promise.all(more);
-      clock = 2_000; // no wait for 1.5 s: the keep-up budget again
+      clock = 3_000;
+      expect(await roomNow()).toBe(true); // nothing held, and still asking
+      clock = 3_700; // no wait for 1.5 s: the keep-up budget again
       const last = [add(50), add(50), add(50)];
       expect(await roomNow()).toBe(true);
       sink.flush();
       await Promise.all(last);
       const n = await writes.run((w) => w.query('SELECT count(*) AS n FROM contacts'));
-      expect(Number(n[0]?.n)).toBe(450);
+      expect(Number(n[0]?.n)).toBe(600);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
