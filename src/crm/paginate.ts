@@ -1,5 +1,7 @@
 import { CrmArgumentError } from './errors.js';
 import { IdSet } from './id-set.js';
+import { orAborted } from './or-aborted.js';
+import { readHead } from './paginate-head.js';
 import type { DriftEvent, Page, RawPage } from './types.js';
 
 export interface PaginateOptions<T> {
@@ -81,28 +83,6 @@ export async function* paginate<T, P extends Page<T> = Page<T>>(fetchPage: (page
     return;
   }
   yield* readPages(fetchPage, opts);
-}
-
-/**
- * The head page (`headRows`, see PaginateOptions) when it is the whole scan: the caller stops on
- * it, or the listing has no rows after it. Else undefined, and the scan reads its pages as usual.
- */
-async function readHead<T, P extends Page<T>>(fetchPage: (page: number, perPage: number) => Promise<P & Page<T>>, opts: PaginateOptions<T>): Promise<P | undefined> {
-  const rows = opts.headRows;
-  if (rows === undefined || !opts.stopAfter || (opts.startPage ?? 1) !== 1 || opts.expectedTotal !== undefined || opts.verifyBoundaries) return undefined;
-  if (!Number.isInteger(rows) || rows < 1) throw new CrmArgumentError(`paginate: headRows must be a positive integer, got ${rows}`);
-  if (rows >= opts.perPage) return undefined;
-  const pending = fetchPage(1, rows);
-  let head: P;
-  try {
-    head = await orAborted(pending, opts.signal);
-  } finally {
-    // Aborted: the request still settles before the scan ends, as every request of a scan does.
-    await Promise.allSettled([pending]);
-  }
-  const served = head.perPage > 0 ? Math.min(rows, head.perPage) : rows;
-  const ends = head.items.length === 0 || (head.total !== undefined ? head.items.length >= head.total : head.items.length < served);
-  return ends || opts.stopAfter(head) ? head : undefined;
 }
 
 async function* readPages<T, P extends Page<T>>(fetchPage: (page: number, perPage: number) => Promise<P & Page<T>>, opts: PaginateOptions<T>): AsyncGenerator<P> {
@@ -345,15 +325,4 @@ async function* readPages<T, P extends Page<T>>(fetchPage: (page: number, perPag
 
 function isRaw(p: Page<unknown>): p is RawPage {
   return typeof (p as Partial<RawPage>).body === 'string';
-}
-
-/** `pending`, or a rejection with the signal's reason as soon as it fires. */
-function orAborted<T>(pending: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return pending;
-  signal.throwIfAborted();
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason as Error);
-    signal.addEventListener('abort', onAbort, { once: true });
-    void pending.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }
