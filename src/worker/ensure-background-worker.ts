@@ -43,12 +43,12 @@ export interface EnsureBackgroundWorkerOptions {
  */
 export async function ensureBackgroundWorker(options: EnsureBackgroundWorkerOptions): Promise<void> {
   const { config, logger, client } = options;
-  const want = { build: '', config: configFingerprint(config) };
-  checkWorkerReadsSameConfig(want.config);
+  const fingerprint = configFingerprint(config);
+  checkWorkerReadsSameConfig(fingerprint);
   const queue = taskQueues(config).warehouse;
   const dataDir = config.dataDir;
   const [build, polls] = await Promise.all([buildId(), warehouseWorkerPolls(client, queue)]);
-  want.build = build;
+  const want = { build, config: fingerprint };
   const isOurs = (r: { build: string; config: string } | undefined) => r !== undefined && r.build === want.build && r.config === want.config;
   if (polls) {
     const record = await readBackgroundWorkerRecord(dataDir);
