@@ -25,6 +25,12 @@ type UpdatedPage = Page<Contact> | RawPage;
 
 /** Rows of the ascending probe page: enough to see an order, cheap. */
 const PROBE_ROWS = 20;
+/**
+ * Rows of the first request (the paginator's `headRows`) when the last scan found fewer past its
+ * cutoff: the scan re-reads its overlap every run, so a quiet CRM's run finds the same few rows,
+ * and a small page answers sooner. After a busier run the first page is a full one.
+ */
+const HEAD_ROWS = 25;
 const MAX_PAGES = 100_000;
 
 /** The CRM refused the ordering parameter (the written interface names only id, email and created_at). */
@@ -64,9 +70,11 @@ export function createUpdatedContactActivities(deps: SyncActivityDeps) {
         return result;
       };
 
+      const few = state.updatedWindowRows !== null && state.updatedWindowRows < HEAD_ROWS;
+      const headRows = few ? Math.min(HEAD_ROWS, input.perPage) : input.perPage;
       let first: UpdatedPage;
       try {
-        first = await fetchUpdatedPage(1, 'desc', input.perPage);
+        first = await fetchUpdatedPage(1, 'desc', headRows);
         result.requests++;
         if (probe) {
           const asc = await fetchUpdatedPage(1, 'asc', PROBE_ROWS);
@@ -87,9 +95,9 @@ export function createUpdatedContactActivities(deps: SyncActivityDeps) {
       const hb = startHeartbeats(() => ({ pages: result.pages }));
       const batch = createContactLoadBatch(writes, () => ({ loadId: input.loadId, syncedAt: new Date(now()) }));
       const head = first;
-      // Page 1 was read above (it is the probe's first half): the scan does not ask for it again.
+      // Page 1 (or its head) was read above, as the probe's first half: it is not asked for again.
       const readPage = async (n: number, perPage: number): Promise<UpdatedPage> => {
-        if (n === 1) return head;
+        if (n === 1 && perPage === headRows) return head;
         result.requests++;
         return await fetchUpdatedPage(n, 'desc', perPage);
       };
@@ -99,7 +107,7 @@ export function createUpdatedContactActivities(deps: SyncActivityDeps) {
           const last = p.items[p.items.length - 1];
           return !last || updatedMs(last) < cutoffMs;
         };
-        for await (const p of client.paginate<Contact | RowRef, UpdatedPage>(readPage, { perPage: input.perPage, maxPages: MAX_PAGES, stopAfter: pastCutoff })) {
+        for await (const p of client.paginate<Contact | RowRef, UpdatedPage>(readPage, { perPage: input.perPage, maxPages: MAX_PAGES, stopAfter: pastCutoff, headRows })) {
           hb.throwIfCancelled();
           result.pages++;
           // Checked on every page: the parameter is not trusted, the rows are.
@@ -136,6 +144,7 @@ export function createUpdatedContactActivities(deps: SyncActivityDeps) {
       await saveOrder({
         updatedOrder: { supported: true, probedAtMs: probe || !known ? now() : known.probedAtMs },
         updatedWatermark: Number.isFinite(newestMs) ? new Date(newestMs).toISOString() : state.updatedWatermark,
+        updatedWindowRows: result.rows,
       });
       return result;
     },

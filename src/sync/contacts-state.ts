@@ -33,6 +33,8 @@ export const ContactsState = z.object({
   updatedOrder: z.object({ supported: z.boolean(), probedAtMs: z.number() }).nullable().default(null),
   /** Newest `updated_at` (ISO UTC) the updated-first scan has seen: the next one reads back to it, less an overlap. */
   updatedWatermark: z.string().nullable().default(null),
+  /** Rows the last updated-first scan found past its cutoff (the overlap's): few, and the next one asks a small page first. */
+  updatedWindowRows: z.number().int().nonnegative().nullable().default(null),
   /** Rolling sweep: the last contact id the current cycle has re-read, and when and how many runs ago the cycle began. */
   sweepCursorId: z.number().int().nonnegative().default(0),
   sweepCycleStartedAtMs: z.number().nullable().default(null),

@@ -14,8 +14,9 @@ export type RawPageQuery = Parameters<SyncCrmClient['contacts']['listPageRaw']>[
 export function countingCrmClient(sim: RunningSimulator, timeZone: string, edit: (q: RawPageQuery, body: string) => string = (_, b) => b) {
   const real = createCrmClient({ baseUrl: sim.baseUrl, username: sim.credentials.username, password: sim.credentials.password, timezone: timeZone });
   const calls = { parsed: 0, raw: 0 };
-  /** The page size each raw listing request asked for, in order. */
+  /** The page size each raw listing request asked for, in order, and the requests themselves. */
   const rawPerPage: number[] = [];
+  const rawQueries: RawPageQuery[] = [];
   const client = {
     ...real,
     contacts: {
@@ -27,6 +28,7 @@ export function countingCrmClient(sim: RunningSimulator, timeZone: string, edit:
       listPageRaw: async (q: RawPageQuery, read?: { updatedAt?: boolean }): Promise<RawPage> => {
         calls.raw++;
         rawPerPage.push(q.perPage);
+        rawQueries.push(q);
         const p = await real.contacts.listPageRaw(q, read);
         const body = edit(q, p.body);
         if (body === p.body) return p;
@@ -37,5 +39,5 @@ export function countingCrmClient(sim: RunningSimulator, timeZone: string, edit:
       },
     },
   } as unknown as SyncCrmClient;
-  return { client, calls, rawPerPage };
+  return { client, calls, rawPerPage, rawQueries };
 }
