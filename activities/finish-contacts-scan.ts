@@ -1,4 +1,5 @@
 import pLimit from 'p-limit';
+import { headRowsAt } from '../src/crm/index.js';
 import type { Contact, Page, RawPage } from '../src/crm/types.js';
 import { CrmsyncError } from '../src/errors.js';
 import type { ContactSink } from '../src/sync/contact-sink.js';
@@ -8,7 +9,7 @@ import type { SyncCrmClient } from '../src/sync/crm-port.js';
 import { scanOutcome } from '../src/warehouse/scan-outcome.js';
 import { clearScans, liveContactCount, unseenLiveContactIds } from '../src/warehouse/scan-tables.js';
 import { activityClient, startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
-import { fetchNewContactsWith, fetchNewestContactPage, newestHeadRows, type NewContactsResult } from './sync-new-contacts.js';
+import { fetchNewContactsWith, fetchNewestContactPage, type NewContactsResult } from './sync-new-contacts.js';
 
 export interface FinishScanResult {
   deleted: number;
@@ -38,10 +39,10 @@ function isNotFound(err: unknown): boolean {
  * confirmed one by one, since drift can hide a live contact from a scan; the gone ones are
  * tombstoned, the found ones loaded. Then one probe tells whether the CRM changed meanwhile.
  * With `fetchNew`, the contacts created while the scan ran are fetched too (as
- * `fetchNewContacts`, in `fresh`): the newest rows' head (`newestHeadRows`) is the probe, requested as the finish starts
- * (and again after the confirmations, when there are any), so its round trip overlaps the
- * finish's first query and the publish of the scan's last lake buckets (from `sink`, which loaded
- * the scan's pages).
+ * `fetchNewContacts`, in `fresh`): the newest rows' head (`headRowsAt`) is the probe, requested
+ * as the finish starts (and again after the confirmations, when there are any), so its round trip
+ * overlaps the finish's first query and the publish of the scan's last lake buckets (from `sink`,
+ * which loaded the scan's pages).
  */
 export async function finishContactsScan(
   deps: SyncActivityDeps,
@@ -54,7 +55,7 @@ export async function finishContactsScan(
   let newest: Promise<Page<Contact> | RawPage> | undefined;
   const requestNewest = (perPage: number): Promise<Page<Contact> | RawPage> => {
     if (!newest) {
-      newest = fetchNewestContactPage(deps, 1, newestHeadRows(perPage));
+      newest = fetchNewestContactPage(deps, 1, headRowsAt(perPage));
       // Awaited below; observed now so that a failure before then is not an unhandled rejection.
       newest.catch(() => undefined);
     }

@@ -1,3 +1,4 @@
+import { headRowsAt } from '../src/crm/index.js';
 import type { Contact, Page, RawPage, RowRef } from '../src/crm/types.js';
 import { readContactsState, writeContactsState } from '../src/sync/contacts-state.js';
 import { rawPageBodies, rowsAbove } from '../src/sync/raw-page-bodies.js';
@@ -27,16 +28,6 @@ function addStats(into: NewContactsResult, add: LoadStats & { rejected?: number 
   into.rejected = (into.rejected ?? 0) + (add.rejected ?? 0);
 }
 
-/**
- * Rows of the first newest-first request: a run with nothing new (most) reads only these, and a
- * page of 25 answers in about a quarter of the time of one of 500 (fixtures/fluentcrm-2.9/README.md,
- * "Timings"). When all of them are new, the scan reads from page 1 at the run's page size.
- */
-const NEWEST_HEAD_ROWS = 25;
-
-/** The rows of the newest-first head at a run's page size (`headRows` of the paginator). */
-export const newestHeadRows = (perPage: number): number => Math.min(NEWEST_HEAD_ROWS, perPage);
-
 /** The newest page of contacts (id descending, with custom values): raw or parsed, as the sync loads them. */
 export function fetchNewestContactPage(deps: SyncActivityDeps, page: number, perPage: number): Promise<Page<Contact> | RawPage> {
   const client = activityClient(deps.client);
@@ -46,7 +37,8 @@ export function fetchNewestContactPage(deps: SyncActivityDeps, page: number, per
 
 /**
  * Incremental: reads the newest contacts first and stops at the highest id already held, so a
- * run with nothing new costs one small request (`newestHeadRows`). The page's total, against the
+ * run with nothing new (most) costs one small request, the paginator's head (`headRowsAt`); when
+ * all its rows are new, page 1 is read at the run's page size. The page's total, against the
  * live count, reveals deletes. `head`: that first request already made (the end of a scan makes it
  * while its last lake buckets are published); it is not counted again.
  */
@@ -56,7 +48,7 @@ export async function fetchNewContactsWith(deps: SyncActivityDeps, input: { perP
   const client = activityClient(deps.client);
   const sinceMaxId = (await writes.run(readContactsState)).maxId;
   const result: NewContactsResult = { ...NO_STATS, pages: 0, rows: 0, requests: 0, crmTotal: 0, liveCount: 0, maxId: sinceMaxId, rejected: 0 };
-  const headRows = newestHeadRows(input.perPage);
+  const headRows = headRowsAt(input.perPage);
   const fetchNewestPage = (page: number, perPage: number): Promise<Page<Contact> | RawPage> => {
     if (page === 1 && perPage === headRows && head) return head;
     result.requests++;

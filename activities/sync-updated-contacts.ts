@@ -1,3 +1,4 @@
+import { headRowsAt } from '../src/crm/index.js';
 import type { Contact, Page, RawPage, RowRef } from '../src/crm/types.js';
 import { CrmsyncError } from '../src/errors.js';
 import { createContactLoadBatch } from '../src/sync/contact-load-batch.js';
@@ -25,12 +26,6 @@ type UpdatedPage = Page<Contact> | RawPage;
 
 /** Rows of the ascending probe page: enough to see an order, cheap. */
 const PROBE_ROWS = 20;
-/**
- * Rows of the first request (the paginator's `headRows`) when the last scan found fewer past its
- * cutoff: the scan re-reads its overlap every run, so a quiet CRM's run finds the same few rows,
- * and a small page answers sooner. After a busier run the first page is a full one.
- */
-const HEAD_ROWS = 25;
 const MAX_PAGES = 100_000;
 
 /** The CRM refused the ordering parameter (the written interface names only id, email and created_at). */
@@ -70,8 +65,11 @@ export function createUpdatedContactActivities(deps: SyncActivityDeps) {
         return result;
       };
 
-      const few = state.updatedWindowRows !== null && state.updatedWindowRows < HEAD_ROWS;
-      const headRows = few ? Math.min(HEAD_ROWS, input.perPage) : input.perPage;
+      // The scan re-reads its overlap every run, so a quiet CRM's run finds the same few rows: when
+      // the last one found fewer than the paginator's head, this one asks the head first (a small
+      // page answers sooner). After a busier run the first page is a full one.
+      const small = headRowsAt(input.perPage);
+      const headRows = state.updatedWindowRows !== null && state.updatedWindowRows < small ? small : input.perPage;
       let first: UpdatedPage;
       try {
         first = await fetchUpdatedPage(1, 'desc', headRows);

@@ -4,6 +4,7 @@ export * from './errors.js';
 export { createRateLimiter, sharedRateLimiter, RateLimiterAbortedError } from './rate-limiter.js';
 export type { RateLimiter, RateLimiterOptions, RateLimiterSnapshot, RequestOutcome, Ticket } from './rate-limiter.js';
 export { paginate, type PaginateOptions } from './paginate.js';
+export { headRowsAt } from './paginate-head.js';
 export { parseRetryAfter } from './retry-after.js';
 export { createTimestampNormalizer, type TimestampNormalizer } from './timestamps.js';
 export { formatSiteTime } from './site-time.js';

@@ -15,10 +15,10 @@ export interface ContactSinkOptions {
   /**
    * The budget while the writer keeps up, i.e. fetchers have asked for room for a second and none
    * has waited at room() for `keepUpMs`, nor have loads run behind (WRITER_BEHIND_LOADS in
-   * contact-sink.ts, which counts as a wait) (default: `maxHeldRows`, no such allowance). Where the CRM is the bottleneck the
-   * writer still stops for a checkpoint or a lake publish (0.5-1 s at 100k contacts), and with
-   * the plain budget every fetcher then waited until it had caught up; the larger budget lets
-   * them go on through such a pause. Where the writer is the bottleneck, fetchers wait all the
+   * contact-sink.ts, which counts as a wait) (default: `maxHeldRows`, no such allowance). Where
+   * the CRM is the bottleneck the writer still stops for a checkpoint or a lake publish (0.5-1 s
+   * at 100k contacts), and with the plain budget every fetcher then waited until it had caught
+   * up; the larger budget lets them go on through such a pause. Where the writer is the bottleneck, fetchers wait all the
    * time and the plain budget holds, so the memory the 1M peak counts does not grow.
    */
   keepUpHeldRows?: number;
