@@ -3,19 +3,15 @@ import { ok } from '../http-types.js';
 import { queryArray } from '../paging.js';
 import { contactsCreatedBefore } from '../report-math.js';
 import { SimError } from '../sim-error.js';
+import { addDays, bucketSeries, type SeriesRow } from '../report-series.js';
 import { parseTimestamp } from '../time.js';
-import { options } from './reports.js';
+import { options } from './report-options.js';
 
 const DASH = ['crm_view_dashboard'];
-const DAY = 86_400_000;
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-
-const addDays = (key: string, n: number): string => new Date(Date.parse(`${key}T00:00:00Z`) + n * DAY).toISOString().slice(0, 10);
-const monthKey = (key: string): string => `${MONTHS[Number(key.slice(5, 7)) - 1]} ${key.slice(0, 4)}`;
 
 /**
- * The date keys of a series, as fluentcrm-2.9 reads `date_range[]`: with none, the last 30 days
- * and today (31 keys); with `[from, to]`, from up to the day before `to` (the end day is
+ * The date range of a series, as fluentcrm-2.9 reads `date_range[]`: with none, the last 30 days
+ * and today (to = tomorrow); with `[from, to]`, from up to the day before `to` (the end day is
  * excluded, as captured). A date PHP cannot parse is a 423 with DateTime's message.
  */
 function readDays(ctx: RouteCtx): { from: string; to: string } {
@@ -26,42 +22,29 @@ function readDays(ctx: RouteCtx): { from: string; to: string } {
     if (!/^\d{4}-\d{2}-\d{2}$/.test(d) || Number.isNaN(Date.parse(`${d}T00:00:00Z`))) {
       throw new SimError(400, 'rest_invalid_param', 'date_range must be two YYYY-MM-DD dates.', {
         status: 423,
-        body: { message: `DateTime::__construct(): Failed to parse time string (${d.slice(0, 40)}) at position 0 (${d.slice(0, 1)}): The timezone could not be found in the database` },
+        body: { message: `Failed to parse time string (${d.slice(0, 40)}) at position 0 (${d.slice(0, 1)}): The timezone could not be found in the database` },
       });
     }
   }
   return { from: range[0] as string, to: range[1] as string };
 }
 
-/**
- * `{stats: {key: int}}`: daily keys, or "Nov 2025" month keys when the range is longer than 92
- * days (a final partial month only when it has rows). `add` is called with a bump per day key.
- */
-function series(ctx: RouteCtx, fill: (from: string, to: string, bump: (day: string, n: number) => void) => void): SimResponse {
+/** `{stats: {key: int}}` over the requested range, keyed as the plugin keys it (see report-series.ts). */
+function series(ctx: RouteCtx, rows: (from: string, to: string) => Iterable<SeriesRow>): SimResponse {
   const { from, to } = readDays(ctx);
-  const days = new Map<string, number>();
-  for (let d = from; d < to && days.size < 5_000; d = addDays(d, 1)) days.set(d, 0);
-  fill(from, to, (day, n) => {
-    if (days.has(day)) days.set(day, (days.get(day) ?? 0) + n);
-  });
-  if (days.size <= 92) return ok({ stats: Object.fromEntries(days) });
-  const months = new Map<string, number>();
-  const lastMonth = monthKey(addDays(to, -1));
-  for (const [d, n] of days) months.set(monthKey(d), (months.get(monthKey(d)) ?? 0) + n);
-  if (months.get(lastMonth) === 0 && to.slice(8) !== '01') months.delete(lastMonth);
-  return ok({ stats: Object.fromEntries(months) });
+  return ok({ stats: bucketSeries(from, to, rows(from, to)) });
 }
 
 /** Contacts with status subscribed, by the site-local day they were created. */
 function subscribers(ctx: RouteCtx): SimResponse {
-  return series(ctx, (from, to, bump) => {
+  return series(ctx, function* (from, to) {
     const tz = ctx.state.opts.timezone;
     const store = ctx.state.contacts;
     const lo = contactsCreatedBefore(ctx.state, parseTimestamp(from, tz));
     const hi = contactsCreatedBefore(ctx.state, parseTimestamp(to, tz));
     for (let i = lo; i < hi; i++) {
       const c = ctx.state.contacts.get(store.idAt(i));
-      if (c && c.status === 'subscribed') bump(ctx.ser.ts(c.createdAt)?.slice(0, 10) as string, 1);
+      if (c && c.status === 'subscribed') yield { day: ctx.ser.ts(c.createdAt)?.slice(0, 10) as string, n: 1 };
     }
   });
 }
@@ -69,9 +52,9 @@ function subscribers(ctx: RouteCtx): SimResponse {
 /** Email counts per day: each campaign's counters on the day it was scheduled (else last updated). */
 function emailSeries(pick: 'sent' | 'opened' | 'clicked') {
   return (ctx: RouteCtx): SimResponse =>
-    series(ctx, (_from, _to, bump) => {
+    series(ctx, function* () {
       for (const c of ctx.marketing.campaigns.values()) {
-        if (c.stats[pick] > 0) bump(ctx.ser.ts(c.scheduledAt ?? c.updatedAt)?.slice(0, 10) as string, c.stats[pick]);
+        if (c.stats[pick] > 0) yield { day: ctx.ser.ts(c.scheduledAt ?? c.updatedAt)?.slice(0, 10) as string, n: c.stats[pick] };
       }
     });
 }
@@ -117,6 +100,12 @@ export function realReportRoutes(missing: RouteDef['handler']): RouteDef[] {
     r('email-sents', emailSeries('sent')),
     r('email-opens', emailSeries('opened')),
     r('email-clicks', emailSeries('clicked')),
+    // Admin-UI helpers, answered as on both captured sites (no add-ons, only WordPress's default
+    // post category; ajax-options gave [] even for option_key=tags): they do not read CRM data.
+    r('ajax-options', () => ok({ options: [] })),
+    r('cascade_selections', () => ok({ options: [], has_more: true })),
+    r('advanced-providers', () => ok({ providers: [] })),
+    r('taxonomy-terms', () => ok({ options: [{ id: '1', title: 'Uncategorized' }] })),
     r('*', missing),
   ];
 }

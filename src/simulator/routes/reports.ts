@@ -7,6 +7,7 @@ import { contactsCreatedBefore, DATE_RANGES, rangeBounds, round2, startOfDay } f
 import { SimError } from '../sim-error.js';
 import { stepReportRows } from '../step-report.js';
 import { realReportRoutes } from './real-reports.js';
+import { options } from './report-options.js';
 
 const DASH = ['crm_view_dashboard'];
 const DAY = 86_400_000;
@@ -168,25 +169,6 @@ function revenue(ctx: RouteCtx): SimResponse {
       .slice(0, 5)
       .map((c) => ({ campaign_id: c.id, title: c.title, revenue: c.stats.revenue, orders: c.stats.orders })),
   });
-}
-
-export function options(ctx: RouteCtx): SimResponse {
-  const fields = (ctx.query.get('fields') ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  if (ctx.real && fields.length === 0) throw new SimError(400, 'rest_invalid_param', 'Missing requested fields field.', { status: 422, body: { message: 'Missing requested fields field.' } });
-  const want = (k: string): boolean => fields.length === 0 || fields.includes(k);
-  const out: Record<string, unknown> = {};
-  if (want('tags')) out.tags = [...ctx.state.tags.values()].map((t) => ({ id: t.id, slug: t.slug, title: t.title, value: String(t.id), label: t.title }));
-  if (want('lists')) out.lists = [...ctx.state.lists.values()].map((t) => ({ id: t.id, slug: t.slug, title: t.title }));
-  if (want('statuses')) out.statuses = ['subscribed', 'pending', 'unsubscribed', 'bounced', 'complained'].map((s) => ({ id: s, slug: s, title: s[0]?.toUpperCase() + s.slice(1) }));
-  if (want('contact_types')) out.contact_types = ['lead', 'customer'].map((s) => ({ id: s, slug: s, title: s[0]?.toUpperCase() + s.slice(1) }));
-  if (want('custom_fields'))
-    out.custom_fields = ctx.state.customFields.map((f) => ({ label: f.label, slug: f.slug, type: f.type, field_key: f.fieldKey, ...(f.options ? { options: f.options } : {}) }));
-  if (want('campaigns')) out.campaigns = [...ctx.marketing.campaigns.values()].map((c) => ({ id: c.id, title: c.title }));
-  if (want('automation_funnels')) out.automation_funnels = [...ctx.marketing.funnels.values()].map((f) => ({ id: f.id, title: f.title }));
-  return ok({ options: out });
 }
 
 const FREQUENCIES = ['daily', 'weekly', 'monthly', 'quarterly'];
