@@ -87,6 +87,12 @@ export interface SimulatorOptions {
    * paginator envelope says what was served (`per_page`, and `last_page` computed from it).
    */
   perPageCap?: number;
+  /**
+   * Real mode: FluentCRM's experimental company module (default on). Off, `/companies` answers
+   * 403 rest_forbidden even to an admin and contacts carry no company keys, as captured
+   * (GET_companies_module_disabled), until `POST /setting/experiments {company_module: "yes"}`.
+   */
+  companyModule?: boolean;
 }
 
 export interface ResolvedOptions {
@@ -107,6 +113,7 @@ export interface ResolvedOptions {
   now: () => number;
   unavailable: string[];
   perPageCap: number | undefined;
+  companyModule: boolean;
 }
 
 export class SimulatorOptionsError extends CrmsyncError {
@@ -209,5 +216,6 @@ export function resolveOptions(o: SimulatorOptions = {}): ResolvedOptions {
       return p.replace(/\/+$/, '');
     }),
     perPageCap: o.perPageCap,
+    companyModule: o.companyModule ?? true,
   };
 }

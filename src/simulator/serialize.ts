@@ -11,6 +11,8 @@ export interface ContactView {
   customKey?: 'custom_fields' | 'custom_values';
   stats?: boolean;
   companies?: boolean;
+  /** GET /subscribers/{id}: fluentcrm-2.9 sends `companies` there but no `company` key (list rows have both). */
+  single?: boolean;
 }
 
 export class Serializer {
@@ -104,15 +106,21 @@ export class Serializer {
     out.photo = `https://www.gravatar.com/avatar/${c.hash.slice(0, 32)}?s=128&d=mm`;
     out.tags = c.tags.map((t) => this.#membership('tag', t, c)).filter(Boolean);
     out.lists = c.lists.map((l) => this.#membership('list', l, c)).filter(Boolean);
-    if (this.real || view.companies) {
+    if ((this.real && this.state.companyModule) || view.companies) {
       const primary = c.companyId === null ? undefined : this.state.companies.get(c.companyId);
-      out.company = primary ? this.company(primary) : null;
+      if (!(this.real && view.single)) out.company = primary ? this.company(primary) : null;
       out.companies = c.companyIds
         .map((x) => this.state.companies.get(x))
         .filter((x): x is CompanyRec => !!x)
-        .map((x) => this.company(x));
+        .map((x) => (this.real ? { ...this.company(x), pivot: this.#companyPivot(c, x) } : this.company(x)));
     }
     return out;
+  }
+
+  /** The pivot row fluentcrm-2.9 puts on each of a contact's companies (ids as strings). */
+  #companyPivot(c: ContactRec, co: CompanyRec): Record<string, unknown> {
+    const when = this.ts(Math.max(c.createdAt, co.createdAt));
+    return { subscriber_id: String(c.id), object_id: String(co.id), object_type: 'FluentCrm\\App\\Models\\Company', created_at: when, updated_at: when };
   }
 
   customValues(c: ContactRec): Record<string, unknown> | unknown[] {
@@ -148,11 +156,15 @@ export class Serializer {
       logo: co.logo,
       website: co.website,
       linkedin_url: co.linkedinUrl,
-      status: co.status,
+    };
+    // fluentcrm-2.9 has three more (always null on the captured sites) and no `status` column.
+    if (this.real) Object.assign(out, { facebook_url: null, twitter_url: null, date_of_start: null });
+    else out.status = co.status;
+    Object.assign(out, {
       meta: { custom_values: [] },
       created_at: this.ts(co.createdAt),
       updated_at: this.ts(co.updatedAt),
-    };
+    });
     if (contactsCount !== undefined) out.contacts_count = contactsCount;
     return out;
   }

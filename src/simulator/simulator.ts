@@ -7,7 +7,7 @@ import { resolveOptions, SimulatorOptionsError, type FaultOptions, type Simulato
 import { Router } from './router.js';
 import { companyRoutes } from './routes/companies.js';
 import { contactRoutes } from './routes/contacts.js';
-import { miscRoutes } from './routes/misc.js';
+import { miscRoutes, realMiscRoutes } from './routes/misc.js';
 import { taxonomyRoutes } from './routes/taxonomy.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { campaignRoutes } from './routes/campaigns.js';
@@ -60,7 +60,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     ...funnelRoutes,
     ...contentRoutes(opts.mode === 'real'),
     ...reportRoutes(opts.mode === 'real'),
-    ...(opts.mode === 'real' ? [] : formRoutes),
+    ...(opts.mode === 'real' ? realMiscRoutes : formRoutes),
   ];
   // A CRM without some modules: their routes answer 404 rest_no_route like any unknown route.
   const absent = (path: string): boolean => opts.unavailable.some((p) => path === p || path.startsWith(`${p}/`));

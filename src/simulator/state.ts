@@ -28,6 +28,8 @@ export class SimState {
   readonly scheduledReports: Record<string, unknown>[] = [];
   /** Until when the simulated index repair holds its lock (epoch ms). */
   repairLockUntil = 0;
+  /** Real mode: whether the company module is on (options.companyModule; POST /setting/experiments). */
+  companyModule: boolean;
   readonly #listeners: EventListener[] = [];
   readonly #counts: ContactCounts;
   #nextNote = 1;
@@ -41,6 +43,7 @@ export class SimState {
     this.companies = this.catalog.companies;
     this.customFields = SEED_CUSTOM_FIELDS.map((f) => ({ ...f, ...(f.options ? { options: [...f.options] } : {}) }));
     this.#counts = new ContactCounts(opts.seed, opts.contacts, companyCount);
+    this.companyModule = opts.companyModule;
   }
 
   get now(): number {

@@ -28,7 +28,8 @@ function listCompanies(ctx: RouteCtx): SimResponse {
 function getCompany(ctx: RouteCtx): SimResponse {
   const c = ctx.state.companies.get(Number(ctx.params.id));
   if (!c) throw new SimError(404, 'rest_post_invalid_id', 'Invalid company ID; check the id.', { status: 404, body: { message: 'No query results for model [FluentCrm\\App\\Models\\Company].' } });
-  return ok({ company: ctx.ser.company(c, ctx.state.counts().total.get(`c:${c.id}`) ?? 0) });
+  const company = ctx.ser.company(c, ctx.state.counts().total.get(`c:${c.id}`) ?? 0);
+  return ok({ company: ctx.real ? { ...company, owner: null } : company });
 }
 
 function createCompany(ctx: RouteCtx): SimResponse {
@@ -63,15 +64,33 @@ function attach(ctx: RouteCtx): SimResponse {
     });
   }
   const changed = ctx.state.attachCompanies(subscriberIds, companyIds);
+  if (ctx.real) {
+    // fluentcrm-2.9 (POST_companies_attach-subscribers): the companies attached, without counts.
+    const companies = companyIds.map((x) => ctx.state.companies.get(x)).filter((c) => c !== undefined);
+    return ok({ message: 'Selected Companies has been attached successfully', companies: companies.map((c) => ctx.ser.company(c)) });
+  }
   return ok({ message: 'Contacts have been attached to the companies', updated_count: changed });
 }
 
+/** fluentcrm-2.9 with its company module off: every company route is a 403, even for an admin. */
+const moduleOn =
+  (handler: RouteDef['handler']): RouteDef['handler'] =>
+  (ctx) => {
+    if (ctx.real && !ctx.state.companyModule) {
+      throw new SimError(403, 'rest_forbidden', 'Sorry, you are not allowed to do that. Enable the company module (POST /setting/experiments).', {
+        status: 403,
+        body: { code: 'rest_forbidden', message: 'Sorry, you are not allowed to do that.', data: { status: 403 } },
+      });
+    }
+    return handler(ctx);
+  };
+
 export const companyRoutes: RouteDef[] = [
-  { method: 'GET', path: '/companies', caps: CATS, handler: listCompanies },
-  { method: 'POST', path: '/companies', caps: CATS, handler: createCompany },
-  { method: 'PUT', path: '/companies/attach-subscribers', caps: CATS, handler: attach },
-  { method: 'POST', path: '/companies/attach-subscribers', caps: CATS, handler: attach },
-  { method: 'GET', path: '/companies/:id', caps: CATS, handler: getCompany },
-  { method: 'PUT', path: '/companies/:id', caps: CATS, handler: updateCompany },
-  { method: 'DELETE', path: '/companies/:id', caps: ['crm_manage_contact_cats_delete'], handler: deleteCompany },
+  { method: 'GET', path: '/companies', caps: CATS, handler: moduleOn(listCompanies) },
+  { method: 'POST', path: '/companies', caps: CATS, handler: moduleOn(createCompany) },
+  { method: 'PUT', path: '/companies/attach-subscribers', caps: CATS, handler: moduleOn(attach) },
+  { method: 'POST', path: '/companies/attach-subscribers', caps: CATS, handler: moduleOn(attach) },
+  { method: 'GET', path: '/companies/:id', caps: CATS, handler: moduleOn(getCompany) },
+  { method: 'PUT', path: '/companies/:id', caps: CATS, handler: moduleOn(updateCompany) },
+  { method: 'DELETE', path: '/companies/:id', caps: ['crm_manage_contact_cats_delete'], handler: moduleOn(deleteCompany) },
 ];

@@ -5,6 +5,7 @@ import type { ContactRec } from '../model.js';
 import { paginator, queryArray, queryBool, readPaging } from '../paging.js';
 import { CONTACT_STATUSES } from '../contact-input.js';
 import type { ContactView } from '../serialize.js';
+import { noteFormFields } from '../note-form-fields.js';
 import { notFound, SimError } from '../sim-error.js';
 
 const READ = ['crm_read_contacts', 'crm_manage_contacts'];
@@ -170,7 +171,7 @@ function getContact(ctx: RouteCtx): SimResponse {
     id = found;
   }
   const c = ctx.state.requireContact(id);
-  const out = ctx.ser.contact(c, readView(ctx));
+  const out = ctx.ser.contact(c, { ...readView(ctx), single: true });
   if (queryArray(ctx.query, 'with').includes('commerce_stat')) {
     // Commerce is simulated only through events; the stat block is present and empty.
     out.commerce_stat = { total_order_count: 0, total_order_value: '0.00', first_order_date: null, last_order_date: null, currency: 'USD' };
@@ -225,7 +226,7 @@ function listNotes(ctx: RouteCtx): SimResponse {
   const notes = [...ctx.state.notes.values()].filter((n) => n.subscriberId === id && (!search || n.title.toLowerCase().includes(search))).sort((a, b) => b.id - a.id);
   const offset = (paging.page - 1) * paging.perPage;
   const data = notes.slice(offset, offset + paging.perPage).map((n) => ctx.ser.note(n, true));
-  return ok({ notes: paginator(ctx, paging, notes.length, data) });
+  return ok(ctx.real ? { notes: paginator(ctx, paging, notes.length, data), fields: noteFormFields() } : { notes: paginator(ctx, paging, notes.length, data) });
 }
 
 function addNote(ctx: RouteCtx): SimResponse {

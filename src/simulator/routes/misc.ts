@@ -54,3 +54,13 @@ export const miscRoutes: RouteDef[] = [
   { method: 'POST', path: '/public/bounce_handler/simulator', caps: [], handler: bounce, bench: false },
   { method: 'POST', path: '/public/bounce-handler', caps: [], handler: bounce, bench: false },
 ];
+
+/** fluentcrm-2.9's experimental settings; only the company module is simulated (POST_setting_experiments_enable_companies). */
+function experiments(ctx: RouteCtx): SimResponse {
+  const v = ctx.body.company_module;
+  if (v === 'yes' || v === 'no') ctx.state.companyModule = v === 'yes';
+  return ok({ message: 'Settings has been updated' });
+}
+
+/** Routes the real plugin has and the interface does not. */
+export const realMiscRoutes: RouteDef[] = [{ method: 'POST', path: '/setting/experiments', caps: ['crm_manage_settings'], handler: experiments }];

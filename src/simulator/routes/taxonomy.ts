@@ -64,9 +64,14 @@ function listTags(ctx: RouteCtx): SimResponse {
 
 function listLists(ctx: RouteCtx): SimResponse {
   const { rows, counts } = sorted(ctx, 'list');
-  const body: Record<string, unknown> = { lists: rows.map((t) => withCounts(ctx, 'list', t, counts)) };
-  if (ctx.real) body.pagination = { total: rows.length };
-  return ok(body);
+  if (!ctx.real) return ok({ lists: rows.map((t) => withCounts(ctx, 'list', t, counts)) });
+  // fluentcrm-2.9 answers a plain array beside `pagination.total` (no paginator), yet serves only
+  // the page asked for (GET_lists_per_page_2_page_2: the third list alone, total 3). Without
+  // per_page and page it sent every list; whether a default page size applies was not captured.
+  const paged = ctx.query.has('per_page') || ctx.query.has('page');
+  const paging = paged ? readPaging(ctx, 15) : { page: 1, perPage: rows.length };
+  const offset = (paging.page - 1) * paging.perPage;
+  return ok({ lists: rows.slice(offset, offset + paging.perPage).map((t) => withCounts(ctx, 'list', t, counts)), pagination: { total: rows.length } });
 }
 
 function getTag(ctx: RouteCtx): SimResponse {
@@ -84,7 +89,8 @@ function getList(ctx: RouteCtx): SimResponse {
     if (ctx.real) return { status: 200, body: null, raw: '' };
     throw new SimError(404, 'rest_post_invalid_id', 'Invalid list ID; check the id (it may have been deleted).');
   }
-  return ok(withCounts(ctx, 'list', t, true));
+  // fluentcrm-2.9 sends the bare list row, without the listing's member counts (GET_lists_id).
+  return ok(ctx.real ? ctx.ser.taxonomy(t, 'list') : withCounts(ctx, 'list', t, true));
 }
 
 const create =

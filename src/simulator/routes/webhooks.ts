@@ -16,8 +16,41 @@ function incomingList(ctx: RouteCtx): Record<string, unknown>[] {
   return [...ctx.webhooks.incoming.hooks.values()].map((h) => incomingJson(ctx, h));
 }
 
+/** The contact fields an incoming webhook can map (GET /webhooks `fields`, the same on both captured sites). */
+const MAPPABLE_FIELDS: [string, string][] = [
+  ['prefix', 'Name Prefix'],
+  ['first_name', 'First Name'],
+  ['last_name', 'Last Name'],
+  ['full_name', 'Full Name'],
+  ['email', 'Email'],
+  ['timezone', 'Timezone'],
+  ['address_line_1', 'Address Line 1'],
+  ['address_line_2', 'Address Line 2'],
+  ['city', 'City'],
+  ['state', 'State'],
+  ['postal_code', 'Postal Code'],
+  ['country', 'Country'],
+  ['ip', 'IP Address'],
+  ['phone', 'Phone'],
+  ['source', 'Source'],
+  ['date_of_birth', 'Date of Birth (Y-m-d Format only)'],
+  ['company_id', 'Primary Company'],
+];
+
+/** Real mode: the listing carries the webhook form's choices beside the webhooks (GET_webhooks). */
+function formChoices(ctx: RouteCtx): Record<string, unknown> {
+  const byId = <T extends { id: number }>(m: Map<number, T>): T[] => [...m.values()].sort((a, b) => a.id - b.id);
+  return {
+    fields: MAPPABLE_FIELDS.map(([key, field]) => ({ key, field })),
+    custom_fields: ctx.state.customFields.map((f) => ({ key: f.slug, field: f.label })),
+    lists: byId(ctx.state.lists).map((t) => ctx.ser.taxonomy(t, 'list')),
+    tags: byId(ctx.state.tags).map((t) => ctx.ser.taxonomy(t, 'tag')),
+    companies: byId(ctx.state.companies).map((c) => ctx.ser.company(c)),
+  };
+}
+
 function list(ctx: RouteCtx): SimResponse {
-  if (ctx.webhooks.incomingOnly) return ok({ webhooks: incomingList(ctx) });
+  if (ctx.webhooks.incomingOnly) return ok({ webhooks: incomingList(ctx), ...formChoices(ctx) });
   return ok({ webhooks: [...ctx.webhooks.hooks.values()].map((h) => ctx.webhooks.json(h)) });
 }
 
@@ -32,8 +65,8 @@ function create(ctx: RouteCtx): SimResponse {
 
 function update(ctx: RouteCtx): SimResponse {
   if (ctx.webhooks.incomingOnly) {
-    const h = ctx.webhooks.incoming.update(Number(ctx.params.id), ctx.body);
-    return ok({ webhook: structuredClone(h.value), webhooks: incomingList(ctx), message: 'Successfully updated the webhook' });
+    ctx.webhooks.incoming.update(Number(ctx.params.id), ctx.body);
+    return ok({ webhooks: incomingList(ctx), message: 'Successfully updated the webhook' });
   }
   const h = ctx.webhooks.update(Number(ctx.params.id), ctx.body);
   return ok({ webhook: ctx.webhooks.json(h), message: 'Successfully updated the webhook' });
@@ -72,10 +105,11 @@ function deliveries(ctx: RouteCtx): SimResponse {
 }
 
 export const webhookRoutes: RouteDef[] = [
-  { method: 'GET', path: '/webhooks', caps: SETTINGS, handler: list, bench: false },
-  { method: 'POST', path: '/webhooks', caps: SETTINGS, handler: create, bench: false },
-  { method: 'PUT', path: '/webhooks/:id', caps: SETTINGS, handler: update, bench: false },
-  { method: 'DELETE', path: '/webhooks/:id', caps: SETTINGS, handler: remove, bench: false },
+  // GET, POST and PUT /webhooks carry __bench as captured (DELETE was not captured).
+  { method: 'GET', path: '/webhooks', caps: SETTINGS, handler: list },
+  { method: 'POST', path: '/webhooks', caps: SETTINGS, handler: create },
+  { method: 'PUT', path: '/webhooks/:id', caps: SETTINGS, handler: update },
+  { method: 'DELETE', path: '/webhooks/:id', caps: SETTINGS, handler: remove },
   { method: 'POST', path: '/webhooks/:id/test', caps: SETTINGS, handler: test, bench: false },
   { method: 'GET', path: '/webhooks/:id/deliveries', caps: SETTINGS, handler: deliveries, bench: false },
 ];
