@@ -8,12 +8,16 @@ function funnelTs(ser: Serializer, ms: number | null): string | null {
   return ser.real ? ser.ts(ms) : formatIsoZ(ms);
 }
 
+/** Campaign columns fluentcrm-2.9 has beyond the interface's; UTM tagging is never on in the simulator. */
+const REAL_UTM = { utm_status: '0', utm_source: null, utm_medium: null, utm_campaign: null, utm_term: null, utm_content: null };
+
 export function campaignJson(ser: Serializer, c: CampaignRec, withStats = false): Record<string, unknown> {
   const out: Record<string, unknown> = {
     id: c.id,
     parent_id: null,
     type: 'campaign',
     title: c.title,
+    ...(ser.real ? { available_urls: null } : {}),
     slug: c.slug,
     status: c.status,
     template_id: null,
@@ -22,12 +26,15 @@ export function campaignJson(ser: Serializer, c: CampaignRec, withStats = false)
     email_body: c.emailBody,
     recipients_count: c.recipientsCount,
     delay: ser.real ? '0' : 0,
+    ...(ser.real ? REAL_UTM : {}),
     design_template: c.designTemplate,
     scheduled_at: ser.ts(c.scheduledAt),
     settings: {
       mailer_settings: { from_name: '', from_email: '', reply_to_name: '', reply_to_email: '', is_custom: 'no' },
       subscribers: [{ list: 'all', tag: 'all' }],
+      ...(ser.real ? { excludedSubscribers: [{ list: null, tag: null }] } : {}),
       sending_filter: 'list_tag',
+      ...(ser.real ? { dynamic_segment: null, advanced_filters: [] } : {}),
       sending_type: 'instant',
       is_transactional: 'no',
     },
@@ -42,6 +49,14 @@ export function campaignJson(ser: Serializer, c: CampaignRec, withStats = false)
   return out;
 }
 
+/** A step's settings as fluentcrm-2.9 stores them per action (site-ny GET_funnels_id_subscribers_contact_id). */
+function realStepSettings(s: FunnelStepRec): Record<string, unknown> {
+  if (s.actionName === 'fluentcrm_wait_times') {
+    return { wait_type: 'unit_wait', wait_time_amount: s.delay / 86_400, wait_time_unit: 'days', is_timestamp_wait: '', wait_date_time: '', to_day: [], to_day_time: '' };
+  }
+  return s.actionName.includes('_list') ? { lists: [] } : { tags: [] };
+}
+
 export function stepJson(ser: Serializer, s: FunnelStepRec): Record<string, unknown> {
   return {
     id: s.id,
@@ -53,7 +68,7 @@ export function stepJson(ser: Serializer, s: FunnelStepRec): Record<string, unkn
     type: s.type,
     status: s.status,
     condition_type: s.conditionType,
-    settings: s.actionName === 'fluentcrm_wait_times' ? { wait_time_amount: String(s.delay / 86_400), wait_time_unit: 'days', tags: [] } : { tags: [] },
+    settings: ser.real ? realStepSettings(s) : s.actionName === 'fluentcrm_wait_times' ? { wait_time_amount: String(s.delay / 86_400), wait_time_unit: 'days', tags: [] } : { tags: [] },
     note: null,
     conditions: [],
     sequence: ser.num(s.sequence),
@@ -112,16 +127,24 @@ export function funnelSubscriberJson(
     const st = id === null ? undefined : f.steps.find((x) => x.id === id);
     return st ? stepJson(ser, st) : null;
   };
+  // fluentcrm-2.9's row has six more columns (site-ny GET_funnels_id_subscribers); the simulator
+  // keeps no notes, starting step or trigger reference, so those are null.
+  const real = ser.real;
   const out: Record<string, unknown> = {
     id: s.id,
     funnel_id: ser.num(s.funnelId),
+    ...(real ? { starting_sequence_id: null, next_sequence: ser.num(s.nextSequenceId) } : {}),
     subscriber_id: ser.num(s.subscriberId),
     last_sequence_id: ser.num(s.lastSequenceId),
     next_sequence_id: ser.num(s.nextSequenceId),
+    ...(real ? { last_sequence_status: s.lastSequenceId === null ? null : 'complete' } : {}),
     status: s.status,
     type: 'funnel',
+    ...(real ? { last_executed_time: s.lastSequenceId === null ? null : funnelTs(ser, s.updatedAt) } : {}),
     next_execution_time: funnelTs(ser, s.nextExecutionTime),
+    ...(real ? { notes: null } : {}),
     source_trigger_name: f.triggerName,
+    ...(real ? { source_ref_id: null } : {}),
     created_at: funnelTs(ser, s.createdAt),
     updated_at: funnelTs(ser, s.updatedAt),
     subscriber,

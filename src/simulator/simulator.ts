@@ -10,10 +10,11 @@ import { contactRoutes } from './routes/contacts.js';
 import { miscRoutes, realMiscRoutes } from './routes/misc.js';
 import { taxonomyRoutes } from './routes/taxonomy.js';
 import { webhookRoutes } from './routes/webhooks.js';
-import { campaignRoutes } from './routes/campaigns.js';
+import { campaignRoutes, realCampaignRoutes } from './routes/campaigns.js';
 import { contentRoutes } from './routes/content.js';
 import { formRoutes } from './routes/forms.js';
 import { funnelRoutes } from './routes/funnels.js';
+import { realFunnelRoutes } from './routes/real-funnels.js';
 import { reportRoutes } from './routes/reports.js';
 import { ADMIN_PREFIX, createSimServer, listen, type SimulatorStats } from './server.js';
 import { SimState } from './state.js';
@@ -60,7 +61,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     ...funnelRoutes,
     ...contentRoutes(opts.mode === 'real'),
     ...reportRoutes(opts.mode === 'real'),
-    ...(opts.mode === 'real' ? realMiscRoutes : formRoutes),
+    ...(opts.mode === 'real' ? [...realMiscRoutes, ...realCampaignRoutes, ...realFunnelRoutes] : formRoutes),
   ];
   // A CRM without some modules: their routes answer 404 rest_no_route like any unknown route.
   const absent = (path: string): boolean => opts.unavailable.some((p) => path === p || path.startsWith(`${p}/`));

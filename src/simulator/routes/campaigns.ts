@@ -35,7 +35,8 @@ function list(ctx: RouteCtx): SimResponse {
   rows.sort((a, b) => (key(a) < key(b) ? -dir : key(a) > key(b) ? dir : (a.id - b.id) * dir));
   const stats = queryArray(ctx.query, 'with').includes('stats');
   const offset = (paging.page - 1) * paging.perPage;
-  const data = rows.slice(offset, offset + paging.perPage).map((c) => campaignJson(ctx.ser, c, stats));
+  // fluentcrm-2.9's list rows also carry `next_step` (false on every captured row).
+  const data = rows.slice(offset, offset + paging.perPage).map((c) => (ctx.real ? { ...campaignJson(ctx.ser, c, stats), next_step: false } : campaignJson(ctx.ser, c, stats)));
   return ok({ campaigns: paginator(ctx, paging, rows.length, data) });
 }
 
@@ -51,27 +52,65 @@ function status(ctx: RouteCtx): SimResponse {
   const counter = Number(raw);
   if (!Number.isInteger(counter) || counter < 0) throw new SimError(400, 'rest_invalid_param', 'Invalid parameter(s): request_counter; use a non-negative integer.');
   const { campaign: c } = ctx.marketing.pollCampaignStatus(id(ctx), counter);
+  // fluentcrm-2.9's campaign here carries `sent_by` alone of the interface's extra status fields,
+  // false until the campaign is sent (GET_campaigns_id_status) and then the sender's name.
+  const campaign = ctx.real
+    ? { ...campaignJson(ctx.ser, c), sent_by: c.status === 'draft' ? false : 'simulator' }
+    : { ...campaignJson(ctx.ser, c), sent_by: 'simulator', open_tracking_status: 'yes', click_tracking_status: 'yes', scheduling_range: { start: null, end: null } };
+  const { stat, sent_count, analytics } = sendingStats(ctx, c);
+  return ok({ current_timestamp: ctx.ser.ts(ctx.state.now), stat, campaign, sent_count, analytics, subject_analytics: ctx.real ? [] : {} });
+}
+
+/**
+ * The per-status email counts and the open/click figures of a campaign. fluentcrm-2.9 counts by
+ * status as strings, and once the campaign is archived gives open and click totals with the
+ * click-to-open rate (site-ny GET_campaigns_id_status, _overview_stats); before that, `[]`.
+ */
+function sendingStats(ctx: RouteCtx, c: CampaignRec): { stat: unknown[]; sent_count: number; analytics: unknown } {
   const s = c.stats;
   const pending = Math.max(0, c.recipientsCount - s.sent);
-  const stat = [{ status: 'sent', total: s.delivered }, { status: 'bounced', total: s.bounced }, ...(pending > 0 && c.status !== 'draft' ? [{ status: 'pending', total: pending }] : [])].filter(
-    (x) => x.total > 0,
-  );
-  const campaign = {
-    ...campaignJson(ctx.ser, c),
-    sent_by: 'simulator',
-    open_tracking_status: 'yes',
-    click_tracking_status: 'yes',
-    scheduling_range: { start: null, end: null },
-  };
-  const archived = c.status === 'archived';
-  return ok({
-    current_timestamp: ctx.ser.ts(ctx.state.now),
+  const stat = [{ status: 'sent', total: s.delivered }, { status: 'bounced', total: s.bounced }, ...(pending > 0 && c.status !== 'draft' ? [{ status: 'pending', total: pending }] : [])]
+    .filter((x) => x.total > 0)
+    .map((x) => (ctx.real ? { ...x, total: String(x.total) } : x));
+  if (c.status !== 'archived') return { stat, sent_count: s.sent, analytics: ctx.real ? [] : {} };
+  if (!ctx.real) return { stat, sent_count: s.sent, analytics: { open: { total: s.opened, subtitle: 'Opened' }, click: { total: s.clicked, subtitle: 'Clicked' } } };
+  const rate = (kind: 'open' | 'click', total: number, label: string, icon: string) => ({ total, label: `${label} (${total})`, type: kind, is_percent: true, icon_class: icon });
+  return {
     stat,
-    campaign,
     sent_count: s.sent,
-    analytics: archived ? { open: { total: s.opened, subtitle: 'Opened' }, click: { total: s.clicked, subtitle: 'Clicked' } } : ctx.real ? [] : {},
-    subject_analytics: ctx.real ? [] : {},
-  });
+    analytics: {
+      open: rate('open', s.opened, 'Open Rate', 'dashicons dashicons-buddicons-pm'),
+      click: rate('click', s.clicked, 'Click Rate', 'el-icon el-icon-position'),
+      ctor: { total: `${s.opened ? ((s.clicked / s.opened) * 100).toFixed(2) : '0.00'}%`, label: 'Click To Open Rate', type: 'ctor', icon_class: 'el-icon el-icon-chat-dot-square' },
+    },
+  };
+}
+
+/** fluentcrm-2.9: the sending figures of the status poll alone, without polling (site-ny GET_campaigns_id_overview_stats). */
+function overviewStats(ctx: RouteCtx): SimResponse {
+  const { stat, sent_count, analytics } = sendingStats(ctx, ctx.marketing.campaign(id(ctx)));
+  return ok({ sent_count, stat, analytics });
+}
+
+/**
+ * The campaign analytics routes the simulator keeps no rows for (emails, unsubscribes, orders):
+ * fluentcrm-2.9's envelopes, with the counts the simulator has and empty row lists. The captured
+ * site had no shop plugin, so its revenue report is empty too.
+ */
+function realAnalytics(ctx: RouteCtx, what: 'emails' | 'link-report' | 'revenues' | 'unsubscribers' | 'estimate'): SimResponse {
+  const c = ctx.marketing.campaign(id(ctx));
+  switch (what) {
+    case 'emails':
+      return ok({ emails: paginator(ctx, readPaging(ctx, 15), 0, []), failed_counts: 0 });
+    case 'link-report':
+      return ok({ links: c.stats.clicked > 0 ? [{ total: String(c.stats.clicked), url: 'https://example.test/', id: 1 }] : [] });
+    case 'revenues':
+      return ok({ orders: [], labels: { order: '#', title: 'Customer', status: 'Status', date: 'Date', total: 'Total' }, total: 0 });
+    case 'unsubscribers':
+      return ok({ unsubscribes: paginator(ctx, readPaging(ctx, 15), 0, []) });
+    case 'estimate':
+      return ok({ estimated_count: c.recipientsCount });
+  }
 }
 
 export const campaignRoutes: RouteDef[] = [
@@ -98,26 +137,46 @@ export const campaignRoutes: RouteDef[] = [
   },
   { method: 'DELETE', path: '/campaigns/:id', caps: DELETE, handler: (ctx) => (ctx.marketing.deleteCampaign(id(ctx)), ok({ message: 'Campaign has been deleted' })) },
   { method: 'GET', path: '/campaigns/:id/status', caps: READ, handler: status },
-  { method: 'GET', path: '/campaigns/:id/estimated-recipients-count', caps: READ, handler: (ctx) => ok({ count: ctx.marketing.campaign(id(ctx)).recipientsCount }) },
+  {
+    method: 'GET',
+    path: '/campaigns/:id/estimated-recipients-count',
+    caps: READ,
+    handler: (ctx) => (ctx.real ? realAnalytics(ctx, 'estimate') : ok({ count: ctx.marketing.campaign(id(ctx)).recipientsCount })),
+  },
   {
     method: 'GET',
     path: '/campaigns/:id/emails',
     caps: READ,
     handler: (ctx) => {
+      if (ctx.real) return realAnalytics(ctx, 'emails');
       const c = ctx.marketing.campaign(id(ctx));
       const paging = readPaging(ctx, 10);
       return ok({ emails: paginator(ctx, paging, 0, []), campaign_id: c.id });
     },
   },
-  { method: 'GET', path: '/campaigns/:id/link-report', caps: READ, handler: (ctx) => ok({ links: [{ url: 'https://example.test/', total: ctx.marketing.campaign(id(ctx)).stats.clicked }] }) },
+  {
+    method: 'GET',
+    path: '/campaigns/:id/link-report',
+    caps: READ,
+    handler: (ctx) => (ctx.real ? realAnalytics(ctx, 'link-report') : ok({ links: [{ url: 'https://example.test/', total: ctx.marketing.campaign(id(ctx)).stats.clicked }] })),
+  },
   {
     method: 'GET',
     path: '/campaigns/:id/revenues',
     caps: READ,
     handler: (ctx) => {
+      if (ctx.real) return realAnalytics(ctx, 'revenues');
       const s = ctx.marketing.campaign(id(ctx)).stats;
       return ok({ revenues: [{ currency: 'USD', total: s.revenue.toFixed(2), orders: s.orders }] });
     },
   },
-  { method: 'GET', path: '/campaigns/:id/unsubscribers', caps: READ, handler: (ctx) => ok({ unsubscribers: { total: ctx.marketing.campaign(id(ctx)).stats.unsubscribed, data: [] } }) },
+  {
+    method: 'GET',
+    path: '/campaigns/:id/unsubscribers',
+    caps: READ,
+    handler: (ctx) => (ctx.real ? realAnalytics(ctx, 'unsubscribers') : ok({ unsubscribers: { total: ctx.marketing.campaign(id(ctx)).stats.unsubscribed, data: [] } })),
+  },
 ];
+
+/** Routes of fluentcrm-2.9's campaign screen that the interface lacks. */
+export const realCampaignRoutes: RouteDef[] = [{ method: 'GET', path: '/campaigns/:id/overview_stats', caps: READ, handler: overviewStats }];
