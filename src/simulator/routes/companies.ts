@@ -34,7 +34,10 @@ function getCompany(ctx: RouteCtx): SimResponse {
 
 function createCompany(ctx: RouteCtx): SimResponse {
   const c = ctx.state.catalog.createCompany(ctx.body);
-  return ok({ company: ctx.ser.company(c), message: 'Company has been created successfully' });
+  const company = ctx.ser.company(c);
+  // fluentcrm-2.9 echoes the new model before the database casts it: employees_number as sent (POST_companies).
+  if (ctx.real && typeof ctx.body.employees_number === 'number') company.employees_number = ctx.body.employees_number;
+  return ok({ company, message: 'Company has been created successfully' });
 }
 
 function updateCompany(ctx: RouteCtx): SimResponse {
