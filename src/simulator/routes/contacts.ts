@@ -176,7 +176,9 @@ function getContact(ctx: RouteCtx): SimResponse {
     // Commerce is simulated only through events; the stat block is present and empty.
     out.commerce_stat = { total_order_count: 0, total_order_value: '0.00', first_order_date: null, last_order_date: null, currency: 'USD' };
   }
-  if (ctx.real) {
+  // fluentcrm-2.9 adds these two for an unsubscribed contact only (root captures: unsubscribed
+  // contact 1 has them; site-ny's subscribed contact 58 never does).
+  if (ctx.real && c.status === 'unsubscribed') {
     out.unsubscribe_reason = '';
     out.unsubscribe_date = '';
   }
