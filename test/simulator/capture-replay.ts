@@ -53,10 +53,10 @@ export interface ReplayOptions {
   who?: { username: string; password: string } | null;
 }
 
-/** Sends the captured request (method, route, body, headers) to the simulator. */
+/** Sends the captured request (method, route, body, headers, Accept included) to the simulator. */
 export async function replay(sim: RunningSimulator, c: Capture, o: ReplayOptions = {}): Promise<ApiResponse> {
   const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(c.request.headers ?? {})) if (k.toLowerCase() !== 'accept') headers[k.toLowerCase()] = v;
+  for (const [k, v] of Object.entries(c.request.headers ?? {})) headers[k.toLowerCase()] = v;
   let body = o.body === undefined ? bodyOf(c) : o.body;
   if (o.body !== undefined && c.request.body_encoding === 'form') body = new URLSearchParams(o.body as Record<string, string>).toString();
   return api(sim, o.who === undefined ? sim.credentials : o.who)(c.request.method, o.path ?? routeOf(c), body, headers);

@@ -48,6 +48,8 @@ describe('real mode against the UTC site captures (fixtures/fluentcrm-2.9)', () 
 
   it('read routes replayed as captured have the captured status, type and shape', async () => {
     const draft = sim.truth().campaigns.find((x) => x.status === 'draft')?.id as number;
+    // The captured contact 1 is unsubscribed, which adds unsubscribe_reason/_date to its view.
+    const unsubscribed = truth().find((c) => c.status === 'unsubscribed')?.id as number;
     const inFunnel = sim.truth().funnelSubscribers[0]?.subscriberId as number;
     const cases: [string, string?][] = [
       ['GET_subscribers'],
@@ -56,6 +58,7 @@ describe('real mode against the UTC site captures (fixtures/fluentcrm-2.9)', () 
       ['GET_subscribers_page_-1_per_page_2'],
       ['GET_subscribers_per_page_1000'],
       ['GET_subscribers_per_page_abc'],
+      ['GET_subscribers_no_accept_header_per_page_0'],
       ['GET_subscribers_search_empty'],
       ['GET_subscribers_search_lovelace', '/subscribers?search=liskov'],
       ['GET_subscribers_search_no_match'],
@@ -70,7 +73,7 @@ describe('real mode against the UTC site captures (fixtures/fluentcrm-2.9)', () 
       ['GET_subscribers_tags_1'],
       ['GET_subscribers_lists_2'],
       ['GET_subscribers_company_ids'],
-      ['GET_subscribers_id'],
+      ['GET_subscribers_id', `/subscribers/${unsubscribed}`],
       ['GET_subscribers_999999_notes'],
       ['GET_tags_exclude_counts'],
       ['GET_tags_id'],
@@ -162,13 +165,13 @@ describe('real mode against the UTC site captures (fixtures/fluentcrm-2.9)', () 
   });
 
   it('lookups: get_by_email ignores case; notes of an unknown contact are an empty page with the note form; the single view has no `company`', async () => {
-    const target = truth()[3] as TruthContact;
+    const target = truth().find((c) => c.status === 'unsubscribed') as TruthContact; // as the captured contact
     const upper = await run('GET_subscribers_0_get_by_email_uppercase', { path: `/subscribers/0?get_by_email=${encodeURIComponent(target.email.toUpperCase())}` });
     expectLike(upper.c, upper.r, UNMODELLED);
     expect(upper.r.json.subscriber.id).toBe(target.id);
     const notes = await run('GET_subscribers_999999_notes');
     expect(withoutBench(notes.r.json)).toEqual(withoutBench(notes.c.body));
-    const one = await run('GET_subscribers_id');
+    const one = await run('GET_subscribers_id', { path: `/subscribers/${target.id}` });
     expect(Object.keys(one.r.json.subscriber)).not.toContain('company');
     expect(Object.keys(one.c.body.subscriber)).not.toContain('company');
     expect(Object.keys(rowsOf(await call('GET', '/subscribers?per_page=1'))[0])).toContain('company');
@@ -427,6 +430,7 @@ describe('real mode against the New York site captures (fixtures/fluentcrm-2.9/s
       ['GET_funnels_id2_report'],
       ['GET_funnels_id2_subscribers'],
       ['GET_funnels_id2_subscribers_status_all'],
+      ['GET_funnels_id2_subscribers_status_active'],
       ['GET_funnels_id_subscribers_status_active'],
       ['GET_funnels_id_subscribers_per_page_2_page_2'],
       ['GET_funnels_id_subscribers_contact_id', `/funnels/1/subscribers/${runOf(1).subscriberId}`],
@@ -439,6 +443,8 @@ describe('real mode against the New York site captures (fixtures/fluentcrm-2.9/s
       ['GET_reports_cascade_selections'],
       ['GET_reports_taxonomy-terms'],
       ['GET_reports_options_fields_sync_lookups'],
+      ['GET_reports_options_no_fields'],
+      ['GET_reports_ping'],
       ['GET_subscribers_id'],
       ['GET_subscribers_id_with_stats'],
       ['GET_subscribers_id_before_tag_attach'],
@@ -505,6 +511,14 @@ describe('real mode against the New York site captures (fixtures/fluentcrm-2.9/s
     expect(withoutBench(overview.json)).toEqual({ sent_count: r.json.sent_count, stat: r.json.stat, analytics: r.json.analytics });
     const estimate = await run('GET_campaigns_id_estimated-recipients-count', { path: `/campaigns/${c.id}/estimated-recipients-count` });
     expect(estimate.r.json.estimated_count).toBe((await call('GET', `/campaigns/${c.id}`)).json.campaign.recipients_count);
+    // The campaign's emails: the captured envelope and paging. The simulator keeps counters, not
+    // one row per email, so the rows themselves (and filter_type) are not modelled.
+    for (const name of ['GET_campaigns_id_emails_per_page_5', 'GET_campaigns_id_emails_filter_type_click_per_page_5']) {
+      const e = await run(name, { path: `/campaigns/${c.id}/emails?${ny(name).request.query_string}` });
+      expect([name, e.r.status, Object.keys(e.r.json).sort()]).toEqual([name, e.c.status, Object.keys(e.c.body).sort()]);
+      expect(e.r.json.emails.per_page).toBe(5);
+      expect(typeof e.r.json.failed_counts).toBe(typeof e.c.body.failed_counts);
+    }
   });
 
   it('report series: default, 30- and 365-day keys as captured; 75 days weekly with extra week keys', async () => {
@@ -538,6 +552,13 @@ describe('real mode against the New York site captures (fixtures/fluentcrm-2.9/s
   it('contacts: the single view has `companies` only and integer stats; the notes form; the probe for the newest id', async () => {
     const one = await run('GET_subscribers_id_with_stats');
     expect('company' in one.r.json.subscriber).toBe(false);
+    // unsubscribe_reason/_date: only on an unsubscribed contact (contact 58 here is subscribed; the UTC site's contact 1 was not).
+    for (const c of sim.truth().contacts.slice(0, 30)) {
+      const s = (await call('GET', `/subscribers/${c.id}`)).json.subscriber;
+      expect([c.status, 'unsubscribe_reason' in s, 'unsubscribe_date' in s]).toEqual([c.status, c.status === 'unsubscribed', c.status === 'unsubscribed']);
+    }
+    expect('unsubscribe_reason' in one.c.body.subscriber).toBe(false);
+    expect(loadCapture('GET_subscribers_id').body.subscriber.unsubscribe_reason).toBe('');
     expect(Object.values(one.r.json.subscriber.stats as object).every((v) => Number.isInteger(v))).toBe(true);
     const notes = await run('GET_subscribers_id_notes');
     expect(notes.r.json.fields).toEqual(notes.c.body.fields);
