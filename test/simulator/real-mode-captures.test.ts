@@ -4,10 +4,11 @@ import { expectLike, loadCapture, replay, routeOf, withoutBench, type Capture } 
 import { api, withSim, type Api, type Json } from './helpers.js';
 import { shapeDiff } from './shape.js';
 
-// Every capture of fixtures/fluentcrm-2.9 (UTC site) and its site-ny folder (America/New_York)
+// The captures of fixtures/fluentcrm-2.9 (UTC site) and its site-ny folder (America/New_York)
 // that test/simulator/real-mode.test.ts, real-streams.test.ts and freshness-facts.test.ts do not
-// already replay, sent to the simulator in real mode: same status and content type, the same
-// body for errors, the captured shape for successes, and the behaviour each README describes.
+// already replay, on routes real mode serves (docs/simulator.md lists those it does not), sent
+// to the simulator in real mode: same status and content type, the same body for errors, the
+// captured shape for successes, and the behaviour each README describes.
 
 // Keys of the plugin the simulator does not model: the campaign editor's design and template
 // list, and the funnel editor's trigger and form descriptions (admin UI, no CRM data).
