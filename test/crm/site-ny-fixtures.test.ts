@@ -410,3 +410,142 @@ describe(`${SITE} contacts: zone-less times read in ${ZONE}, memberships, custom
     expect({ items: page.items, total: page.total, lastPage: page.lastPage }).toEqual({ items: [], total: 0, lastPage: 0 });
   });
 });
+
+describe(`${SITE} tags, lists, campaigns`, () => {
+  it('tags and lists: every one, with its counts as captured (lists: all statuses and subscribed)', async () => {
+    for (const file of ['GET_tags_all_tags_true.json', 'GET_tags_per_page_50.json']) {
+      const tags = await value<Awaited<ReturnType<CrmClient['tags']['list']>>>(file);
+      const rows = (bodyOf(file).tags as { data: Json[] }).data;
+      expect(
+        tags.map((t) => [t.id, t.slug, t.subscribers_count, t.total_count, t.created_at]),
+        file,
+      ).toEqual(rows.map((r) => [r.id, r.slug, r.subscribersCount, null, instant(r.created_at)]));
+    }
+    const tags = await value<Awaited<ReturnType<CrmClient['tags']['list']>>>('GET_tags_per_page_50.json');
+    expect(tags.find((t) => t.id === 8)?.subscribers_count).toBe(384); // subscribed members only (562 in all)
+    const lists = await value<Awaited<ReturnType<CrmClient['lists']['list']>>>('GET_lists.json');
+    const body = bodyOf('GET_lists.json') as { lists: Json[]; pagination: { total: number } };
+    expect(lists).toHaveLength(body.pagination.total);
+    expect(lists.map((l) => [l.id, l.slug, l.total_count, l.subscribers_count, l.is_public, l.updated_at])).toEqual(
+      body.lists.map((r) => [r.id, r.slug, r.totalCount, r.subscribersCount, false, instant(r.updated_at)]),
+    );
+  });
+
+  it('campaigns with stats: the sent counts as numbers, recipients as captured, times in UTC', async () => {
+    const page = await value<Awaited<ReturnType<CrmClient['campaigns']['listPage']>>>('GET_campaigns_with_stats.json');
+    const p = bodyOf('GET_campaigns_with_stats.json').campaigns as Json & { data: Json[] };
+    expect({ total: page.total, lastPage: page.lastPage }).toEqual({ total: p.total, lastPage: p.last_page });
+    expect(page.items.map((c) => [c.id, c.status, c.recipients_count, c.stats, c.scheduled_at, c.updated_at])).toEqual(
+      p.data.map((r) => [r.id, r.status, r.recipients_count, r.stats, instant(r.scheduled_at), instant(r.updated_at)]),
+    );
+    const webinar = page.items.find((c) => c.id === 2)!;
+    expect([webinar.recipients_count, webinar.stats]).toEqual([524, { total: 523, sent: 523, clicks: 83, views: 228, unsubscribers: 0 }]);
+    expect(webinar.scheduled_at).toBe('2026-11-25T17:38:05.000Z');
+    const plain = await value<Awaited<ReturnType<CrmClient['campaigns']['listPage']>>>('GET_campaigns.json');
+    expect(plain.items.map((c) => [c.id, c.stats])).toEqual([
+      [3, null],
+      [2, null],
+      [1, null],
+    ]);
+  });
+
+  it('one campaign and its status report: "492" sent becomes 492, current_timestamp is the capture instant', async () => {
+    const c = (await value<Awaited<ReturnType<CrmClient['campaigns']['get']>>>('GET_campaigns_id.json'))!;
+    expect([c.id, c.status, c.recipients_count, c.created_at, c.updated_at]).toEqual([1, 'archived', 493, '2026-11-25T17:38:00.000Z', '2026-11-25T17:43:52.000Z']);
+    const s = await value<Awaited<ReturnType<CrmClient['campaigns']['status']>>>('GET_campaigns_id_status.json');
+    const body = bodyOf('GET_campaigns_id_status.json') as { stat: Array<{ status: string; total: string }> };
+    expect(body.stat).toEqual([{ status: 'sent', total: '492' }]);
+    expect(s.stat).toEqual([{ status: 'sent', total: 492 }]);
+    expect(s.sent_count).toBe(492);
+    // The README: returned 2026-11-25 13:08:46 at 18:08:46Z.
+    expect(s.current_timestamp).toBe('2026-11-25T18:08:46.000Z');
+    expect((s.analytics.open as Json).total).toBe(215);
+    expect([s.campaign.id, s.campaign.recipients_count]).toEqual([1, 493]);
+  });
+});
+
+describe(`${SITE} funnels and funnel subscribers`, () => {
+  it('funnels: listed with their subscriber counts, each one by id', async () => {
+    const page = await value<Awaited<ReturnType<CrmClient['funnels']['listPage']>>>('GET_funnels.json');
+    expect(page.items.map((f) => [f.id, f.title, f.trigger_name, f.status, f.subscribers_count, f.created_at])).toEqual([
+      [2, 'Author partner welcome', 'user_register', 'published', 8, '2026-11-25T17:39:29.000Z'],
+      [1, 'New member onboarding', 'user_register', 'published', 40, '2026-11-25T17:39:29.000Z'],
+    ]);
+    for (const [file, id] of [
+      ['GET_funnels_id.json', 1],
+      ['GET_funnels_id2.json', 2],
+    ] as const) {
+      const f = (await value<Awaited<ReturnType<CrmClient['funnels']['get']>>>(file))!;
+      expect([f.id, f.title, f.updated_at], file).toEqual([id, (bodyOf(file).funnel as Json).title, '2026-11-25T17:39:29.000Z']);
+    }
+  });
+
+  it('subscriber pages: ids, string ids as numbers, statuses and times as captured, and the totals of each status filter', async () => {
+    const files = Object.keys(REPLAYS).filter((f) => /^GET_funnels_id2?_subscribers(_status_\w+|_per_page_2_page_2)?\.json$/.test(f));
+    expect(files).toHaveLength(9);
+    for (const file of files) {
+      const page = await value<Awaited<ReturnType<CrmClient['funnels']['subscribersPage']>>>(file);
+      const p = bodyOf(file).funnel_subscribers as Json & { data: Json[] };
+      expect({ total: page.total, perPage: page.perPage, currentPage: page.currentPage, lastPage: page.lastPage }, file).toEqual({
+        total: p.total,
+        perPage: p.per_page,
+        currentPage: p.current_page,
+        lastPage: p.last_page,
+      });
+      expect(
+        page.items.map((s) => [s.id, s.funnel_id, s.subscriber_id, s.status, s.last_sequence_id, s.next_sequence_id, s.next_execution_time, s.created_at, s.metrics.map((m) => m.sequence_id)]),
+        file,
+      ).toEqual(
+        p.data.map((r) => [
+          r.id,
+          num(r.funnel_id),
+          num(r.subscriber_id),
+          r.status,
+          num(r.last_sequence_id),
+          num(r.next_sequence_id),
+          instant(r.next_execution_time),
+          instant(r.created_at),
+          (r.metrics as Json[]).map((m) => num(m.sequence_id)),
+        ]),
+      );
+    }
+    const totals: Record<string, number | undefined> = {};
+    // One at a time: the replay server serves one capture at once.
+    for (const f of files) totals[f.replace(/^GET_funnels_|\.json$/g, '')] = (await value<{ total: number | undefined }>(f)).total;
+    expect(totals).toEqual({
+      id_subscribers: 40,
+      id2_subscribers: 8,
+      id_subscribers_per_page_2_page_2: 40,
+      id_subscribers_status_active: 40,
+      id2_subscribers_status_active: 0,
+      id_subscribers_status_completed: 0,
+      id2_subscribers_status_completed: 8,
+      id_subscribers_status_all: 0,
+      id2_subscribers_status_all: 0,
+    });
+    const second = await value<Awaited<ReturnType<CrmClient['funnels']['subscribersPage']>>>('GET_funnels_id_subscribers_per_page_2_page_2.json');
+    expect([second.items.map((s) => s.id), second.currentPage, second.lastPage]).toEqual([[38, 37], 2, 20]);
+    const first = await value<Awaited<ReturnType<CrmClient['funnels']['subscribersPage']>>>('GET_funnels_id_subscribers.json');
+    expect([first.items[0]!.subscriber_id, first.items[0]!.next_execution_time]).toEqual([3040, '2026-11-27T17:39:30.000Z']);
+  });
+
+  it('one funnel subscriber: its row and the funnel steps', async () => {
+    const d = (await value<Awaited<ReturnType<CrmClient['funnels']['subscriber']>>>('GET_funnels_id_subscribers_contact_id.json'))!;
+    const body = bodyOf('GET_funnels_id_subscribers_contact_id.json') as { funnel_subscriber: Json; sequences: Json[] };
+    expect([d.subscriber.id, d.subscriber.funnel_id, d.subscriber.subscriber_id, d.subscriber.status, d.subscriber.next_execution_time]).toEqual([40, 1, 3040, 'active', '2026-11-27T17:39:30.000Z']);
+    expect(d.sequences).toEqual(body.sequences);
+    expect(d.sequences.map((s) => s.id)).toEqual([1, 2, 3]);
+  });
+
+  it('funnel reports: every step row and count as captured', async () => {
+    for (const [file, id, entered] of [
+      ['GET_funnels_id_report.json', 1, 40],
+      ['GET_funnels_id2_report.json', 2, 8],
+    ] as const) {
+      const snap = await value<Awaited<ReturnType<CrmClient['reports']['funnelReport']>>>(file);
+      const { __bench: _b, ...data } = bodyOf(file);
+      expect(snap, file).toEqual({ report: 'funnel_report', params: { funnel_id: id }, data });
+      expect(((snap.data.stats as Json).metrics as Json[])[0]!.count, file).toBe(entered);
+    }
+  });
+});
