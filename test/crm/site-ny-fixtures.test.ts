@@ -75,9 +75,10 @@ const REPLAYS: Record<string, Replay> = Object.fromEntries<Replay>([
   ['GET_funnels_id_subscribers.json', { call: (c) => c.funnels.subscribersPage(1, { page: 1, perPage: 15 }) }],
   ['GET_funnels_id2_subscribers.json', { call: (c) => c.funnels.subscribersPage(2, { page: 1, perPage: 15 }) }],
   ['GET_funnels_id_subscribers_per_page_2_page_2.json', { call: (c) => c.funnels.subscribersPage(1, { page: 2, perPage: 2 }) }],
+  // The client sends no status for `all`: the captures show the real CRM answers status=all with no rows.
   ...(['active', 'completed', 'all'] as const).flatMap((status): Array<[string, Replay]> => [
-    [`GET_funnels_id_subscribers_status_${status}.json`, { call: (c) => c.funnels.subscribersPage(1, { page: 1, perPage: 15, status }) }],
-    [`GET_funnels_id2_subscribers_status_${status}.json`, { call: (c) => c.funnels.subscribersPage(2, { page: 1, perPage: 15, status }) }],
+    [`GET_funnels_id_subscribers_status_${status}.json`, { call: (c) => c.funnels.subscribersPage(1, { page: 1, perPage: 15, status }), unlike: status === 'all' ? ['status'] : [] }],
+    [`GET_funnels_id2_subscribers_status_${status}.json`, { call: (c) => c.funnels.subscribersPage(2, { page: 1, perPage: 15, status }), unlike: status === 'all' ? ['status'] : [] }],
   ]),
   ['GET_funnels_id_subscribers_contact_id.json', { call: (c) => c.funnels.subscriber(1, 3040) }],
   ['GET_funnels_id_report.json', { call: (c) => c.reports.funnelReport(1) }],
@@ -527,6 +528,16 @@ describe(`${SITE} funnels and funnel subscribers`, () => {
     expect([second.items.map((s) => s.id), second.currentPage, second.lastPage]).toEqual([[38, 37], 2, 20]);
     const first = await value<Awaited<ReturnType<CrmClient['funnels']['subscribersPage']>>>('GET_funnels_id_subscribers.json');
     expect([first.items[0]!.subscriber_id, first.items[0]!.next_execution_time]).toEqual([3040, '2026-11-27T17:39:30.000Z']);
+  });
+
+  it("status 'all' is asked as no status: the real CRM takes status=all literally and answers none of funnel 1's 40", async () => {
+    const literal = bodyOf('GET_funnels_id_subscribers_status_all.json').funnel_subscribers as Json;
+    expect([literal.total, literal.last_page, literal.data]).toEqual([0, 0, []]);
+    server.respond({ status: 200, body: bodyText(capture('GET_funnels_id_subscribers.json')) });
+    server.requests.length = 0;
+    const page = await client.funnels.subscribersPage(1, { page: 1, perPage: 15, status: 'all' });
+    expect(new URL(server.requests[0]!.url, 'http://x').searchParams.has('status')).toBe(false);
+    expect([page.total, page.items.length]).toEqual([40, 15]);
   });
 
   it('one funnel subscriber: its row and the funnel steps', async () => {

@@ -56,7 +56,9 @@ export function createFunnelsApi(ctx: ClientContext): FunnelsApi {
       const res = await exec({
         method: 'GET',
         path: `/funnels/${funnelId}/subscribers`,
-        query: { page: q.page, per_page: q.perPage, status: q.status, sequence_id: q.sequenceId, search: q.search },
+        // `all` is every subscriber in the interface, but fluentcrm-2.9 filters status=all literally
+        // and answers none (site-ny/GET_funnels_id_subscribers_status_all): no status means all on both.
+        query: { page: q.page, per_page: q.perPage, status: q.status === 'all' ? undefined : q.status, sequence_id: q.sequenceId, search: q.search },
       });
       return parsePage(res, ['funnel_subscribers'], schemas.FunnelSubscriber, q, 'GET /funnels/{id}/subscribers');
     },
