@@ -560,3 +560,67 @@ describe(`${SITE} funnels and funnel subscribers`, () => {
     }
   });
 });
+
+describe(`${SITE} reports`, () => {
+  const withoutBench = (file: string): Json => {
+    const { __bench: _b, ...rest } = bodyOf(file);
+    return rest;
+  };
+
+  it('dashboard stats: kept whole, the counters as captured', async () => {
+    const snap = await value<Awaited<ReturnType<CrmClient['reports']['dashboardStats']>>>('GET_reports_dashboard-stats.json');
+    expect(snap).toEqual({ report: 'dashboard_stats', params: {}, data: withoutBench('GET_reports_dashboard-stats.json') });
+    const counts = Object.fromEntries(Object.entries(snap.data.stats as Record<string, { count: number }>).map(([k, v]) => [k, v.count]));
+    expect(counts).toEqual({ total_subscribers: 2118, total_campaigns: 3, email_sent: 1015, tags: 8, total_templates: 0, total_automations: 2 });
+  });
+
+  it('series: every key and count in the captured order, daily (today included), daily ranges (end day left out), weekly and monthly', async () => {
+    const files = Object.keys(REPLAYS).filter((f) => /^GET_reports_(subscribers|email-(sents|opens|clicks))(_date_range_\d+_days)?\.json$/.test(f));
+    expect(files).toHaveLength(13);
+    const shapes: Record<string, [number, string, string, number]> = {};
+    for (const file of files) {
+      const snap = await value<Awaited<ReturnType<CrmClient['reports']['get']>>>(file);
+      const name = /^GET_reports_([a-z-]+)/.exec(file)![1]!;
+      const range = capture(file).request.query?.['date_range[]'];
+      expect(snap, file).toEqual({ report: name.replace('-', '_'), params: range ? { date_range: range } : {}, data: withoutBench(file) });
+      const stats = snap.data.stats as Record<string, number>;
+      // toEqual ignores key order; the layouts of long ranges are only readable in the order sent.
+      expect(Object.keys(stats), file).toEqual(Object.keys((bodyOf(file).stats as Json) ?? {}));
+      const keys = Object.keys(stats);
+      shapes[file.replace(/^GET_reports_|\.json$/g, '')] = [keys.length, keys[0]!, keys.at(-1)!, Object.values(stats).reduce((a, b) => a + b, 0)];
+    }
+    expect(shapes).toEqual({
+      subscribers: [31, '2026-10-26', '2026-11-25', 146],
+      'email-sents': [31, '2026-10-26', '2026-11-25', 1015],
+      'email-opens': [31, '2026-10-26', '2026-11-25', 443],
+      'email-clicks': [31, '2026-10-26', '2026-11-25', 160],
+      subscribers_date_range_30_days: [29, '2026-10-27', '2026-11-24', 79],
+      'email-sents_date_range_30_days': [29, '2026-10-27', '2026-11-24', 0],
+      'email-opens_date_range_30_days': [29, '2026-10-27', '2026-11-24', 0],
+      'email-clicks_date_range_30_days': [29, '2026-10-27', '2026-11-24', 0],
+      subscribers_date_range_75_days: [19, '2026-09-11', '2026-11-22', 223],
+      subscribers_date_range_365_days: [13, 'Nov 2025', 'Nov 2026', 1046],
+      'email-sents_date_range_365_days': [12, 'Nov 2025', 'Oct 2026', 0],
+      'email-opens_date_range_365_days': [12, 'Nov 2025', 'Oct 2026', 0],
+      'email-clicks_date_range_365_days': [12, 'Nov 2025', 'Oct 2026', 0],
+    });
+    const weekly = await value<Awaited<ReturnType<CrmClient['reports']['get']>>>('GET_reports_subscribers_date_range_75_days.json');
+    // Week starts, then the extra unsorted day keys, as the plugin sent them.
+    expect(Object.keys(weekly.data.stats as Json).slice(10, 13)).toEqual(['2026-11-20', '2026-09-13', '2026-09-26']);
+  });
+
+  it('other report routes are kept whole; the 422 of options without fields is a ValidationError', async () => {
+    const options = await value<Awaited<ReturnType<CrmClient['reports']['options']>>>('GET_reports_options_fields_sync_lookups.json');
+    expect(options).toEqual({ report: 'options', params: { fields: SYNC_LOOKUPS.join(',') }, data: withoutBench('GET_reports_options_fields_sync_lookups.json') });
+    expect(Object.keys(options.data.options as Json)).toEqual(SYNC_LOOKUPS);
+    const { error } = await replay('GET_reports_options_no_fields.json');
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as Error).message).toContain('Missing requested fields field.');
+    for (const file of Object.keys(REPLAYS).filter((f) => /^GET_reports_(emails|ajax-options|ping|cascade_selections|advanced-providers|taxonomy-terms)/.test(f))) {
+      const snap = await value<Awaited<ReturnType<CrmClient['reports']['get']>>>(file);
+      expect(snap.data, file).toEqual(withoutBench(file));
+    }
+    const emails = await value<Awaited<ReturnType<CrmClient['reports']['get']>>>('GET_reports_emails_page_1_per_page_5.json');
+    expect([emails.params, emails.data.statuses, (emails.data.emails as Json).total]).toEqual([{ page: 1, per_page: 5 }, { sent: '1015' }, 1015]);
+  });
+});
