@@ -119,7 +119,7 @@ export interface FunnelSubscriberDetail {
 /**
  * A webhook registration. Outbound webhooks (spec) carry name, url, events, status, secret; the real
  * deployment's inbound webhooks carry object_type/key/value instead: `name`, `url` and `status` are
- * taken from `value` then.
+ * taken from `value` then, and `events` when the record has none of its own.
  */
 export interface Webhook {
   id: number;

@@ -624,3 +624,19 @@ describe(`${SITE} reports`, () => {
     expect([emails.params, emails.data.statuses, (emails.data.emails as Json).total]).toEqual([{ page: 1, per_page: 5 }, { sent: '1015' }, 1015]);
   });
 });
+
+describe(`${SITE} webhooks`, () => {
+  it('the incoming webhook: name, status and events from its value, created_at the instant the README names, secrets held', async () => {
+    const [hook, ...more] = await value<Awaited<ReturnType<CrmClient['webhooks']['list']>>>('GET_webhooks.json');
+    expect(more).toEqual([]);
+    const captured = (bodyOf('GET_webhooks.json').webhooks as Json[])[0]!;
+    const v = captured.value as Json;
+    expect([hook!.id, hook!.name, hook!.status, hook!.url]).toEqual([15, 'crmsync', 'active', v.url]);
+    expect(hook!.events).toEqual(v.events);
+    expect(hook!.events).toHaveLength(26);
+    // The README: the crmsync POST logged at 17:48:37Z is stored as 2026-11-25 12:48:37.
+    expect([hook!.created_at, hook!.updated_at]).toEqual(['2026-11-25T17:48:37.000Z', '2026-11-25T17:48:37.000Z']);
+    expect(hook!.secret?.reveal()).toBe(v.secret);
+    expect([hook!.raw.key, (hook!.raw.value as Json).secret]).toEqual(['[redacted]', '[redacted]']);
+  });
+});

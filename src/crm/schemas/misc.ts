@@ -104,7 +104,9 @@ export function webhookSchema(ts: TimestampNormalizer) {
     ({ value, ...w }) => {
       const v = value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
       const str = (x: unknown) => (typeof x === 'string' ? x : null);
-      return { ...w, name: w.name ?? str(v.name), url: w.url ?? str(v.url), status: w.status ?? str(v.status) };
+      // The real deployment stores the events sent (and echoes them) in `value` too (site-ny/GET_webhooks.json).
+      const events = w.events.length > 0 || !Array.isArray(v.events) ? w.events : v.events.filter((e): e is string => typeof e === 'string');
+      return { ...w, name: w.name ?? str(v.name), url: w.url ?? str(v.url), events, status: w.status ?? str(v.status) };
     },
   );
 }
