@@ -364,7 +364,17 @@ describe(`${SITE} funnels and funnel subscribers`, () => {
         lastPage: p.last_page,
       });
       expect(
-        page.items.map((s) => [s.id, s.funnel_id, s.subscriber_id, s.status, s.last_sequence_id, s.next_sequence_id, s.next_execution_time, s.created_at, s.metrics.map((m) => m.sequence_id)]),
+        page.items.map((s) => [
+          s.id,
+          s.funnel_id,
+          s.subscriber_id,
+          s.status,
+          s.last_sequence_id,
+          s.next_sequence_id,
+          s.next_execution_time,
+          s.created_at,
+          s.metrics.map((m) => [m.id, m.funnel_id, m.sequence_id, m.subscriber_id, m.status, m.created_at]),
+        ]),
         file,
       ).toEqual(
         p.data.map((r) => [
@@ -376,7 +386,7 @@ describe(`${SITE} funnels and funnel subscribers`, () => {
           num(r.next_sequence_id),
           instant(r.next_execution_time),
           instant(r.created_at),
-          (r.metrics as Json[]).map((m) => num(m.sequence_id)),
+          (r.metrics as Json[]).map((m) => [m.id, num(m.funnel_id), num(m.sequence_id), num(m.subscriber_id), m.status, instant(m.created_at)]),
         ]),
       );
     }
