@@ -25,10 +25,7 @@ export function createTimestampNormalizer(timeZone: string = 'UTC'): TimestampNo
       if (d <= 28 || d <= daysInMonth(digits2(value, 0) * 100 + digits2(value, 2), digits2(value, 5))) {
         if (utc) return `${value.slice(0, 10)}T${value.slice(11)}.000Z`;
         const wall = Date.UTC(digits2(value, 0) * 100 + digits2(value, 2), digits2(value, 5) - 1, d, digits2(value, 11), digits2(value, 14), digits2(value, 17));
-        let at = wall - offsetOf(wall);
-        const again = wall - offsetOf(at);
-        if (again !== at) at = again;
-        return formatIsoUtc(at);
+        return formatIsoUtc(instantOfWall(wall, offsetOf));
       }
     }
     return readGeneral(value, offsetOf);
@@ -49,17 +46,37 @@ function readGeneral(value: string, offsetOf: (utcMs: number) => number): string
     const wall = Date.UTC(+y!, +mo! - 1, +d!, +h, +mi, +sec, Math.round(Number(`0.${frac}`) * 1000));
     // Date.UTC rolls 2026-02-30 over to March: such a value is not a date.
     if (!Number.isFinite(wall) || new Date(wall).getUTCDate() !== +d! || new Date(wall).getUTCMonth() !== +mo! - 1 || +h > 23 || +mi > 59 || +sec > 59) return null;
-    // The wall time minus the zone's offset at that instant; re-check once for DST edges.
-    let at = wall - offsetOf(wall);
-    const again = wall - offsetOf(at);
-    if (again !== at) at = again;
-    return new Date(at).toISOString();
+    return new Date(instantOfWall(wall, offsetOf)).toISOString();
   }
   if (ZONED.test(s)) {
     const t = Date.parse(s.replace(' ', 'T'));
     return Number.isFinite(t) ? new Date(t).toISOString() : null;
   }
   return null;
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * The instant (epoch ms) of a zone-less wall time (its digits as epoch ms), read as the CRM's PHP
+ * reads it: the zone's offsets a day before and a day after bracket any change near it; in an hour
+ * the clocks repeat, the earlier instant (daylight time); in an hour they skip, the time moved
+ * forward by the skip (02:30 on New York's spring-forward night is 03:30 daylight time). The
+ * warehouse's SQL reads wall times by the same rule (wallInZoneSql in src/warehouse/sql-expr.ts).
+ */
+export function instantOfWall(wall: number, offsetOf: (utcMs: number) => number): number {
+  const before = offsetOf(wall - DAY_MS);
+  const after = offsetOf(wall + DAY_MS);
+  const withBefore = wall - before;
+  if (before === after) return withBefore;
+  const withAfter = wall - after;
+  const beforeFits = offsetOf(withBefore) === before;
+  const afterFits = offsetOf(withAfter) === after;
+  if (beforeFits && afterFits) return Math.min(withBefore, withAfter);
+  if (beforeFits) return withBefore;
+  if (afterFits) return withAfter;
+  // Skipped: wall minus the offset before the change, the later of the two.
+  return Math.max(withBefore, withAfter);
 }
 
 function daysInMonth(y: number, mo: number): number {

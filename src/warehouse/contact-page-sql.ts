@@ -1,6 +1,6 @@
 import { CONTACT_COLUMNS } from './contact-columns.js';
 import { quoteIdent, quoteLiteral } from './quote.js';
-import { fingerprintExpr } from './sql-expr.js';
+import { fingerprintExpr, wallInstantsSql, wallInZoneSql } from './sql-expr.js';
 
 /**
  * The client's tolerant contact schema (src/crm/schemas/contact.ts, primitives.ts, timestamps.ts)
@@ -151,22 +151,6 @@ function customValues(): Field {
   return { value: `CASE WHEN _cv = '{}' OR _cv_keys = list_sort(_cv_keys) THEN _cv ELSE ${sorted} END` };
 }
 
-/**
- * A zone-less wall time (TIMESTAMP) read in `zone` the way the client reads it
- * (src/crm/timestamps.ts): the wall time minus the zone's offset at the wall time taken as UTC,
- * with the offset looked up once more at that instant. DuckDB's own `timezone(zone, wall)` picks
- * the other instant of an ambiguous hour in some zones, and a fingerprint must not depend on
- * which path loaded a contact. Instants are epoch microseconds between the two lookups, so only
- * those two go through the time zone library: `timezone('UTC', ...)` each way cost as much again.
- */
-function wallInZoneSql(wall: string, zone: string): string {
-  const us = `epoch_us(${wall})`;
-  if (zone === 'UTC' || zone === 'Etc/UTC') return `make_timestamptz(${us})`;
-  const z = quoteLiteral(zone);
-  const offsetAt = (instantUs: string) => `(epoch_us(timezone(${z}, make_timestamptz(${instantUs}))) - ${instantUs})`;
-  return `make_timestamptz(${us} - ${offsetAt(`(${us} - ${offsetAt(us)})`)})`;
-}
-
 const ZONE_LESS = `'[0-9]{4}-[0-9]{2}-[0-9]{2}([ T][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,6})?)?)?'`;
 const ZONED = `'(?i)[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]+)?)?(Z|[+-][0-9]{2}:?[0-9]{2})'`;
 
@@ -197,8 +181,8 @@ export function siteTimestampSql(x: string, zone: string): string {
  * read through the hour it falls in: `_zone_hours` holds, per hour of the batch's wall times,
  * the shift the client's rule gives at both ends of the hour, when they agree (a zone changes
  * offset at most once in an hour, so then every wall time in it shifts the same); a wall time
- * in an hour with a change is read on its own. Two lookups a row cost more than the rest of its
- * typing together.
+ * in an hour with a change is read on its own, in `_zone_walls`. Two lookups a row cost more
+ * than the rest of its typing together.
  */
 const TIMESTAMPS = ['created_at', 'updated_at'] as const;
 const byZone = (zone: string) => zone !== 'UTC' && zone !== 'Etc/UTC';
@@ -207,15 +191,19 @@ function timestampValue(k: string, zone: string): string {
   const wall = `_${k}_wall`;
   if (!byZone(zone)) return `coalesce(${wallInZoneSql(wall, zone)}, _${k}_zoned)`;
   const shift = `_${k}_hour.shift_us`;
-  return `coalesce(CASE WHEN ${shift} IS NOT NULL THEN make_timestamptz(epoch_us(${wall}) - ${shift}) ELSE ${wallInZoneSql(wall, zone)} END, _${k}_zoned)`;
+  return `coalesce(CASE WHEN ${shift} IS NOT NULL THEN make_timestamptz(epoch_us(${wall}) - ${shift}) ELSE make_timestamptz(_${k}_exact.instant_us) END, _${k}_zoned)`;
 }
 
-/** `_zone_hours (hour, shift_us)` over the wall times of `typed`. */
-function zoneHoursSql(typed: string, zone: string): string {
-  const hours = TIMESTAMPS.map((k) => `SELECT date_trunc('hour', _${k}_wall) AS hour FROM ${typed}`).join(' UNION ');
-  const shift = (wall: string) => `(epoch_us(${wall}) - epoch_us(${wallInZoneSql(wall, zone)}))`;
-  const end = `(hour + to_microseconds(3599999999))`;
-  return `SELECT hour, CASE WHEN ${shift('hour')} = ${shift(end)} THEN ${shift('hour')} END AS shift_us FROM (${hours}) WHERE hour IS NOT NULL`;
+/** The CTEs `_zone_hours (hour, shift_us)` and `_zone_walls (wall, instant_us)` over the wall times of `typed`. */
+function zoneCtes(typed: string, zone: string): string {
+  const walls = TIMESTAMPS.map((k) => `SELECT _${k}_wall AS w FROM ${typed}`).join(' UNION ');
+  const bounds = `SELECT hour, 0 AS k, hour AS wall FROM _hours UNION ALL SELECT hour, 1, hour + to_microseconds(3599999999) FROM _hours`;
+  const shifts = `SELECT hour, max(epoch_us(wall) - instant_us) FILTER (WHERE k = 0) AS s0, max(epoch_us(wall) - instant_us) FILTER (WHERE k = 1) AS s1
+    FROM (${wallInstantsSql(`(${bounds})`, zone)}) GROUP BY hour`;
+  const inChangingHours = `SELECT DISTINCT w AS wall FROM (${walls}) JOIN _zone_hours ON _zone_hours.hour = date_trunc('hour', w) WHERE _zone_hours.shift_us IS NULL`;
+  return `_hours AS (SELECT DISTINCT date_trunc('hour', w) AS hour FROM (${walls}) WHERE w IS NOT NULL),
+    _zone_hours AS (SELECT hour, CASE WHEN s0 = s1 THEN s0 END AS shift_us FROM (${shifts})),
+    _zone_walls AS (${wallInstantsSql(`(${inChangingHours})`, zone)})`;
 }
 
 function fields(zone: string): Record<string, Field> {
@@ -263,8 +251,10 @@ export function typedContactRowsSql(rows: string, zone: string): string {
   const checked = (from: string) => `SELECT seq, page, position, raw, ${cols},
       (${suspects.join(' OR ')}) AS _suspect, CAST(NULL AS VARCHAR) AS _reason
     FROM ${from}`;
-  const hours = TIMESTAMPS.map((k) => `LEFT JOIN _zone_hours AS _${k}_hour ON _${k}_hour.hour = date_trunc('hour', _${k}_wall)`).join(' ');
-  const body = byZone(zone) ? `WITH _typed AS (${typed}), _zone_hours AS (${zoneHoursSql('_typed', zone)}) ${checked(`_typed ${hours}`)}` : checked(`(${typed})`);
+  const joins = TIMESTAMPS.map(
+    (k) => `LEFT JOIN _zone_hours AS _${k}_hour ON _${k}_hour.hour = date_trunc('hour', _${k}_wall) LEFT JOIN _zone_walls AS _${k}_exact ON _${k}_exact.wall = _${k}_wall`,
+  ).join(' ');
+  const body = byZone(zone) ? `WITH _typed AS (${typed}), ${zoneCtes('_typed', zone)} ${checked(`_typed ${joins}`)}` : checked(`(${typed})`);
   return `SELECT *, ${fingerprintExpr(CONTACT_COLUMNS)} AS _fingerprint FROM (
     ${body}
   )`;

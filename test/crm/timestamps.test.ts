@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createTimestampNormalizer, formatSiteTime, parseRetryAfter } from '../../src/crm/index.js';
 import { formatIsoUtc } from '../../src/crm/iso-utc.js';
+import { DST_WALLS } from '../helpers/dst-walls.js';
 
 describe('timestamps', () => {
   it('reads zone-less times in the site zone and outputs ISO 8601 UTC', () => {
@@ -18,6 +19,14 @@ describe('timestamps', () => {
     expect(kolkata('2026-01-01 05:30:00')).toBe('2026-01-01T00:00:00.000Z');
     const ny = createTimestampNormalizer('America/New_York');
     expect(ny('2026-03-08 03:30:00')).toBe('2026-03-08T07:30:00.000Z'); // just after the spring-forward gap
+  });
+
+  it('reads a repeated hour as its earlier instant and a skipped one moved forward, as PHP does', () => {
+    for (const [zone, wall, instant] of DST_WALLS) {
+      const ts = createTimestampNormalizer(zone);
+      expect(ts(wall), `${zone} ${wall}`).toBe(instant);
+      expect(ts(wall.replace(' ', 'T')), `${zone} ${wall} (general path)`).toBe(instant);
+    }
   });
 
   it('gives null for missing, zero and impossible dates', () => {
