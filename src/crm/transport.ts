@@ -190,6 +190,9 @@ export function createTransport(opts: TransportOptions): Transport {
   async function readBody(res: Dispatcher.ResponseData, route: string, signal: AbortSignal | undefined): Promise<string> {
     const declared = Number(res.headers['content-length']);
     if (Number.isFinite(declared) && declared > maxBodyBytes) {
+      // Nobody reads this body: destroying it emits an abort error, which unheard would be an
+      // uncaught exception that ends the worker.
+      res.body.on('error', () => undefined);
       res.body.destroy();
       throw tooLarge(route, res.statusCode, declared);
     }

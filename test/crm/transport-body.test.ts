@@ -32,7 +32,8 @@ describe('reading response bodies', () => {
   afterAll(async () => {
     await server.close();
   });
-  const client = () => createCrmClient({ baseUrl: server.baseUrl, username: 'u', password: 'p', limiter: createRateLimiter({ maxRps: 1000, adaptive: false }), retry: { maxRetries: 0 } });
+  const client = (maxBodyBytes?: number) =>
+    createCrmClient({ baseUrl: server.baseUrl, username: 'u', password: 'p', limiter: createRateLimiter({ maxRps: 1000, adaptive: false }), retry: { maxRetries: 0 }, maxBodyBytes });
 
   it.each([
     ['declared length', true],
@@ -66,6 +67,40 @@ describe('reading response bodies', () => {
       expect((e as BadResponseError).kind).toBe('truncated');
       expect((e as CrmError).retryable).toBe(true);
       expect((e as Error).message).toMatch(declared ? /cut off before its declared \d+ bytes/ : /cut off after 20 bytes/);
+    } finally {
+      await c.close();
+    }
+  });
+
+  // The cap is checked twice: against a declared Content-Length before any byte is read (undici
+  // would otherwise read all of it), and while counting the chunks of a body without one. The
+  // refused body is destroyed unread: an abort error nobody listens to fails this file (vitest
+  // reports it), as it would end a worker.
+  it.each([
+    ['declared length', true],
+    ['chunked', false],
+  ])('%s: a body over maxBodyBytes is refused as too_large, parsed or raw', async (_name, declared) => {
+    const c = client(1000);
+    try {
+      const big = Buffer.from(JSON.stringify({ subscriber: { ...contact, notes: 'x'.repeat(4000) } }), 'utf8');
+      const page = Buffer.from(JSON.stringify({ subscribers: { total: 1, per_page: 10, current_page: 1, last_page: 1, data: [{ ...contact, notes: 'x'.repeat(4000) }] } }), 'utf8');
+      for (const [body, call] of [
+        [big, () => c.contacts.get(1)],
+        [page, () => c.contacts.listPageRaw({ page: 1, perPage: 10 })],
+      ] as const) {
+        server.respond((_req, res) => {
+          res.writeHead(200, { 'content-type': 'application/json', ...(declared ? { 'content-length': String(body.length) } : {}) });
+          res.end(body);
+        });
+        const e = await (call as () => Promise<unknown>)().then(
+          () => undefined,
+          (err: unknown) => err,
+        );
+        expect(e).toBeInstanceOf(BadResponseError);
+        expect((e as BadResponseError).kind).toBe('too_large');
+        expect((e as CrmError).retryable).toBe(false);
+        expect((e as Error).message).toMatch(/larger than 1000 bytes.*per_page/);
+      }
     } finally {
       await c.close();
     }
