@@ -1,10 +1,12 @@
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { z } from 'zod';
+import { readFileUpTo } from '../read-file-up-to.js';
 import { Secret } from '../secret.js';
 import type { Logger } from '../logger.js';
 import { WebhookSecretsError } from './errors.js';
 
-const MAX_FILE_BYTES = 1024 * 1024;
+/** The secrets file holds webhook ids and secrets: a larger one is a mistake, and is not read. */
+export const MAX_SECRETS_FILE_BYTES = 1024 * 1024;
 // The CRM accepts secrets of 8 to 256 characters; `register` generates 64 hex characters.
 const secretValue = z.string().min(8, 'a webhook secret must have at least 8 characters').max(512);
 
@@ -46,16 +48,39 @@ export interface SecretResolverOptions {
   now?: () => number;
 }
 
+/**
+ * Reads the secrets file (null when it does not exist), refusing one over MAX_SECRETS_FILE_BYTES
+ * unread. The error for a file that cannot be read keeps its `code` only: nothing of the file.
+ */
+export function readWebhookSecretsFile(path: string): Map<number, Secret[]> | null {
+  let bytes: Buffer | null;
+  try {
+    bytes = readFileUpTo(path, MAX_SECRETS_FILE_BYTES);
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code === 'ENOENT') return null;
+    throw new WebhookSecretsError(`The webhook secrets file ${path} cannot be read (${code ?? 'error'}); check its permissions or fix CRMSYNC_WEBHOOK_SECRETS_FILE.`);
+  }
+  if (bytes === null) {
+    throw new WebhookSecretsError(`The webhook secrets file ${path} is larger than 1 MiB; it should hold only webhook ids and secrets: rewrite it with \`crmsync webhooks register\`.`);
+  }
+  return parseWebhookSecretsFile(bytes.toString('utf8'), path);
+}
+
+/**
+ * Parses the file's text. Its errors never quote the file: JSON.parse's message (kept out of
+ * `cause` too) shows the text around the fault, and a misplaced secret can be a key zod names.
+ */
 export function parseWebhookSecretsFile(text: string, path: string): Map<number, Secret[]> {
   let json: unknown;
   try {
     json = JSON.parse(text);
-  } catch (cause) {
-    throw new WebhookSecretsError(`The webhook secrets file ${path} is not valid JSON; rewrite it with \`crmsync webhooks register\`.`, { cause });
+  } catch {
+    throw new WebhookSecretsError(`The webhook secrets file ${path} is not valid JSON; rewrite it with \`crmsync webhooks register\`.`);
   }
   const parsed = WebhookSecretsFile.safeParse(json);
   if (!parsed.success) {
-    const why = parsed.error.issues.map((i) => `${i.path.join('.') || '(file)'}: ${i.message}`).join('; ');
+    const why = parsed.error.issues.map(describeIssue).join('; ');
     throw new WebhookSecretsError(`The webhook secrets file ${path} is invalid (${why}); expected {"<webhook id>": ["secret", "previous secret"]}.`);
   }
   const map = new Map<number, Secret[]>();
@@ -91,9 +116,11 @@ export function createSecretResolver(options: SecretResolverOptions): SecretReso
     }
     const next = `${st.mtimeMs}:${st.size}:${st.ino}`;
     if (next === stamp) return false;
-    if (st.size > MAX_FILE_BYTES) throw new WebhookSecretsError(`The webhook secrets file ${secretsFile} is larger than 1 MiB; it should hold only webhook ids and secrets.`);
     try {
-      map = parseWebhookSecretsFile(readFileSync(secretsFile, 'utf8'), secretsFile);
+      const read = readWebhookSecretsFile(secretsFile);
+      // Gone between the stat and the read: as if the stat had not found it (next time).
+      if (read === null) return false;
+      map = read;
       stamp = next;
       if (!initial) logger?.info({ file: secretsFile, webhooks: map.size }, 'webhook secrets reloaded');
       return true;
@@ -137,4 +164,12 @@ export function createSecretResolver(options: SecretResolverOptions): SecretReso
     },
     describe: () => ({ fileWebhooks: map.size, catchAll: secret !== undefined }),
   };
+}
+
+/** An issue by where it is: a webhook id (a key that passed) and the secret's place, never a key that failed. */
+function describeIssue(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'invalid_key') return 'a key is not a webhook id (keys are webhook ids, values their secrets)';
+  const [id, index] = issue.path;
+  const where = id === undefined ? '(file)' : index === undefined ? `webhook ${String(id)}` : `webhook ${String(id)}, secret ${Number(index) + 1}`;
+  return `${where}: ${issue.message}`;
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { parseWebhookSecretsFile } from './secret-resolver.js';
+import { readWebhookSecretsFile } from './secret-resolver.js';
 
 /** Where `register` writes secrets and `serve` reads them when CRMSYNC_WEBHOOK_SECRETS_FILE is unset. */
 export function defaultSecretsFile(dataDir: string): string {
@@ -14,8 +14,8 @@ export function generateWebhookSecret(): string {
 
 /** The file's secrets per webhook id, current first; empty when the file does not exist. */
 export function readSecretsFile(path: string): Map<number, string[]> {
-  if (!existsSync(path)) return new Map();
-  const parsed = parseWebhookSecretsFile(readFileSync(path, 'utf8'), path);
+  const parsed = readWebhookSecretsFile(path);
+  if (parsed === null) return new Map();
   return new Map([...parsed].map(([id, secrets]) => [id, secrets.map((s) => s.reveal())]));
 }
 
