@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { checkBaseUrl } from './crm/transport.js';
 import { ConfigError } from './errors.js';
 import { Secret } from './secret.js';
 import { DEFAULT_CHECKPOINT_THRESHOLD, defaultSyncMemoryLimit, defaultSyncThreads, thisMachine, type Machine } from './worker/owner-memory-defaults.js';
@@ -199,7 +200,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = readEnv(), machine: Machine 
   };
 }
 
-/** Throws a ConfigError naming the variables to set when the CRM connection is incomplete. */
+/**
+ * Throws a ConfigError naming the variables to set when the CRM connection is incomplete, and the
+ * client's own refusal of an unsafe CRM_BASE_URL (plain http to a host other than loopback without
+ * CRM_ALLOW_INSECURE_HTTP, credentials or a query in it): every command that talks to the CRM, or
+ * has a worker do so, calls this first, so none gets past the check by leaving the requests to a
+ * worker.
+ */
 export function requireCrm(config: Config): Required<Pick<CrmConfig, 'baseUrl' | 'username' | 'password'>> & CrmConfig {
   const missing = (['CRM_BASE_URL', 'CRM_USERNAME', 'CRM_PASSWORD'] as const).filter(
     (k) => !{ CRM_BASE_URL: config.crm.baseUrl, CRM_USERNAME: config.crm.username, CRM_PASSWORD: config.crm.password }[k],
@@ -207,6 +214,7 @@ export function requireCrm(config: Config): Required<Pick<CrmConfig, 'baseUrl' |
   if (missing.length > 0) {
     throw new ConfigError(`The CRM connection is not configured: set ${missing.join(', ')} (in the environment or a .env file), or run \`crmsync demo\` to use the built-in simulator.`);
   }
+  checkBaseUrl(config.crm.baseUrl!, config.crm.allowInsecureHttp);
   return config.crm as Required<Pick<CrmConfig, 'baseUrl' | 'username' | 'password'>> & CrmConfig;
 }
 

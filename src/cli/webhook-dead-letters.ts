@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Config } from '../config.js';
+import { requireCrm, type Config } from '../config.js';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { readLakeFreshness, withCatalog } from '../warehouse/index.js';
@@ -48,6 +48,7 @@ export async function runDeadLetters(config: Config, opts: z.infer<typeof DeadLe
     return rows.length;
   }
   if (!config.crm.baseUrl) throw new ConfigError('webhooks dead-letters --retry refetches records from the CRM: set CRM_BASE_URL, CRM_USERNAME and CRM_PASSWORD.');
+  requireCrm(config);
   const counts = { applied: 0, failed: 0, deferred: 0 };
   const results = await retryDeadLettersThroughOwner(config, opts.limit, logger, (part) => {
     for (const r of part) {
