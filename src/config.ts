@@ -1,8 +1,9 @@
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { parseEnv } from 'node:util';
 import { z } from 'zod';
 import { checkBaseUrl } from './crm/transport.js';
 import { ConfigError } from './errors.js';
+import { readFileUpTo } from './read-file-up-to.js';
 import { Secret } from './secret.js';
 import { DEFAULT_CHECKPOINT_THRESHOLD, defaultSyncMemoryLimit, defaultSyncThreads, thisMachine, type Machine } from './worker/owner-memory-defaults.js';
 
@@ -91,6 +92,23 @@ const EnvSchema = z.object({
   CRMSYNC_WEBHOOK_MAX_CONNECTIONS_PER_ADDRESS: positiveInteger('CRMSYNC_WEBHOOK_MAX_CONNECTIONS_PER_ADDRESS'),
 });
 
+/**
+ * The longest value each variable may have (characters; default MAX_CONFIG_VALUE): a value past it
+ * is a mistake (a file pasted in, a runaway script), refused before anything reads it. The
+ * message names the variable and the limit, never the value, which may be a secret.
+ */
+export const MAX_CONFIG_VALUE = 4096;
+const MAX_VALUE_OF: Partial<Record<keyof z.infer<typeof EnvSchema>, number>> = {
+  CRM_BASE_URL: 2048,
+  CRM_USERNAME: 256,
+  CRM_PASSWORD: 1024,
+  CRM_WEBHOOK_SECRET: 1024,
+  // The system's own search path: Linux bounds one variable at 128 KiB.
+  PATH: 131_072,
+};
+/** The `.env` file holds a few variables: a larger one is not read. */
+export const MAX_ENV_FILE_BYTES = 1024 * 1024;
+
 export interface CrmConfig {
   baseUrl: string | undefined;
   username: string | undefined;
@@ -146,6 +164,12 @@ export interface Config {
 
 /** `machine`: what the owner's memory defaults are derived from (tests pass one). */
 export function loadConfig(env: NodeJS.ProcessEnv = readEnv(), machine: Machine = thisMachine()): Config {
+  const tooLong = Object.keys(EnvSchema.shape).flatMap((key) => {
+    const value = env[key];
+    const max = MAX_VALUE_OF[key as keyof typeof MAX_VALUE_OF] ?? MAX_CONFIG_VALUE;
+    return typeof value === 'string' && value.length > max ? [`  ${key}: is ${value.length} characters, more than the ${max} it may have; set it to the value itself`] : [];
+  });
+  if (tooLong.length > 0) throw new ConfigError(`Invalid configuration; fix these environment variables:\n${tooLong.join('\n')}`);
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(env)'}: ${i.message}`);
@@ -218,14 +242,21 @@ export function requireCrm(config: Config): Required<Pick<CrmConfig, 'baseUrl' |
   return config.crm as Required<Pick<CrmConfig, 'baseUrl' | 'username' | 'password'>> & CrmConfig;
 }
 
-function readEnv(): NodeJS.ProcessEnv {
-  if (existsSync('.env') && typeof process.loadEnvFile === 'function') {
-    // Values already in the environment win over the file.
-    const before = { ...process.env };
-    process.loadEnvFile('.env');
-    Object.assign(process.env, before);
+/**
+ * `env` with the variables of the `.env` file added (`file`, default in the working directory);
+ * values already in `env` win over the file. A file over MAX_ENV_FILE_BYTES is refused unread.
+ */
+export function readEnv(file = '.env', env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  let bytes: Buffer | null;
+  try {
+    bytes = readFileUpTo(file, MAX_ENV_FILE_BYTES);
+  } catch (err) {
+    if ((err as { code?: string }).code === 'ENOENT') return env;
+    throw new ConfigError(`The ${file} file cannot be read (${(err as { code?: string }).code ?? 'error'}); fix its permissions, or remove it and set the variables in the environment.`);
   }
-  return process.env;
+  if (bytes === null) throw new ConfigError(`The ${file} file is larger than 1 MiB; it should hold only crmsync's variables (CRM_BASE_URL=... one a line).`);
+  for (const [key, value] of Object.entries(parseEnv(bytes.toString('utf8')))) if (env[key] === undefined) env[key] = value;
+  return env;
 }
 
 const IDLE_UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000 };
