@@ -6,7 +6,7 @@ import type { PushCrm } from './push-crm.js';
 import { PushLedger, type LedgerState } from '../warehouse/push-ledger-store.js';
 import { PushPlanStore } from '../warehouse/push-plan-store.js';
 import { emptyCounts, type ContactDraft, type PlannedRow, type PushCounts, type RowRejection, type SourceRow } from './push-types.js';
-import { readSourceRows } from './read-source-rows.js';
+import { readSourceRows, type SourceLimits } from './read-source-rows.js';
 import { collectMissing, resolveDrafts, type ResolvedRows } from './resolve-drafts.js';
 import { parseSourceSpec } from './source-spec.js';
 import type { WarehouseQuery } from '../warehouse/types.js';
@@ -20,7 +20,8 @@ export interface PlanPushOptions {
   createMissing: boolean;
   /** Read and check only: nothing is created in the CRM and nothing is written to the ledger. */
   dryRun: boolean;
-  maxRows?: number;
+  /** Rows, and bytes a row and in all, the source may have (defaults: read-source-rows.ts). */
+  sourceLimits?: Partial<SourceLimits>;
   sampleSize?: number;
 }
 
@@ -50,7 +51,7 @@ export interface PlanPushDeps {
 export async function planPush(deps: PlanPushDeps, opts: PlanPushOptions): Promise<PushPlanSummary> {
   const now = deps.now ?? (() => new Date());
   const spec = parseSourceSpec(opts.from, opts.ledgerName);
-  const rows = await readSourceRows(deps.db, spec, opts.maxRows);
+  const rows = await readSourceRows(deps.db, spec, opts.sourceLimits);
   const ledger = new PushLedger(deps.db);
   const ledgerState = await ledger.read(spec.sourceId);
   // Rows identical to the source row of their last success need no check and no CRM call: a

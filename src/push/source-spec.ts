@@ -6,6 +6,8 @@ import type { PushSourceTarget } from '../warehouse/push-source.js';
 
 /** Longest `--from` text accepted: a query longer than this is almost certainly a mistake. */
 export const MAX_SOURCE_TEXT = 100_000;
+/** Largest file `--from` may name (1 GiB): its rows must fit the push's row and byte limits anyway. */
+export const MAX_SOURCE_FILE_BYTES = 1024 ** 3;
 
 export type SourceSpec = PushSourceTarget & {
   /** Stable name of the source in the ledger: the relation name, `query:<hash>`, or `file:<name>`. */
@@ -54,8 +56,12 @@ function parseFrom(from: string): SourceSpec {
   const format = QUERY_START.test(text) ? undefined : FILE_FORMATS.find(([re]) => re.test(text))?.[1];
   if (format) {
     const path = resolve(text);
-    if (!existsSync(path) || !statSync(path).isFile()) {
+    const st = existsSync(path) ? statSync(path) : undefined;
+    if (!st?.isFile()) {
       throw new PushSourceError(`\`--from\` names the file ${path}, which does not exist; check the path (CSV, Parquet and JSON files are read directly).`);
+    }
+    if (st.size > MAX_SOURCE_FILE_BYTES) {
+      throw new PushSourceError(`\`--from\` names the file ${path} of ${st.size} bytes (limit ${MAX_SOURCE_FILE_BYTES}, 1 GiB); split it into smaller files and push each.`);
     }
     return { kind: 'file', sourceId: `file:${basename(path).toLowerCase()}`, format, path };
   }

@@ -21,12 +21,39 @@ export function pushSourceSelect(target: PushSourceTarget): string {
   }
 }
 
+/** What the push may read of a source: rows, and bytes of their JSON text, per row and in all. */
+export interface PushSourceLimits {
+  rows: number;
+  rowBytes: number;
+  totalBytes: number;
+}
+
 /**
- * At most `limit` source rows, each as DuckDB's own JSON text of the row: dates as `YYYY-MM-DD`,
- * lists as arrays and JSON columns as objects, whatever the driver's conversions.
+ * The source as read: each row's JSON text, or null for a row past `rowBytes` (its `bytes` tell
+ * how long it was), and `totalBytes` of all of them, read or not.
  */
-export async function readPushSourceJson(db: WarehouseQuery, target: PushSourceTarget, limit: number): Promise<string[]> {
-  if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`limit must be a positive integer, got ${limit}`);
-  const rows = await db.query(`SELECT to_json(_s)::VARCHAR AS j FROM (${pushSourceSelect(target)}) AS _s LIMIT ?`, [limit]);
-  return rows.map((r) => String(r.j));
+export interface PushSourceJson {
+  rows: { json: string | null; bytes: number }[];
+  totalBytes: number;
+}
+
+/**
+ * At most `limits.rows` source rows, each as DuckDB's own JSON text of the row: dates as
+ * `YYYY-MM-DD`, lists as arrays and JSON columns as objects, whatever the driver's conversions.
+ * The source is read once, into DuckDB (which spills past its memory limit); a row longer than
+ * `rowBytes`, and every row when they add up to more than `totalBytes`, come back as their
+ * length only, so no more than the limits ever reaches JavaScript.
+ */
+export async function readPushSourceJson(db: WarehouseQuery, target: PushSourceTarget, limits: PushSourceLimits): Promise<PushSourceJson> {
+  for (const [name, n] of Object.entries(limits)) if (!Number.isSafeInteger(n) || n < 1) throw new RangeError(`${name} must be a positive integer, got ${n}`);
+  const rows = await db.query(
+    // Numbered as read (a streaming row_number keeps the source's order) and put back in that
+    // order at the end: the whole-source sum may reorder rows on their way.
+    `SELECT CASE WHEN n <= ? AND total <= ? THEN j END AS j, n, total
+     FROM (SELECT j, strlen(j)::BIGINT AS n, (sum(strlen(j)) OVER ())::BIGINT AS total, rn
+           FROM (SELECT to_json(_s)::VARCHAR AS j, row_number() OVER () AS rn FROM (${pushSourceSelect(target)}) AS _s LIMIT ?))
+     ORDER BY rn`,
+    [limits.rowBytes, limits.totalBytes, limits.rows],
+  );
+  return { rows: rows.map((r) => ({ json: r.j === null ? null : String(r.j), bytes: Number(r.n) })), totalBytes: rows.length === 0 ? 0 : Number(rows[0]!.total) };
 }
