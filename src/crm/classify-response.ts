@@ -103,8 +103,15 @@ export function classifyErrorResponse(f: ResponseFacts): CrmError {
   return new UnexpectedStatusError(`Unexpected HTTP ${statusCode} from ${route}${says}`, opts);
 }
 
-/** Parses a 2xx body. Empty bodies give `null` only when `allowEmpty`, else a BadResponseError. */
-export function parseSuccessBody(body: string, facts: { method: string; path: string; statusCode: number; contentType: string | undefined; allowEmpty?: boolean }): unknown {
+/**
+ * Parses a 2xx body. Empty bodies give `null` only when `allowEmpty`, else a BadResponseError.
+ * `redact` removes credentials from the body before a message quotes it. JSON.parse's error is
+ * not kept as a cause: its message quotes the body around the fault, which may be anything.
+ */
+export function parseSuccessBody(
+  body: string,
+  facts: { method: string; path: string; statusCode: number; contentType: string | undefined; allowEmpty?: boolean; redact?: (text: string) => string },
+): unknown {
   const route = `${facts.method.toUpperCase()} ${facts.path}`;
   const opts = { statusCode: facts.statusCode, route };
   if (body.trim() === '') {
@@ -113,18 +120,15 @@ export function parseSuccessBody(body: string, facts: { method: string; path: st
   }
   try {
     return JSON.parse(body);
-  } catch (cause) {
+  } catch {
     if (looksLikeHtml(body)) {
       throw new BadResponseError(
-        `The CRM answered ${route} with an HTML page instead of JSON (a PHP error, a login or maintenance page, or a proxy); check CRM_BASE_URL and the site's error log. Page starts: ${snippet(body)}`,
+        `The CRM answered ${route} with an HTML page instead of JSON (a PHP error, a login or maintenance page, or a proxy); check CRM_BASE_URL and the site's error log. Page starts: ${snippet(facts.redact ? facts.redact(body) : body)}`,
         'html',
-        { ...opts, cause },
+        opts,
       );
     }
-    throw new BadResponseError(`Truncated or invalid JSON from ${route} (${body.length} bytes${facts.contentType ? `, ${facts.contentType}` : ''}); the request can be retried`, 'invalid_json', {
-      ...opts,
-      cause,
-    });
+    throw new BadResponseError(`Truncated or invalid JSON from ${route} (${body.length} bytes${facts.contentType ? `, ${facts.contentType}` : ''}); the request can be retried`, 'invalid_json', opts);
   }
 }
 

@@ -1,5 +1,6 @@
 import type { Logger } from '../logger.js';
-import { classifyErrorResponse, parseSuccessBody } from './classify-response.js';
+import { redact } from '../secret.js';
+import { classifyErrorResponse, looksLikeHtml, parseSuccessBody } from './classify-response.js';
 import { CrmError, NetworkError } from './errors.js';
 import type { RateLimiter } from './rate-limiter.js';
 import type { HttpRequest, Transport } from './transport.js';
@@ -62,25 +63,29 @@ export function createExecutor(deps: { transport: Transport; limiter: RateLimite
       throw e;
     }
     const latencyMs = performance.now() - started;
+    // The credentials, and any secret the request carried (a webhook's), out of what messages quote.
+    const scrub = (text: string): string => (req.secrets?.length ? redact(transport.redact(text), req.secrets) : transport.redact(text));
     if (res.statusCode === 429) {
       stats.status429++;
-      const err = classifyErrorResponse({ method: req.method, path: req.path, statusCode: 429, headers: res.headers, body: transport.redact(res.body) });
+      const err = classifyErrorResponse({ method: req.method, path: req.path, statusCode: 429, headers: res.headers, body: scrub(res.body) });
       ticket.release({ kind: 'rateLimited', retryAfterMs: err.retryAfterMs });
       throw err;
     }
     ticket.release(res.statusCode >= 500 ? { kind: 'error' } : { kind: 'ok', latencyMs });
     logger.debug({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(latencyMs) }, 'crm request');
     if (res.statusCode >= 200 && res.statusCode < 300) {
-      if (opts.raw && res.body.trim() !== '') return res.body;
+      // An HTML page is refused here, where the credentials are known, rather than by the raw reader.
+      if (opts.raw && res.body.trim() !== '' && !looksLikeHtml(res.body)) return res.body;
       return parseSuccessBody(res.body, {
         method: req.method,
         path: req.path,
         statusCode: res.statusCode,
         contentType: header(res.headers['content-type']),
         allowEmpty: opts.allowEmpty ?? req.method !== 'GET',
+        redact: scrub,
       });
     }
-    throw classifyErrorResponse({ method: req.method, path: req.path, query: req.query, statusCode: res.statusCode, headers: res.headers, body: transport.redact(res.body) });
+    throw classifyErrorResponse({ method: req.method, path: req.path, query: req.query, statusCode: res.statusCode, headers: res.headers, body: scrub(res.body) });
   }
 
   return async function execute(req, opts = {}) {

@@ -15,6 +15,8 @@ export interface HttpRequest {
   signal?: AbortSignal;
   /** Place among requests waiting for the rate limiter: lower first (`RateLimiter.acquire`). */
   priority?: number;
+  /** Secrets in the body (a webhook's), kept out of error messages should the server echo them. */
+  secrets?: readonly Secret[];
 }
 
 export interface HttpResponse {

@@ -353,6 +353,45 @@ describe('errors the simulator cannot produce (tiny local server)', () => {
     }
   });
 
+  it('a page, invalid JSON or an error echoing the credentials or a webhook secret sent keeps them out of the error and its cause', async () => {
+    const c = client();
+    const token = Buffer.from(`u:${PASSWORD}`).toString('base64');
+    try {
+      // A PHP debug page on a 2xx, read parsed and raw: the message quotes the page's start.
+      server.respond({ status: 200, headers: { 'content-type': 'text/html' }, body: `<html><body>PHP_AUTH_PW=${PASSWORD} HTTP_AUTHORIZATION=Basic ${token}</body></html>` });
+      for (const call of [() => c.contacts.get(1), () => c.contacts.listPageRaw({ page: 1, perPage: 10 })]) {
+        const page = await caught(call());
+        expect(page).toBeInstanceOf(BadResponseError);
+        expect((page as BadResponseError).kind).toBe('html');
+        expect((page as Error).message).toMatch(/Page starts: "PHP_AUTH_PW=\[redacted\]/);
+        expectNoSecret(page, [PASSWORD, token]);
+      }
+      // JSON.parse's own message quotes the text at the fault: not kept as the cause.
+      server.respond({ status: 200, body: `{"subscriber": ${PASSWORD}}` });
+      const json = await caught(c.contacts.get(1));
+      expect((json as BadResponseError).kind).toBe('invalid_json');
+      expectNoSecret(json, [PASSWORD.slice(0, 6)]);
+      // The CRM's validation of a webhook write quoting the secret it was sent.
+      const secret = 'whsec-echoed-by-the-crm-1';
+      server.respond((req, res) => {
+        const sent = (JSON.parse(req.body) as { secret?: string }).secret;
+        res.writeHead(req.method === 'POST' ? 422 : 500, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ code: 'rest_invalid_param', message: `Invalid secret ${sent}`, data: { params: { secret: `${sent} is not allowed` } } }));
+      });
+      const created = await caught(c.webhooks.create({ name: 'n', url: 'https://hooks.example.test/crm', events: ['contact.created'], secret }));
+      const updated = await caught(c.webhooks.update(3, { secret: new Secret(secret) }));
+      expect(created).toBeInstanceOf(ValidationError);
+      expect(updated).toBeInstanceOf(ServerError);
+      for (const e of [created, updated]) {
+        expect((e as Error).message).toContain('[redacted]');
+        expectNoSecret(e, [secret]);
+      }
+      expect(server.requests.at(-1)!.body).toContain(secret); // it was sent, as it must be
+    } finally {
+      await c.close();
+    }
+  });
+
   it('a redirect is not followed and names the fix; bad arguments fail before any request', async () => {
     const c = client();
     try {

@@ -68,12 +68,12 @@ export function createWebhooksApi(ctx: ClientContext): WebhooksApi {
       return listIn(await exec({ method: 'GET', path: '/webhooks' }), 'GET /webhooks');
     },
     async create(body) {
-      const res = await exec({ method: 'POST', path: '/webhooks', body: checkWrite(body, true) });
+      const res = await exec({ method: 'POST', path: '/webhooks', body: checkWrite(body, true), secrets: secretsOf(body) });
       return pick(res, undefined, 'POST /webhooks');
     },
     async update(id, body) {
       checkId(id, 'webhook id');
-      const res = await exec({ method: 'PUT', path: `/webhooks/${id}`, body: checkWrite(body, false) }, { idempotent: true });
+      const res = await exec({ method: 'PUT', path: `/webhooks/${id}`, body: checkWrite(body, false), secrets: secretsOf(body) }, { idempotent: true });
       return pick(res, id, 'PUT /webhooks/{id}');
     },
     async delete(id) {
@@ -91,4 +91,10 @@ export function createWebhooksApi(ctx: ClientContext): WebhooksApi {
       return parsePage(res, ['deliveries'], schemas.WebhookDelivery, q, 'GET /webhooks/{id}/deliveries');
     },
   };
+}
+
+/** The secret a write sends, so that an error echoing the request cannot show it. */
+function secretsOf(body: Partial<WebhookWrite>): Secret[] {
+  if (body.secret === undefined) return [];
+  return [body.secret instanceof Secret ? body.secret : new Secret(body.secret)];
 }
