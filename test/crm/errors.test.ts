@@ -359,7 +359,7 @@ describe('errors the simulator cannot produce (tiny local server)', () => {
     try {
       // A PHP debug page on a 2xx, read parsed and raw: the message quotes the page's start.
       server.respond({ status: 200, headers: { 'content-type': 'text/html' }, body: `<html><body>PHP_AUTH_PW=${PASSWORD} HTTP_AUTHORIZATION=Basic ${token}</body></html>` });
-      for (const call of [() => c.contacts.get(1), () => c.contacts.listPageRaw({ page: 1, perPage: 10 })]) {
+      for (const call of [() => c.contacts.get(1), () => c.contacts.listPageRaw({ page: 1, perPage: 10 })] as (() => Promise<unknown>)[]) {
         const page = await caught(call());
         expect(page).toBeInstanceOf(BadResponseError);
         expect((page as BadResponseError).kind).toBe('html');
