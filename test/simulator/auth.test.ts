@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { authenticate } from '../../src/simulator/auth.js';
 import type { RunningSimulator } from '../../src/simulator/index.js';
+import { withTimingSafeEqualSpy } from '../helpers/timing-safe-equal-spy.js';
 import { api, basic, isSpecError, withSim, type Api } from './helpers.js';
 
 let sim: RunningSimulator;
@@ -145,5 +147,22 @@ describe('admin ground-truth endpoint', () => {
     } finally {
       await s.sim.close();
     }
+  });
+
+  // As for webhook signatures (verify-signature.test.ts): what decides is checked, not timing.
+  it('compares passwords by crypto.timingSafeEqual on equal-length digests, whatever the length given', async () => {
+    const users = [{ username: 'admin-user', password: 'admin-pass-123', capabilities: [] }];
+    const as = (password: string) => authenticate(users, { authorization: basic('admin-user', password) }, new URLSearchParams());
+    await withTimingSafeEqualSpy((calls) => {
+      expect(as('admin-pass-123')?.username).toBe('admin-user');
+      for (const wrong of ['x', 'admin-pass-12', 'admin-pass-1234', 'y'.repeat(300)]) expect(as(wrong), wrong).toBeUndefined();
+      // One comparison per attempt, a short or long password included, never skipped for its length.
+      expect(calls).toHaveLength(5);
+      for (const [a, b] of calls) expect([a.length, b.length]).toEqual([32, 32]);
+    });
+    await withTimingSafeEqualSpy(
+      () => expect(as('not-the-password')?.username).toBe('admin-user'),
+      () => true,
+    );
   });
 });
