@@ -34,10 +34,14 @@ export async function readBackgroundWorkerRecord(dataDir: string): Promise<Backg
   }
 }
 
-/** Written aside and renamed: the worker reads its record every few seconds and stops when it names another. */
+/**
+ * Written aside and renamed: the worker reads its record every few seconds and stops when it names
+ * another. Owner-only, as the worker's log: `config` is a hash over the credentials among the rest
+ * (configFingerprint), which others need not have to guess a weak password against.
+ */
 export async function writeBackgroundWorkerRecord(dataDir: string, record: BackgroundWorkerRecord): Promise<void> {
   const file = backgroundWorkerFile(dataDir);
-  await writeFile(`${file}.${process.pid}.tmp`, `${JSON.stringify(record)}\n`);
+  await writeFile(`${file}.${process.pid}.tmp`, `${JSON.stringify(record)}\n`, { mode: 0o600 });
   await rename(`${file}.${process.pid}.tmp`, file);
 }
 

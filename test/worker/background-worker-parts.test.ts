@@ -113,6 +113,13 @@ it('the record file is where the docs say', async () => {
   expect(backgroundWorkerFile(dir)).toBe(join(dir, 'worker.json'));
 });
 
+it('the record, which holds the configuration fingerprint, and the log are readable by their owner only', async () => {
+  await writeBackgroundWorkerRecord(dir, { pid: process.pid, build: 'b', config: configFingerprint(loadConfig({ CRM_PASSWORD: 'a-password' })), startedAt: new Date(0).toISOString() });
+  const log = sizeBoundedLog(join(dir, 'worker.log'));
+  await new Promise<void>((resolve) => log.end(resolve));
+  for (const file of [backgroundWorkerFile(dir), join(dir, 'worker.log')]) expect((await stat(file)).mode & 0o777, file).toBe(0o600);
+});
+
 describe('ensureBackgroundWorker', () => {
   it('refuses a configuration built in code that the background worker, reading the environment, would not serve', async () => {
     // Another DuckDB file than the environment's: a worker started from the environment would write there.
