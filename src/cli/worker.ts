@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import { z } from 'zod';
 import { loadConfig, requireCrm, type Config } from '../config.js';
@@ -53,8 +54,12 @@ export function registerWorkerCommand(program: Command): void {
     });
 }
 
+/** Largest `--workflow-bundle` the worker loads (the bundle of workflows/ is about 2 MB). */
+export const MAX_WORKFLOW_BUNDLE_BYTES = 64 * 1024 * 1024;
+
 /** Serves both task queues until a signal; this process owns the DuckDB file meanwhile. */
 export async function workerCommand(config: Config, opts: WorkerOptions, logger: Logger): Promise<void> {
+  if (opts.workflowBundle) checkWorkflowBundle(opts.workflowBundle);
   requireCrm(config);
   quietTemporalRuntime(config.logLevel, logger);
   limitHeapGrowth(config.workerHeapGrowthPercent);
@@ -113,5 +118,22 @@ export async function workerCommand(config: Config, opts: WorkerOptions, logger:
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
     if (opts.background) await removeBackgroundWorkerRecord(config.dataDir, process.pid).catch(() => undefined);
+  }
+}
+
+/** The bundle a worker would load whole: a file, and not larger than MAX_WORKFLOW_BUNDLE_BYTES. */
+function checkWorkflowBundle(path: string): void {
+  const st = (() => {
+    try {
+      return statSync(path);
+    } catch {
+      return undefined;
+    }
+  })();
+  if (!st?.isFile()) throw new ConfigError(`--workflow-bundle ${path} is not a file; pass a workflow bundle (bundleWorkflows writes one), or leave the option out to bundle workflows/ at start.`);
+  if (st.size > MAX_WORKFLOW_BUNDLE_BYTES) {
+    throw new ConfigError(
+      `--workflow-bundle ${path} is ${st.size} bytes, more than the ${MAX_WORKFLOW_BUNDLE_BYTES} a workflow bundle may have; pass the bundle of workflows/, or leave the option out.`,
+    );
   }
 }
