@@ -69,6 +69,11 @@ describe('the background worker on the embedded default', () => {
     // Started with the worker's launch settings, in one process (it need not start itself again).
     expect((await readFile(`/proc/${record!.pid}/environ`, 'utf8')).split('\0')).toContain('MALLOC_ARENA_MAX=2');
     expect((await readFile(`/proc/${record!.pid}/cmdline`, 'utf8')).split('\0')).toContain('--max-semi-space-size=4');
+    // The credentials reach the worker in its environment, which only its user may read, never on
+    // its command line, which every user may (ps); the embedded Temporal gets them in neither.
+    expect(await readFile(`/proc/${record!.pid}/cmdline`, 'utf8')).not.toContain(sim.credentials.password);
+    const server = await readEmbeddedServerRecord(dir);
+    for (const part of ['cmdline', 'environ']) expect(await readFile(`/proc/${server!.pid}/${part}`, 'utf8'), part).not.toContain(sim.credentials.password);
 
     // The command is a client: its terminal output is the sync's, the worker's lines are in its log.
     const second = await runCli(['sync'], env, 180_000);
