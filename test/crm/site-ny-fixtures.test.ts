@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { parseSuccessBody } from '../../src/crm/classify-response.js';
-import { type Contact, type CrmClient, createRateLimiter, crmClientFromConfig, NotFoundError, ValidationError } from '../../src/crm/index.js';
+import { type Contact, type CrmClient, createRateLimiter, crmClientFromConfig, NotFoundError, type Page, ValidationError } from '../../src/crm/index.js';
 import { bodyText, type Fixture, fixtureNamed, loadFixtures } from './helpers/fixtures.js';
 import { type ReplayServer, type SeenRequest, startReplayServer } from './helpers/replay-server.js';
 import { NOT_CLIENT, queryDifferences, REPLAYS, SYNC_LOOKUPS } from './helpers/site-ny-replays.js';
@@ -146,6 +146,16 @@ function expectContact(got: Contact, row: Json, where: string): void {
   expect(got.raw, where).toEqual(row);
 }
 
+/** A page's paginator as the captured envelope `p` gives it. */
+function expectPaging(page: Pick<Page<unknown>, 'total' | 'perPage' | 'currentPage' | 'lastPage'>, p: Json, file: string): void {
+  expect({ total: page.total, perPage: page.perPage, currentPage: page.currentPage, lastPage: page.lastPage }, file).toEqual({
+    total: p.total,
+    perPage: p.per_page,
+    currentPage: p.current_page,
+    lastPage: p.last_page,
+  });
+}
+
 describe(`${SITE} contacts: zone-less times read in ${ZONE}, memberships, custom values`, () => {
   const LISTINGS = Object.keys(REPLAYS).filter((f) => f.startsWith('GET_subscribers_') && (bodyOf(f).subscribers as Json | undefined)?.data);
 
@@ -154,12 +164,7 @@ describe(`${SITE} contacts: zone-less times read in ${ZONE}, memberships, custom
     for (const file of LISTINGS) {
       const page = await value<Awaited<ReturnType<CrmClient['contacts']['listPage']>>>(file);
       const p = bodyOf(file).subscribers as Json & { data: Json[] };
-      expect({ total: page.total, perPage: page.perPage, currentPage: page.currentPage, lastPage: page.lastPage }, file).toEqual({
-        total: p.total,
-        perPage: p.per_page,
-        currentPage: p.current_page,
-        lastPage: p.last_page,
-      });
+      expectPaging(page, p, file);
       expect(
         page.items.map((c) => c.id),
         file,
@@ -357,12 +362,7 @@ describe(`${SITE} funnels and funnel subscribers`, () => {
     for (const file of files) {
       const page = await value<Awaited<ReturnType<CrmClient['funnels']['subscribersPage']>>>(file);
       const p = bodyOf(file).funnel_subscribers as Json & { data: Json[] };
-      expect({ total: page.total, perPage: page.perPage, currentPage: page.currentPage, lastPage: page.lastPage }, file).toEqual({
-        total: p.total,
-        perPage: p.per_page,
-        currentPage: p.current_page,
-        lastPage: p.last_page,
-      });
+      expectPaging(page, p, file);
       expect(
         page.items.map((s) => [
           s.id,
