@@ -22,7 +22,8 @@ const REDACT = ['password', '*.password', 'secret', '*.secret', 'authorization',
  * Logs to stderr (stdout is for command output). Structured JSON lines when stdout is not a
  * terminal or with `--log-json`; on a terminal, where progress is shown, only warnings and errors
  * as short human lines (unless CRMSYNC_LOG_LEVEL asks for debug or trace). Keys that may hold
- * credentials are censored whatever their depth; secrets are also wrapped in `Secret`.
+ * credentials are censored at the top level and one level down (REDACT's paths); at any depth
+ * it is `Secret`, which every credential is wrapped in, that prints as `[redacted]`.
  */
 export function createLogger(level: string = 'info', bindings: Record<string, unknown> = {}): Logger {
   const options = { level, base: bindings, redact: { paths: REDACT, censor: '[redacted]' } };
