@@ -1,6 +1,6 @@
 import { CONTACT_COLUMNS } from './contact-columns.js';
 import { quoteIdent, quoteLiteral } from './quote.js';
-import { fingerprintExpr, wallInstantsSql, wallInZoneSql } from './sql-expr.js';
+import { fingerprintExpr, isUtcZone, wallInstantsSql, wallInZoneSql } from './sql-expr.js';
 
 /**
  * The client's tolerant contact schema (src/crm/schemas/contact.ts, primitives.ts, timestamps.ts)
@@ -185,7 +185,7 @@ export function siteTimestampSql(x: string, zone: string): string {
  * than the rest of its typing together.
  */
 const TIMESTAMPS = ['created_at', 'updated_at'] as const;
-const byZone = (zone: string) => zone !== 'UTC' && zone !== 'Etc/UTC';
+const byZone = (zone: string) => !isUtcZone(zone);
 
 function timestampValue(k: string, zone: string): string {
   const wall = `_${k}_wall`;

@@ -26,17 +26,12 @@ const DAY_US = 86_400_000_000;
  */
 export function wallInZoneSql(wall: string, zone: string): string {
   const us = `epoch_us(${wall})`;
-  if (zone === 'UTC' || zone === 'Etc/UTC') return `make_timestamptz(${us})`;
-  const z = quoteLiteral(zone);
-  const offsetAt = (instantUs: string) => `(epoch_us(timezone(${z}, make_timestamptz(${instantUs}))) - ${instantUs})`;
+  if (isUtcZone(zone)) return `make_timestamptz(${us})`;
+  const offsetAt = offsetAtSql(zone);
   const before = offsetAt(`(${us} - ${DAY_US})`);
   const after = offsetAt(`(${us} + ${DAY_US})`);
   const [withBefore, withAfter] = [`(${us} - ${before})`, `(${us} - ${after})`];
-  const [beforeFits, afterFits] = [`${offsetAt(withBefore)} = ${before}`, `${offsetAt(withAfter)} = ${after}`];
-  return `make_timestamptz(CASE WHEN ${before} = ${after} THEN ${withBefore}
-    WHEN ${beforeFits} AND ${afterFits} THEN least(${withBefore}, ${withAfter})
-    WHEN ${beforeFits} THEN ${withBefore} WHEN ${afterFits} THEN ${withAfter}
-    ELSE greatest(${withBefore}, ${withAfter}) END)`;
+  return `make_timestamptz(${pickInstantSql({ before, after, withBefore, withAfter, beforeFits: `${offsetAt(withBefore)} = ${before}`, afterFits: `${offsetAt(withAfter)} = ${after}` })})`;
 }
 
 /**
@@ -46,15 +41,34 @@ export function wallInZoneSql(wall: string, zone: string): string {
  * at each use (a statement's planning grows with its text).
  */
 export function wallInstantsSql(walls: string, zone: string): string {
-  if (zone === 'UTC' || zone === 'Etc/UTC') return `SELECT *, epoch_us(wall) AS instant_us FROM ${walls}`;
-  const z = quoteLiteral(zone);
-  const offsetAt = (instantUs: string) => `(epoch_us(timezone(${z}, make_timestamptz(${instantUs}))) - ${instantUs})`;
+  if (isUtcZone(zone)) return `SELECT *, epoch_us(wall) AS instant_us FROM ${walls}`;
+  const offsetAt = offsetAtSql(zone);
   const offsets = `SELECT *, ${offsetAt(`(_us - ${DAY_US})`)} AS _before, ${offsetAt(`(_us + ${DAY_US})`)} AS _after FROM (SELECT *, epoch_us(wall) AS _us FROM ${walls})`;
   const candidates = `SELECT *, _us - _before AS _with_before, _us - _after AS _with_after FROM (${offsets})`;
   const fits = `SELECT *, ${offsetAt('_with_before')} = _before AS _before_fits, ${offsetAt('_with_after')} = _after AS _after_fits FROM (${candidates})`;
-  return `SELECT * EXCLUDE (_us, _before, _after, _with_before, _with_after, _before_fits, _after_fits), CASE WHEN _before = _after THEN _with_before
-      WHEN _before_fits AND _after_fits THEN least(_with_before, _with_after) WHEN _before_fits THEN _with_before WHEN _after_fits THEN _with_after
-      ELSE greatest(_with_before, _with_after) END AS instant_us FROM (${fits})`;
+  const instant = pickInstantSql({ before: '_before', after: '_after', withBefore: '_with_before', withAfter: '_with_after', beforeFits: '_before_fits', afterFits: '_after_fits' });
+  return `SELECT * EXCLUDE (_us, _before, _after, _with_before, _with_after, _before_fits, _after_fits), ${instant} AS instant_us FROM (${fits})`;
+}
+
+/** UTC and its alias: wall times are instants as they are, with no time zone lookup. */
+export const isUtcZone = (zone: string): boolean => zone === 'UTC' || zone === 'Etc/UTC';
+
+/** The zone's offset (microseconds, wall minus UTC) at an instant given in epoch microseconds. */
+function offsetAtSql(zone: string): (instantUs: string) => string {
+  const z = quoteLiteral(zone);
+  return (instantUs) => `(epoch_us(timezone(${z}, make_timestamptz(${instantUs}))) - ${instantUs})`;
+}
+
+/**
+ * PHP's choice between the wall time read with the offset before a change and with the one after
+ * (each an SQL expression): the one instant when no change is near; the earlier when both fit (a
+ * repeated hour); the one that fits; else (a skipped hour) the later, moved forward by the skip.
+ */
+function pickInstantSql(e: { before: string; after: string; withBefore: string; withAfter: string; beforeFits: string; afterFits: string }): string {
+  return `CASE WHEN ${e.before} = ${e.after} THEN ${e.withBefore}
+    WHEN ${e.beforeFits} AND ${e.afterFits} THEN least(${e.withBefore}, ${e.withAfter})
+    WHEN ${e.beforeFits} THEN ${e.withBefore} WHEN ${e.afterFits} THEN ${e.withAfter}
+    ELSE greatest(${e.withBefore}, ${e.withAfter}) END`;
 }
 
 /**
