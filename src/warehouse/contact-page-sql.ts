@@ -270,20 +270,15 @@ export function contactReasonsSql(rows: string): string {
   return `SELECT seq, position, nullif(concat_ws('; ', ${issues.join(',\n        ')}), '') AS _reason FROM (${transformedSql(rows)})`;
 }
 
-/** Joins a page's row texts into the staged `rows` value `pageRowsSql` splits again. */
-export const ROW_SEPARATOR = '\x1e';
-
 /**
- * The contact rows of each staged page `(seq, page, body, rows)`. A page whose rows the scan
- * found (`rows`: their texts joined by ROW_SEPARATOR, which JSON allows only escaped, so it can
- * split nothing but a malformed row, which then fails to parse) is split without parsing the body.
- * Else from `body`: the listing's `subscribers.data` array (the common shape, read with one parse
- * of the body); else a PHP keyed `data` object, `subscribers` as a plain array, or a top-level
- * `data` array.
+ * The contact rows of the staged pages `(seq, page, body)` and rows `(seq, page, position, raw)`.
+ * A page whose rows the scan found is staged as its rows (`stage-contact-rows.ts`), its `body`
+ * NULL. Else from `body`: the listing's `subscribers.data` array (the common shape, read with one
+ * parse of the body); else a PHP keyed `data` object, `subscribers` as a plain array, or a
+ * top-level `data` array.
  */
-export function pageRowsSql(pages: string): string {
-  const split = `SELECT CAST(seq AS INTEGER) AS seq, CAST(page AS INTEGER) AS page, string_split(rows, chr(30)) AS r FROM ${quoteIdent(pages)} WHERE rows <> ''`;
-  return `SELECT seq, page, CAST(unnest(r) AS JSON) AS raw, generate_subscripts(r, 1) AS position FROM (${split})
+export function pageRowsSql(pages: string, rows: string): string {
+  return `SELECT seq, page, raw, position FROM ${quoteIdent(rows)}
     UNION ALL ${bodyRowsSql(pages)}`;
 }
 
@@ -294,7 +289,7 @@ function bodyRowsSql(pages: string): string {
       ELSE json_extract(body, '$.data[*]') END`;
   return `SELECT seq, page, unnest(rows) AS raw, generate_subscripts(rows, 1) AS position FROM (
     SELECT seq, page, CASE WHEN len(listed) > 0 THEN listed ELSE ${other} END AS rows FROM (
-      SELECT CAST(seq AS INTEGER) AS seq, CAST(page AS INTEGER) AS page, body, json_extract(body, '$.subscribers.data[*]') AS listed FROM ${quoteIdent(pages)} WHERE rows IS NULL
+      SELECT CAST(seq AS INTEGER) AS seq, CAST(page AS INTEGER) AS page, body, json_extract(body, '$.subscribers.data[*]') AS listed FROM ${quoteIdent(pages)} WHERE body IS NOT NULL
     )
   )`;
 }

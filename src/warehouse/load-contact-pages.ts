@@ -1,12 +1,13 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { CONTACT_BUCKET_SIZE, CONTACT_FIELD_NAMES } from './contact-columns.js';
-import { contactReasonsSql, pageRowsSql, ROW_SEPARATOR, typedContactRowsSql } from './contact-page-sql.js';
+import { contactReasonsSql, pageRowsSql, typedContactRowsSql } from './contact-page-sql.js';
 import { WarehouseInputError, WarehousePageUnreadableError } from './errors.js';
 import { appendStagedContacts, holdsIdFrom, mergeStagedContacts } from './load-contacts.js';
 import { quoteIdent, quoteLiteral } from './quote.js';
 import { timestampLiteral } from './sql-expr.js';
 import { inTransaction, readCount, readRows, run } from './sql-run.js';
 import { stageColumns } from './stage-columns.js';
+import { stageContactRows } from './stage-contact-rows.js';
 import type { LoadContext, LoadStats } from './types.js';
 
 /** One listing response of `GET /subscribers`, as the CRM sent it. */
@@ -47,17 +48,21 @@ export async function loadContactPages(connection: DuckDBConnection, pages: read
   checkPages(pages);
   const numbered = pages.map((p, seq) => ({ seq, ...p }));
   const filtered = pages.some((p) => p.minId !== undefined || p.firstRows !== undefined);
-  const columns = filtered ? ['seq', 'page', 'body', 'rows', 'min_id', 'first_rows'] : ['seq', 'page', 'body', 'rows'];
+  const columns = filtered ? ['seq', 'page', 'body', 'min_id', 'first_rows'] : ['seq', 'page', 'body'];
   const num = (n: number | undefined) => (n === undefined ? null : String(n));
-  await stageColumns(connection, '_stage_contact_pages', columns, numbered, (p) =>
-    p.rowSpans ? [String(p.seq), String(p.page), null, rowTexts(p.body, p.rowSpans), num(p.minId), num(p.firstRows)] : [String(p.seq), String(p.page), p.body, null, num(p.minId), num(p.firstRows)],
+  // A page with row spans is staged as its rows; its body stays in JavaScript.
+  await stageColumns(connection, '_stage_contact_pages', columns, numbered, (p) => [String(p.seq), String(p.page), p.rowSpans ? null : p.body, num(p.minId), num(p.firstRows)]);
+  await stageContactRows(
+    connection,
+    '_stage_contact_rows',
+    numbered.flatMap((p) => (p.rowSpans ? [{ seq: p.seq, page: p.page, body: p.body, spans: p.rowSpans }] : [])),
   );
   try {
-    await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_contacts_checked AS ${typedContactRowsSql(`(${pageRowsSql('_stage_contact_pages')})`, opts.siteTimeZone)};
+    await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_contacts_checked AS ${typedContactRowsSql(`(${pageRowsSql('_stage_contact_pages', '_stage_contact_rows')})`, opts.siteTimeZone)};
       ${filtered ? `${UNASKED_ROWS_SQL};` : ''}
-      DROP TABLE _stage_contact_pages`);
+      DROP TABLE _stage_contact_pages; DROP TABLE _stage_contact_rows`);
   } catch (err) {
-    await run(connection, 'DROP TABLE IF EXISTS _stage_contact_pages');
+    await run(connection, 'DROP TABLE IF EXISTS _stage_contact_pages; DROP TABLE IF EXISTS _stage_contact_rows');
     if (!/Malformed JSON/i.test(String(err))) throw err;
     // DuckDB's message quotes the body; contact data stays out of errors.
     const numbers = pages.map((p) => p.page);
@@ -79,13 +84,6 @@ export async function loadContactPages(connection: DuckDBConnection, pages: read
  */
 const UNASKED_ROWS_SQL = `DELETE FROM _stage_contacts_checked c USING _stage_contact_pages p
   WHERE c.seq = CAST(p.seq AS INTEGER) AND (c.position > CAST(p.first_rows AS BIGINT) OR c.id <= CAST(p.min_id AS BIGINT))`;
-
-/** A page's row texts, joined for `pageRowsSql` to split. */
-function rowTexts(body: string, spans: readonly number[]): string {
-  const rows = new Array<string>(spans.length / 2);
-  for (let k = 0; k < rows.length; k++) rows[k] = body.slice(spans[2 * k], spans[2 * k + 1]);
-  return rows.join(ROW_SEPARATOR);
-}
 
 /** Sets `_reason` on the checked rows a cheap check could not pass, when there are any (rare: none in most loads). */
 async function giveReasons(connection: DuckDBConnection): Promise<void> {
