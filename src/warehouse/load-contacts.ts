@@ -6,7 +6,7 @@ import { quoteIdent, quoteLiteral } from './quote.js';
 import { contactRawSql, contactRowSelectSql, encodeContactRaw, encodeContactRow } from './contact-rows.js';
 import { fingerprintExpr, timestampLiteral } from './sql-expr.js';
 import { stageColumns } from './stage-columns.js';
-import { inTransaction, readCount } from './sql-run.js';
+import { inTransaction, readCount, readRows } from './sql-run.js';
 import type { LoadContext, LoadStats } from './types.js';
 
 export const MAX_CONTACTS_PER_LOAD = 500_000;
@@ -82,15 +82,20 @@ export async function appendStagedContacts(connection: DuckDBConnection, ctx: Lo
  */
 export async function mergeStagedContacts(connection: DuckDBConnection, total: number, ctx: LoadContext, raw: 'in-stage' | ((allNew: boolean) => Promise<void>)): Promise<LoadStats> {
   await connection.run(diffKeysSql());
-  const inserted = await readCount(connection, 'SELECT count(*) FROM _stage_contacts_keys WHERE _is_new');
-  const changed = await readCount(connection, 'SELECT count(*) FROM _stage_contacts_keys');
+  // One read for the counts and the parts (with every id new, the stage's): a statement costs a few ms of every load.
+  const keys = (
+    await readRows(
+      connection,
+      `SELECT count(*) FILTER (WHERE _is_new) AS inserted, count(*) AS changed, coalesce(list(DISTINCT id // ${CONTACT_BUCKET_SIZE}), []) AS parts FROM _stage_contacts_keys`,
+    )
+  )[0]!;
+  const [inserted, changed] = [Number(keys.inserted), Number(keys.changed)];
   if (changed > 0) {
     const allNew = inserted === total;
     if (allNew && raw === 'in-stage') {
       // Every id new though not above the highest held (parallel ranges of a backfill land out of
       // order): the append's one batch of statements, as when every id is above it.
-      const parts = await connection.runAndReadAll(`SELECT DISTINCT id // ${CONTACT_BUCKET_SIZE} AS part FROM _stage_contacts`);
-      await appendStagedContacts(connection, ctx, new Set(parts.getColumns()[0]!.map((v) => Number(v))));
+      await appendStagedContacts(connection, ctx, new Set((keys.parts as unknown[]).map(Number)));
     } else if (raw === 'in-stage') {
       await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_contacts_diff AS SELECT s.*, k._is_new FROM _stage_contacts_keys k JOIN _stage_contacts s ON s.id = k.id`);
       await applyDiff(connection, { typed: '_stage_contacts_diff', withRaw: '_stage_contacts_diff' }, ctx, changed - inserted);
