@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { allowHeader, routeAnswered } from './allow-header.js';
 import { authenticate, claimedUser } from './auth.js';
 import { readBody } from './body.js';
 import type { FaultInjector } from './faults.js';
@@ -101,19 +102,27 @@ export function createSimServer(deps: ServerDeps): Server {
       req.socket.destroy();
       return;
     }
-    const send = (out: SimResponse, truncate = false): void => {
+    const user = match.def.caps.length > 0 ? authenticate(opts.users, req.headers, url.searchParams) : undefined;
+    // Real mode names the route's methods only on what its handler answered (see allowHeader): not
+    // on a rate limit or fatal error injected before it runs; a deadlock is the handler's query failing.
+    const send = (out: SimResponse, truncate = false, routed = true): void => {
       if (out.status === 429) stats.status429++;
       if (out.status >= 500) stats.status5xx++;
       if (out.status === 423) stats.status423++;
-      writeResponse(res, out, { truncate, headers: { allow: match.def.method } });
+      const allow = routed || !real ? allowHeader(deps.router, match.def.path, real, user) : undefined;
+      writeResponse(res, out, { truncate, headers: allow === undefined ? {} : { allow } });
     };
     if (decision.kind === 'rate_limited') {
       req.resume();
-      send({
-        status: 429,
-        body: { code: 'rest_rate_limited', message: `Too many requests; retry after ${decision.retryAfterSec} s.`, data: { status: 429 } },
-        headers: { 'retry-after': String(decision.retryAfterSec) },
-      });
+      send(
+        {
+          status: 429,
+          body: { code: 'rest_rate_limited', message: `Too many requests; retry after ${decision.retryAfterSec} s.`, data: { status: 429 } },
+          headers: { 'retry-after': String(decision.retryAfterSec) },
+        },
+        false,
+        false,
+      );
       return;
     }
     if (decision.kind === 'error') {
@@ -122,6 +131,8 @@ export function createSimServer(deps: ServerDeps): Server {
         real && !wantsJson
           ? { status: decision.status, body: null, raw: htmlErrorPage(), contentType: 'text/html; charset=UTF-8' }
           : { status: decision.status, body: { code: 'internal_server_error', message: 'Injected server error; retry the request.', data: { status: decision.status } } },
+        false,
+        false,
       );
       return;
     }
@@ -133,10 +144,11 @@ export function createSimServer(deps: ServerDeps): Server {
     if (decision.latencyMs > 0) await new Promise((r) => setTimeout(r, decision.latencyMs));
     const started = performance.now();
     let out: SimResponse;
+    let routed = true;
+    let permitted = false;
     try {
       let username: string | undefined;
       if (match.def.caps.length > 0) {
-        const user = authenticate(opts.users, req.headers, url.searchParams);
         if (!user) {
           req.resume();
           throw new SimError(401, real ? 'rest_forbidden' : 'rest_not_logged_in', 'Sorry, you are not allowed to do that. Send valid HTTP Basic credentials.', {
@@ -153,6 +165,7 @@ export function createSimServer(deps: ServerDeps): Server {
         }
         username = user.username;
       }
+      permitted = true;
       const body = method === 'GET' ? (req.resume(), {}) : await readBody(req, opts.maxBodyBytes);
       const ctx: RouteCtx = {
         method,
@@ -172,13 +185,16 @@ export function createSimServer(deps: ServerDeps): Server {
         username,
       };
       out = await match.def.handler(ctx);
+      routed = routeAnswered(out);
       if (real && match.def.bench !== false && out.raw === undefined && out.status < 300 && typeof out.body === 'object' && out.body !== null && !Array.isArray(out.body)) {
         out = { ...out, body: { ...(out.body as object), __bench: (performance.now() - started) / 1000 } };
       }
     } catch (err) {
       out = errorResponse(err, real, wantsJson);
+      // A failed permission check above keeps the Allow of what the caller may use (none for a 401).
+      if (permitted) routed = routeAnswered(out);
     }
-    send(out, decision.truncate);
+    send(out, decision.truncate, routed);
   };
   return createServer({ keepAlive: true }, (req, res) => {
     handle(req, res).catch((err: unknown) => {

@@ -4,18 +4,7 @@ import { FaultInjector } from './faults.js';
 import { Marketing } from './marketing.js';
 import { createMutateApi, type MutateApi } from './mutate.js';
 import { resolveOptions, SimulatorOptionsError, type FaultOptions, type SimulatorOptions } from './options.js';
-import { Router } from './router.js';
-import { companyRoutes } from './routes/companies.js';
-import { contactRoutes } from './routes/contacts.js';
-import { miscRoutes, realMiscRoutes } from './routes/misc.js';
-import { taxonomyRoutes } from './routes/taxonomy.js';
-import { webhookRoutes } from './routes/webhooks.js';
-import { campaignRoutes, realCampaignRoutes } from './routes/campaigns.js';
-import { contentRoutes } from './routes/content.js';
-import { formRoutes } from './routes/forms.js';
-import { funnelRoutes } from './routes/funnels.js';
-import { realFunnelRoutes } from './routes/real-funnels.js';
-import { reportRoutes } from './routes/reports.js';
+import { buildRouter } from './route-table.js';
 import { ADMIN_PREFIX, createSimServer, listen, type SimulatorStats } from './server.js';
 import { SimState } from './state.js';
 import { buildTruth, type SimulatorTruth } from './truth.js';
@@ -51,21 +40,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   const webhooks = new WebhookDispatcher({ timeScale: opts.webhookTimeScale, allowHttp: opts.allowHttpWebhookUrls, now: opts.now, incomingOnly: !opts.outboundWebhooks });
   state.onEvent((e) => webhooks.onEvent(e));
   const faults = new FaultInjector(opts.seed, opts.faults, opts.now);
-  const routes = [
-    ...contactRoutes,
-    ...taxonomyRoutes,
-    ...companyRoutes,
-    ...miscRoutes,
-    ...webhookRoutes,
-    ...campaignRoutes,
-    ...funnelRoutes,
-    ...contentRoutes(opts.mode === 'real'),
-    ...reportRoutes(opts.mode === 'real'),
-    ...(opts.mode === 'real' ? [...realMiscRoutes, ...realCampaignRoutes, ...realFunnelRoutes] : formRoutes),
-  ];
-  // A CRM without some modules: their routes answer 404 rest_no_route like any unknown route.
-  const absent = (path: string): boolean => opts.unavailable.some((p) => path === p || path.startsWith(`${p}/`));
-  const router = new Router().add(routes.filter((r) => !absent(r.path)));
+  const router = buildRouter(opts.mode, opts.unavailable);
   const stats: SimulatorStats = { requests: 0, byRoute: {}, status429: 0, status5xx: 0, status423: 0 };
   const basePath = opts.mode === 'real' ? '/wp-json/fluent-crm/v2' : '/v2';
   const truth = (): SimulatorTruth => buildTruth(state, marketing, webhooks);

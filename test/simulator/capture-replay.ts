@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { RunningSimulator } from '../../src/simulator/index.js';
@@ -16,6 +16,8 @@ export interface Capture {
     body: unknown;
     body_encoding: 'json' | 'form' | 'raw' | null;
     headers?: Record<string, string>;
+    /** Who asked, e.g. `none` or `Basic admin:<application password>` (no credentials are stored). */
+    auth?: string;
   };
   status: number;
   headers: Record<string, string>;
@@ -28,6 +30,14 @@ const BASE = '/wp-json/fluent-crm/v2';
 /** `name` is a file name without `.json`, `site-ny/...` for the second site; a missing file fails the test. */
 export function loadCapture(name: string): Capture {
   return { ...(JSON.parse(readFileSync(join(sharedFixtureDir(), `${name}.json`), 'utf8')) as Omit<Capture, 'name'>), name };
+}
+
+/** The names of every capture of the UTC site, or of `site` (`site-ny`), for loadCapture. */
+export function captureNames(site?: string): string[] {
+  return readdirSync(sharedFixtureDir(site))
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((f) => `${site ? `${site}/` : ''}${f.slice(0, -'.json'.length)}`);
 }
 
 /** The captured request's route below the base URL, with its query string. */

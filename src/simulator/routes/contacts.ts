@@ -241,12 +241,13 @@ function updateNote(ctx: RouteCtx): SimResponse {
   return ok({ note: ctx.ser.note(note, false), message: 'Note successfully updated' });
 }
 
+// In fluentcrm-2.9's order per path, which real mode's Allow header keeps (GET, DELETE, PUT for one contact).
 export const contactRoutes: RouteDef[] = [
   { method: 'GET', path: '/subscribers', caps: READ, handler: listContacts },
   { method: 'POST', path: '/subscribers', caps: WRITE, handler: createContact },
   { method: 'GET', path: '/subscribers/:id', caps: READ, handler: getContact },
-  { method: 'PUT', path: '/subscribers/:id', caps: WRITE, handler: updateContact },
   { method: 'DELETE', path: '/subscribers/:id', caps: DELETE, handler: deleteContact },
+  { method: 'PUT', path: '/subscribers/:id', caps: WRITE, handler: updateContact },
   { method: 'GET', path: '/subscribers/:id/notes', caps: READ, handler: listNotes },
   { method: 'POST', path: '/subscribers/:id/notes', caps: WRITE, handler: addNote },
   { method: 'PUT', path: '/subscribers/:id/notes/:noteId', caps: WRITE, handler: updateNote },

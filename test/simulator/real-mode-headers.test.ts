@@ -1,0 +1,133 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { allowHeader } from '../../src/simulator/allow-header.js';
+import { ALL_CAPABILITIES, type RunningSimulator } from '../../src/simulator/index.js';
+import { buildRouter, routeDefs } from '../../src/simulator/route-table.js';
+import { captureNames, loadCapture, replay, type Capture } from './capture-replay.js';
+import { api, withSim, type Json } from './helpers.js';
+
+// The response headers of fixtures/fluentcrm-2.9 (both sites) that depend on the route and the
+// caller, against the simulator in real mode: Allow (every method of the matched route, as
+// WordPress lists them) and the no-cache headers. The other headers are WordPress's and PHP's
+// constants (X-Powered-By, Link, X-Robots-Tag, ...), which the simulator does not send.
+
+const BASE = '/wp-json/fluent-crm/v2';
+const ADMIN = { username: 'admin', password: 'captured-admin-password-1' };
+const EDITOR = { username: 'editor1', password: 'captured-editor-password-1' };
+const USERS = [
+  { ...ADMIN, capabilities: [...ALL_CAPABILITIES] },
+  { ...EDITOR, capabilities: [] },
+];
+
+/**
+ * Captures of routes real mode does not serve (docs/simulator.md lists them): it answers 404
+ * rest_no_route, without the Allow header the plugin sends there.
+ */
+const UNSERVED = new Set([
+  'GET_wp-json_namespace_fluent-crm_v2',
+  'GET_reports_emails',
+  'GET_subscribers_prev-next-ids',
+  'GET_subscribers_search-contacts',
+  'POST_campaigns',
+  'POST_campaigns_duplicate_title',
+  'POST_funnels',
+  'POST_funnels_id_sequences',
+  'POST_public_bounce_handler_unknown_service',
+  'POST_subscribers_bulk-add-update',
+  'PUT_custom-fields_contacts',
+  ...['emails', 'emails_page_1_per_page_5'].map((x) => `site-ny/GET_reports_${x}`),
+  ...['emails', 'form-submissions', 'info-widgets', 'purchase-history', 'support-tickets', 'tracking-events', 'url-metrics'].map((x) => `site-ny/GET_subscribers_id_${x}`),
+  'site-ny/GET_funnels_id_email_reports',
+  'site-ny/GET_funnels_id_syncable-counts',
+  'site-ny/GET_campaigns_id_contacts-by-segment_per_page_5',
+  ...['attach_list', 'attach_tag', 'detach_list', 'detach_tag'].map((x) => `site-ny/POST_subscribers_sync-segments_${x}`),
+]);
+
+/** The caller of a capture, from its `request.auth` (and its name for the unknown user). */
+function callerOf(c: Capture): { username: string; password: string } | null {
+  if (c.name.endsWith('_unknown_user')) return { username: 'no-such-user', password: 'some-password-1' };
+  const auth = c.request.auth ?? '';
+  if (auth === 'none') return null;
+  if (auth.includes('<wrong application password>')) return { ...ADMIN, password: 'wrong-password-1' };
+  return auth.startsWith('Basic editor1') ? EDITOR : ADMIN;
+}
+
+const header = (h: Record<string, string>, name: string): string | null => h[name] ?? null;
+
+describe('real mode: the Allow header as captured', () => {
+  let sim: RunningSimulator;
+  let noCompanies: RunningSimulator;
+
+  beforeAll(async () => {
+    ({ sim } = await withSim({ contacts: 80, seed: 4, mode: 'real', credentials: ADMIN, users: USERS }));
+    ({ sim: noCompanies } = await withSim({ contacts: 10, seed: 4, mode: 'real', credentials: ADMIN, users: USERS, companyModule: false }));
+  });
+  afterAll(async () => {
+    await sim.close();
+    await noCompanies.close();
+  });
+
+  it('every capture of a served route gets the Allow header it shows, or none where it shows none', async () => {
+    const report: string[] = [];
+    let compared = 0;
+    for (const name of [...captureNames(), ...captureNames('site-ny')]) {
+      const c = loadCapture(name);
+      if (!c.request.path.startsWith(BASE)) continue; // the site-URL incoming webhook: not a REST route
+      const r = await replay(name === 'GET_companies_module_disabled' ? noCompanies : sim, c, { who: callerOf(c) });
+      if (UNSERVED.has(name)) {
+        if (r.status !== 404 || (r.json as Json)?.code !== 'rest_no_route' || r.headers.get('allow') !== null) report.push(`${name}: listed as not served, got ${r.status}`);
+        continue;
+      }
+      compared++;
+      const [want, got] = [header(c.headers, 'allow'), r.headers.get('allow')];
+      if (want !== got) report.push(`${name} (${c.status}, simulator ${r.status}): Allow ${JSON.stringify(got)}, captured ${JSON.stringify(want)}`);
+    }
+    expect(report).toEqual([]);
+    expect(compared).toBeGreaterThan(220);
+  });
+
+  it('every route real mode registers lists the methods of the plugin route it stands for (the captured route index)', () => {
+    const index = loadCapture('GET_wp-json_namespace_fluent-crm_v2').body.routes as Record<string, { methods: string[] }>;
+    const plugin = Object.entries(index).map(([route, r]) => ({ re: new RegExp(`^${route.slice('/fluent-crm/v2'.length).replace(/\(\?P</g, '(?<')}$`), methods: r.methods }));
+    const router = buildRouter('real');
+    const admin = USERS[0]!;
+    const report: string[] = [];
+    for (const path of new Set(routeDefs('real').map((d) => d.path))) {
+      const sample = path.replace(/:[A-Za-z]+/g, '7').replace(/\*$/, 'some-report');
+      const theirs = plugin.find((p) => p.re.test(sample));
+      // A route the free plugin lacks (spec mode's, served in real mode too): its own methods.
+      const want = theirs
+        ? theirs.methods.join(', ')
+        : router
+            .onPath(path)
+            .map((d) => d.method)
+            .join(', ');
+      const got = allowHeader(router, path, true, admin);
+      if (got !== want) report.push(`${path}: ${got ?? '(none)'}, plugin ${theirs ? want : '(no such route)'}`);
+    }
+    expect(report).toEqual([]);
+  });
+
+  it("a caller who may use some of a route's methods is told those (WordPress runs each permission check)", async () => {
+    const { sim: s } = await withSim({ contacts: 5, seed: 4, mode: 'real' });
+    try {
+      const manager = s.managerCredentials!;
+      const read = await api(s, manager)('GET', '/subscribers/1');
+      expect([read.status, read.headers.get('allow')]).toEqual([200, 'GET, PUT']);
+      const del = await api(s, manager)('DELETE', '/subscribers/1');
+      expect([del.status, del.headers.get('allow')]).toEqual([403, 'GET, PUT']);
+      expect((await api(s)('GET', '/subscribers/1')).headers.get('allow')).toBe('GET, DELETE, PUT');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('spec mode names every method registered on the path', async () => {
+    const { sim: s, call } = await withSim({ contacts: 5, seed: 4 });
+    try {
+      expect((await call('GET', '/subscribers/1')).headers.get('allow')).toBe('GET, DELETE, PUT');
+      expect((await call('GET', '/subscribers')).headers.get('allow')).toBe('GET, POST');
+    } finally {
+      await s.close();
+    }
+  });
+});
