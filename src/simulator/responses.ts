@@ -22,10 +22,29 @@ export function encode(res: SimResponse): { text: string; contentType: string } 
   return { text: JSON.stringify(res.body), contentType: res.contentType ?? 'application/json; charset=UTF-8' };
 }
 
+const NO_CACHE = { 'cache-control': 'no-cache, must-revalidate, max-age=0' };
+
+/** WordPress's nocache_headers(). */
+const WP_NO_CACHE = { ...NO_CACHE, expires: 'Wed, 11 Jan 1984 05:00:00 GMT' };
+
+/**
+ * The caching headers of an answer. Spec mode: no-cache always. Real mode, as captured:
+ * WordPress's REST server sends its no-cache headers to a logged-in caller only (none on the
+ * 401s, nor on the unknown route asked without credentials), and to the public bounce handler;
+ * a GET by anyone else gets `Vary: Origin` (rest_send_cors_headers) instead.
+ */
+export function cachingHeaders(real: boolean, loggedIn: boolean, publicRoute: boolean, httpMethod: string | undefined): Record<string, string> {
+  if (!real) return NO_CACHE;
+  const vary: Record<string, string> = !loggedIn && httpMethod === 'GET' ? { vary: 'Origin' } : {};
+  return loggedIn || publicRoute ? { ...WP_NO_CACHE, ...vary } : vary;
+}
+
 export interface WriteOptions {
   /** Cut the body short and close the connection (fault injection). */
   truncate?: boolean;
   headers?: Record<string, string>;
+  /** Instead of no-cache (see cachingHeaders). */
+  caching?: Record<string, string>;
 }
 
 export function writeResponse(out: ServerResponse, res: SimResponse, opts: WriteOptions = {}): void {
@@ -34,7 +53,7 @@ export function writeResponse(out: ServerResponse, res: SimResponse, opts: Write
   const headers: Record<string, string> = {
     'content-type': contentType,
     'content-length': String(buf.length),
-    'cache-control': 'no-cache, must-revalidate, max-age=0',
+    ...(opts.caching ?? NO_CACHE),
     ...opts.headers,
     ...res.headers,
   };

@@ -7,7 +7,7 @@ import type { FaultInjector } from './faults.js';
 import type { RouteCtx, SimResponse } from './http-types.js';
 import type { Marketing } from './marketing.js';
 import type { ResolvedOptions } from './options.js';
-import { htmlErrorPage, writeResponse } from './responses.js';
+import { cachingHeaders, htmlErrorPage, writeResponse } from './responses.js';
 import type { Router } from './router.js';
 import { deadlockMessage } from './deadlock-message.js';
 import { Serializer } from './serialize.js';
@@ -91,7 +91,8 @@ export function createSimServer(deps: ServerDeps): Server {
     if (!match || path === undefined) {
       stats.byRoute['(no route)'] = (stats.byRoute['(no route)'] ?? 0) + 1;
       req.resume();
-      writeResponse(res, errorResponse(noRoute(), real, true));
+      const loggedIn = real && authenticate(opts.users, req.headers, url.searchParams) !== undefined;
+      writeResponse(res, errorResponse(noRoute(), real, true), { caching: cachingHeaders(real, loggedIn, false, req.method) });
       return;
     }
     const routeKey = `${match.def.method} ${match.def.path}`;
@@ -102,7 +103,9 @@ export function createSimServer(deps: ServerDeps): Server {
       req.socket.destroy();
       return;
     }
-    const user = match.def.caps.length > 0 ? authenticate(opts.users, req.headers, url.searchParams) : undefined;
+    // Real mode: whether the caller is logged in also decides the caching headers, on every route.
+    const user = real || match.def.caps.length > 0 ? authenticate(opts.users, req.headers, url.searchParams) : undefined;
+    const caching = cachingHeaders(real, user !== undefined, match.def.caps.length === 0, req.method);
     // Real mode names the route's methods only on what its handler answered (see allowHeader): not
     // on a rate limit or fatal error injected before it runs; a deadlock is the handler's query failing.
     const send = (out: SimResponse, truncate = false, routed = true): void => {
@@ -110,7 +113,7 @@ export function createSimServer(deps: ServerDeps): Server {
       if (out.status >= 500) stats.status5xx++;
       if (out.status === 423) stats.status423++;
       const allow = routed || !real ? allowHeader(deps.router, match.def.path, real, user) : undefined;
-      writeResponse(res, out, { truncate, headers: allow === undefined ? {} : { allow } });
+      writeResponse(res, out, { truncate, caching, headers: allow === undefined ? {} : { allow } });
     };
     if (decision.kind === 'rate_limited') {
       req.resume();

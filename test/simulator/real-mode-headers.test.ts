@@ -3,7 +3,7 @@ import { allowHeader } from '../../src/simulator/allow-header.js';
 import { ALL_CAPABILITIES, type RunningSimulator } from '../../src/simulator/index.js';
 import { buildRouter, routeDefs } from '../../src/simulator/route-table.js';
 import { captureNames, loadCapture, replay, type Capture } from './capture-replay.js';
-import { api, withSim, type Json } from './helpers.js';
+import { api, withSim, type ApiResponse, type Json } from './helpers.js';
 
 // The response headers of fixtures/fluentcrm-2.9 (both sites) that depend on the route and the
 // caller, against the simulator in real mode: Allow (every method of the matched route, as
@@ -51,38 +51,52 @@ function callerOf(c: Capture): { username: string; password: string } | null {
   return auth.startsWith('Basic editor1') ? EDITOR : ADMIN;
 }
 
-const header = (h: Record<string, string>, name: string): string | null => h[name] ?? null;
-
-describe('real mode: the Allow header as captured', () => {
+describe('real mode: the route- and caller-dependent headers as captured', () => {
   let sim: RunningSimulator;
   let noCompanies: RunningSimulator;
+  /** Every capture of a REST route real mode serves, replayed once, in name order. */
+  const served: Array<{ c: Capture; r: ApiResponse }> = [];
 
   beforeAll(async () => {
     ({ sim } = await withSim({ contacts: 80, seed: 4, mode: 'real', credentials: ADMIN, users: USERS }));
     ({ sim: noCompanies } = await withSim({ contacts: 10, seed: 4, mode: 'real', credentials: ADMIN, users: USERS, companyModule: false }));
-  });
-  afterAll(async () => {
-    await sim.close();
-    await noCompanies.close();
-  });
-
-  it('every capture of a served route gets the Allow header it shows, or none where it shows none', async () => {
-    const report: string[] = [];
-    let compared = 0;
     for (const name of [...captureNames(), ...captureNames('site-ny')]) {
       const c = loadCapture(name);
       if (!c.request.path.startsWith(BASE)) continue; // the site-URL incoming webhook: not a REST route
       const r = await replay(name === 'GET_companies_module_disabled' ? noCompanies : sim, c, { who: callerOf(c) });
-      if (UNSERVED.has(name)) {
-        if (r.status !== 404 || (r.json as Json)?.code !== 'rest_no_route' || r.headers.get('allow') !== null) report.push(`${name}: listed as not served, got ${r.status}`);
-        continue;
-      }
-      compared++;
-      const [want, got] = [header(c.headers, 'allow'), r.headers.get('allow')];
-      if (want !== got) report.push(`${name} (${c.status}, simulator ${r.status}): Allow ${JSON.stringify(got)}, captured ${JSON.stringify(want)}`);
+      if (!UNSERVED.has(name)) served.push({ c, r });
+      else if (r.status !== 404 || (r.json as Json)?.code !== 'rest_no_route' || r.headers.get('allow') !== null) throw new Error(`${name}: listed as not served, got ${r.status}`);
     }
-    expect(report).toEqual([]);
-    expect(compared).toBeGreaterThan(220);
+  });
+  afterAll(async () => {
+    await sim?.close();
+    await noCompanies?.close();
+  });
+
+  /** Where the simulator's `names` headers differ from the capture's (absent ones included). */
+  const differences = (names: readonly string[]): string[] =>
+    served.flatMap(({ c, r }) =>
+      names
+        .filter((h) => (c.headers[h] ?? null) !== r.headers.get(h))
+        .map((h) => `${c.name} (${c.status}, simulator ${r.status}): ${h} ${JSON.stringify(r.headers.get(h))}, captured ${JSON.stringify(c.headers[h] ?? null)}`),
+    );
+
+  it('every capture of a served route gets the Allow header it shows, or none where it shows none', () => {
+    expect(differences(['allow'])).toEqual([]);
+    expect(served.length).toBeGreaterThan(220);
+  });
+
+  it('no-cache headers only for a logged-in caller: none on the 401s, and Vary: Origin on a GET without valid credentials', async () => {
+    expect(differences(['cache-control', 'expires', 'vary'])).toEqual([]);
+    for (const name of ['GET_subscribers_no_auth', 'GET_subscribers_wrong_password', 'GET_subscribers_unknown_user', 'GET_unknown_route_no_auth']) {
+      const { c, r } = served.find((x) => x.c.name === name)!;
+      expect([name, r.status, r.headers.get('cache-control'), r.headers.get('expires'), r.headers.get('vary')]).toEqual([name, c.status, null, null, 'Origin']);
+    }
+    // The one public route captured (POST_public_bounce_handler_unknown_service, a service real
+    // mode does not serve) sent them without credentials: so do the simulator's bounce handlers.
+    expect(loadCapture('POST_public_bounce_handler_unknown_service').headers['cache-control']).toBe('no-cache, must-revalidate, max-age=0');
+    const bounce = await api(sim, null)('POST', '/public/bounce_handler/simulator', { email: 'x@example.test' });
+    expect([bounce.status, bounce.headers.get('cache-control'), bounce.headers.get('vary')]).toEqual([200, 'no-cache, must-revalidate, max-age=0', null]);
   });
 
   it('every route real mode registers lists the methods of the plugin route it stands for (the captured route index)', () => {
