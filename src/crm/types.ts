@@ -176,6 +176,15 @@ export interface ContactWrite {
   custom_values?: Record<string, string | string[]>;
 }
 
+/**
+ * A contact as an update answers it, with nothing the answer did not hold: `id`, `email` and `raw`
+ * always, every other field only when the response carried its key. fluentcrm-2.9 sends `tags`
+ * only when the update touched tags, `lists` only when it touched lists, and never
+ * `custom_values` (the PUT_subscribers_* captures); the interface promises "id, first_name, email
+ * and more". A missing `lists` is "not said", not "in no list": read the contact for that.
+ */
+export type UpdatedContact = Pick<Contact, 'id' | 'email' | 'raw'> & Partial<Omit<Contact, 'id' | 'email' | 'raw'>>;
+
 export interface UpsertResult {
   contact: Contact;
   actionType: 'created' | 'updated';

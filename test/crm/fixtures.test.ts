@@ -5,6 +5,7 @@ import {
   BadResponseError,
   createCrmClient,
   createRateLimiter,
+  type ContactUpdate,
   type CrmClient,
   DuplicateError,
   ForbiddenError,
@@ -189,6 +190,25 @@ describe('captured fluentcrm-2.9 responses', () => {
       if (f.file === 'POST_campaigns.json') expect(schemas.Campaign.safeParse(b).success, f.file).toBe(true);
       if (f.file === 'POST_funnels.json') expect(schemas.Funnel.safeParse(b.funnel).success, f.file).toBe(true);
       if (f.file === 'PUT_custom-fields_contacts.json') for (const x of b.fields as unknown[]) expect(schemas.CustomField.safeParse(x).success).toBe(true);
+    }
+  });
+
+  it('an update returns the contact as the PUT answer holds it: tags and lists only when it sent them, no custom values', async () => {
+    const cases: Array<[string, number, number[] | undefined, number[] | undefined]> = [
+      ['PUT_subscribers_id_status_unsubscribed.json', 16, undefined, undefined],
+      ['PUT_subscribers_id_subscriber_object.json', 2, undefined, undefined],
+      ['PUT_subscribers_id_attach_tags.json', 2, [2, 3], undefined],
+      ['PUT_subscribers_id_detach_tags_attach_lists.json', 2, [2], [3]],
+    ];
+    for (const [file, id, tags, lists] of cases) {
+      const f = fixtures.find((x) => x.file === file)!;
+      server.respond({ status: f.status, body: bodyText(f) });
+      const c = await client.contacts.update(id, f.request.body as ContactUpdate);
+      const sent = (f.body as { contact: Record<string, unknown> }).contact;
+      expect([file, c.id, c.email, c.status, c.updated_at]).toEqual([file, id, sent.email, sent.status, `${String(sent.updated_at).replace(' ', 'T')}.000Z`]);
+      expect([file, c.tags?.map((t) => t.id), c.lists?.map((l) => l.id), 'custom_values' in c]).toEqual([file, tags, lists, false]);
+      // Only the keys the answer had (the reader's own fields aside).
+      expect(Object.keys(c).filter((k) => k !== 'raw' && !(k in sent))).toEqual([]);
     }
   });
 

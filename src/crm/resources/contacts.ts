@@ -4,7 +4,7 @@ import { nullIfNotFound } from '../not-found.js';
 import type { HttpRequest } from '../transport.js';
 import { asObject, parsePage, parseRecord, schemaError } from '../parse.js';
 import { scanContactPage } from '../scan-contact-page.js';
-import type { Contact, ContactWrite, Page, RawPage, UpsertResult } from '../types.js';
+import type { Contact, ContactWrite, Page, RawPage, UpdatedContact, UpsertResult } from '../types.js';
 import { createNotesApi, type NotesApi } from './notes.js';
 
 export interface ContactListQuery {
@@ -47,7 +47,8 @@ export interface ContactsApi {
   create(body: ContactWrite): Promise<UpsertResult>;
   /** Create-or-update by email (`__force_update: "yes"`). */
   upsert(body: ContactWrite): Promise<UpsertResult>;
-  update(id: number, body: ContactUpdate): Promise<Contact>;
+  /** The contact as the answer holds it: fields it lacks are absent (`lists` mostly, see UpdatedContact). */
+  update(id: number, body: ContactUpdate): Promise<UpdatedContact>;
   delete(id: number): Promise<void>;
   notes: NotesApi;
 }
@@ -115,7 +116,7 @@ export function createContactsApi(ctx: ClientContext): ContactsApi {
       const route = 'PUT /subscribers/{id}';
       // The interface wraps the fields in `subscriber`; the real deployment also reads them unwrapped.
       const res = await exec({ method: 'PUT', path: `/subscribers/${id}`, body: { subscriber: body, ...body } }, { idempotent: true });
-      return contactFrom(res, 'contact', route);
+      return onlySent(contactFrom(res, 'contact', route));
     },
 
     async delete(id) {
@@ -152,6 +153,20 @@ function listRequest(q: ContactListQuery): HttpRequest {
       custom_fields: q.customFields ? 'true' : undefined,
     },
   };
+}
+
+/**
+ * The contact without the fields whose keys the response lacked, which the tolerant reader fills
+ * in (null, [] or {}) for listings, where every row carries them.
+ */
+function onlySent(c: Contact): UpdatedContact {
+  const out: UpdatedContact = { ...c };
+  for (const k of Object.keys(c) as Array<keyof Contact>) {
+    if (k === 'id' || k === 'email' || k === 'raw') continue;
+    const sent = k === 'custom_values' ? 'custom_values' in c.raw || 'custom_fields' in c.raw : k in c.raw;
+    if (!sent) delete out[k];
+  }
+  return out;
 }
 
 function checkWrite(body: ContactWrite): void {
