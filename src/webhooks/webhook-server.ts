@@ -106,23 +106,22 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
         return;
       }
       req.resume();
+      // A delivery posted to another path is a misregistered URL, not a wrong method: say where to post.
+      if (url !== '/healthz' && url !== '/readyz' && url !== '/metrics') return send(res, 404, JSON.stringify({ status: 'not_found', message: `Post deliveries to ${path}.` }));
       if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, JSON.stringify({ status: 'method_not_allowed' }), { allow: 'GET' });
       if (url === '/healthz') return send(res, 200, JSON.stringify({ status: 'ok' }));
       if (url === '/readyz') {
         const r = options.isReady();
         return send(res, r.ready ? 200 : 503, JSON.stringify({ status: r.ready ? 'ready' : 'not_ready', ...r.detail }));
       }
-      if (url === '/metrics') {
-        const c = connections();
-        return send(
-          res,
-          200,
-          options.handler.metrics.render({ ...options.gauges?.(), connections_open: c.open, connections_evicted: c.evicted, connections_refused: c.refused }),
-          {},
-          'text/plain; version=0.0.4',
-        );
-      }
-      send(res, 404, JSON.stringify({ status: 'not_found', message: `Post deliveries to ${path}.` }));
+      const c = connections();
+      send(
+        res,
+        200,
+        options.handler.metrics.render({ ...options.gauges?.(), connections_open: c.open, connections_evicted: c.evicted, connections_refused: c.refused }),
+        {},
+        'text/plain; version=0.0.4',
+      );
     },
   );
   // Bounded: every connection holds a socket and up to one body; the CRM needs only a few. The

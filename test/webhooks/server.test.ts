@@ -100,6 +100,20 @@ describe('webhook HTTP server', () => {
     });
   });
 
+  it('answers a delivery posted to another path with 404 naming the path, not 405', async () => {
+    await withService(async ({ url, base }) => {
+      const d = makeDelivery({ secret: SECRET });
+      const misrouted = await request(`${base}/webhook`, { method: 'POST', headers: d.headers, body: d.body });
+      expect(misrouted.statusCode).toBe(404);
+      expect(await misrouted.body.json()).toEqual({ status: 'not_found', message: `Post deliveries to ${new URL(url).pathname}.` });
+      // The GET endpoints still refuse other methods.
+      const postHealth = await request(`${base}/healthz`, { method: 'POST', headers: d.headers, body: d.body });
+      expect(postHealth.statusCode).toBe(405);
+      expect(postHealth.headers.allow).toBe('GET');
+      await postHealth.body.dump();
+    });
+  });
+
   it('stores a body that arrives in pieces byte for byte, with a Content-Length or chunked', async () => {
     await withTempDir((dir) =>
       withWebhookService({ spoolDir: join(dir, 'spool'), host: '127.0.0.1', port: 0, secrets: createSecretResolver({ secret: new Secret(SECRET) }) }, async (s) => {
