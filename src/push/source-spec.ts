@@ -65,6 +65,12 @@ function parseFrom(from: string): SourceSpec {
     }
     return { kind: 'file', sourceId: `file:${basename(path).toLowerCase()}`, format, path };
   }
+  if (!QUERY_START.test(text) && /\.[A-Za-z0-9]{1,10}$/.test(text) && existsSync(resolve(text)) && statSync(resolve(text)).isFile()) {
+    // Else `targets.xlsx` reads as table xlsx of schema targets, and DuckDB asks for an extension.
+    throw new PushSourceError(
+      `\`--from\` names the file ${resolve(text)}, which is not a format push reads; save it as .csv, .tsv, .parquet, .json, .jsonl or .ndjson (optionally .gz) and pass that.`,
+    );
+  }
   if (RELATION.test(text)) {
     return { kind: 'relation', sourceId: text.toLowerCase(), name: text.split('.') };
   }

@@ -1,3 +1,6 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MAX_SOURCE_TEXT, parseSourceSpec } from '../../src/push/source-spec.js';
 import { pushSourceSelect } from '../../src/warehouse/push-source.js';
@@ -32,6 +35,18 @@ describe('parseSourceSpec', () => {
     [`SELECT '${'x'.repeat(MAX_SOURCE_TEXT)}'`, /save the query as a view/],
   ])('rejects %j', (from, message) => {
     expect(() => parseSourceSpec(from)).toThrow(message);
+  });
+
+  it('names the formats it reads when --from is an existing file of another format', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'source-spec-'));
+    try {
+      const file = join(dir, 'targets.xlsx');
+      await writeFile(file, 'not a table');
+      expect(() => parseSourceSpec(file)).toThrow(/not a format push reads; save it as \.csv/);
+      expect(() => parseSourceSpec(relative(process.cwd(), file))).toThrow(/not a format push reads/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('rejects a ledger name that could not be a plain label', () => {
