@@ -51,6 +51,9 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
   const lastApplied = new Map<number, number>();
   const publishEveryMs = deps.publishEveryMs ?? 300_000;
   let lastPublish = now();
+  // Applied since the last publish: an idle call publishes it once due, so the last batch before a
+  // quiet spell reaches the lake too (not only when a later batch comes).
+  let unpublished = false;
   // A failed publish is logged and retried at the next interval; it never holds back applying.
   const publish = (): Promise<void> =>
     deps.writes
@@ -58,6 +61,12 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
       .catch((err: unknown) => {
         deps.logger.warn({ code: (err as { code?: string }).code, message: (err as Error).message }, 'publishing the lake after webhook batches failed');
       });
+  const publishIfDue = async (): Promise<void> => {
+    if (!unpublished || publishEveryMs <= 0 || now() - lastPublish < publishEveryMs) return;
+    lastPublish = now();
+    unpublished = false;
+    await publish();
+  };
   return withFailureClassification({
     async applyWebhookSpool(input: ApplySpoolInput): Promise<ApplySpoolResult> {
       const ctx = currentActivity();
@@ -76,7 +85,10 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
         await pause(Math.min(deps.pollMs ?? 200, deadline - now()), signal);
         records = await deps.spool.read(after, input.batchSize, MAX_RANGE_BYTES);
       }
-      if (records.length === 0) return empty(spoolId, after);
+      if (records.length === 0) {
+        await publishIfDue();
+        return empty(spoolId, after);
+      }
       const beat = setInterval(() => ctx?.heartbeat({ appliedSeq: after, deliveries: records.length }), 1_000);
       let results: ApplyBatchResult[];
       try {
@@ -88,10 +100,8 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
       } finally {
         clearInterval(beat);
       }
-      if (publishEveryMs > 0 && now() - lastPublish >= publishEveryMs) {
-        lastPublish = now();
-        await publish();
-      }
+      unpublished = true;
+      await publishIfDue();
       const sum = (f: (r: ApplyBatchResult) => number) => results.reduce((n, r) => n + f(r), 0);
       return {
         spoolId,

@@ -146,6 +146,29 @@ describe('applying the webhook spool through the warehouse owner (applyWebhookSp
     );
   });
 
+  it('publishes the last batch before a quiet spell once the interval has passed, with no later batch', async () => {
+    let clock = Date.parse('2026-11-20T10:00:00Z');
+    await withEnv(
+      async (env) => {
+        const acts = env.activities();
+        await env.serve(async (s) => {
+          const d = makeDelivery({ secret: SECRET, event: 'email.opened', deliveryId: 'quiet-1', data: { email: { id: 1, subject: 'S', contact_id: 1, campaign_id: null } } });
+          expect(await env.post(s, d)).toBe(202);
+          await env.applyUntil(acts, committed(s));
+        });
+        // Applied within the interval: not published yet.
+        expect(existsSync(join(env.dir, 'lake', 'webhook_events'))).toBe(false);
+        await acts.applyWebhookSpool({ batchSize: 100, waitMs: 0 });
+        expect(existsSync(join(env.dir, 'lake', 'webhook_events'))).toBe(false);
+        // No delivery comes; the workflow's next (idle) call after the interval publishes it.
+        clock += 31_000;
+        await acts.applyWebhookSpool({ batchSize: 100, waitMs: 0 });
+        expect(existsSync(join(env.dir, 'lake', 'webhook_events'))).toBe(true);
+      },
+      { publishEveryMs: 30_000, now: () => clock },
+    );
+  });
+
   it('refetches a contact again after an event stamped in the future, so later changes are not hidden', async () => {
     await withEnv(async (env) => {
       const id = env.sim.truth().contacts[3]!.id;
