@@ -51,7 +51,7 @@ export async function statusCommand(config: Config, nowMs: number = Date.now()):
         lastSuccessAt: null,
         lastError: null,
         warning: null,
-        staleness: { allReadSince: null, bound: 'unknown' },
+        staleness: { allReadSince: null, bound: 'nothing published yet' },
       })),
     };
   }
@@ -105,7 +105,10 @@ export function formatStatus(report: StatusOutput, nowMs: number): string {
     lines.push(`${s.stream.padEnd(18)} ${String(s.rows ?? '?').padStart(9)} ${String(s.tombstoned ?? '').padStart(8)}  ${formatAge(s.lastSuccessAt, nowMs).padEnd(14)} ${run}`);
     if (s.warning) lines.push(`${''.padEnd(18)} warning: ${s.warning}`);
     if (s.lastError) lines.push(`${''.padEnd(18)} last error ${formatAge(s.lastError.at, nowMs)}: ${s.lastError.error}`);
-    if (s.stream === 'contacts' && s.staleness) lines.push(`${''.padEnd(18)} staleness: every contact read ${formatAge(s.staleness.allReadSince, nowMs)} or later; ${s.staleness.bound}`);
+    if (s.stream === 'contacts' && s.staleness) {
+      const since = s.staleness.allReadSince ? `every contact read ${formatAge(s.staleness.allReadSince, nowMs)} or later; ` : '';
+      lines.push(`${''.padEnd(18)} staleness: ${since}${s.staleness.bound}`);
+    }
     if (s.live) lines.push(`${''.padEnd(18)} running: ${formatProgressLine(s.live, nowMs, true)}`);
   }
   const c = report.contacts;

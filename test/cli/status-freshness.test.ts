@@ -65,5 +65,7 @@ describe('crmsync status', () => {
     expect(report.source).toMatch(/unavailable .*run `crmsync sync` first/);
     expect(report.lake).toEqual([]);
     expect(report.streams.length).toBeGreaterThan(0);
+    // No "every contact read never or later": only what is known.
+    expect(formatStatus(report, Date.now())).toMatch(/^ +staleness: nothing published yet$/m);
   });
 });
