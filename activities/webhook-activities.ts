@@ -55,17 +55,20 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
   // quiet spell reaches the lake too (not only when a later batch comes).
   let unpublished = false;
   // A failed publish is logged and retried at the next interval; it never holds back applying.
-  const publish = (): Promise<void> =>
+  const publish = (): Promise<boolean> =>
     deps.writes
       .run((w) => w.publishLake(APPLIED_TABLES.filter((t) => t in LAKE_TABLES)))
+      .then(() => true)
       .catch((err: unknown) => {
         deps.logger.warn({ code: (err as { code?: string }).code, message: (err as Error).message }, 'publishing the lake after webhook batches failed');
+        return false;
       });
   const publishIfDue = async (): Promise<void> => {
     if (!unpublished || publishEveryMs <= 0 || now() - lastPublish < publishEveryMs) return;
     lastPublish = now();
     unpublished = false;
-    await publish();
+    // Still unpublished after a failure, so an idle call retries it when the next interval is up.
+    if (!(await publish())) unpublished = true;
   };
   return withFailureClassification({
     async applyWebhookSpool(input: ApplySpoolInput): Promise<ApplySpoolResult> {

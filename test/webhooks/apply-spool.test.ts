@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
@@ -164,6 +164,34 @@ describe('applying the webhook spool through the warehouse owner (applyWebhookSp
         clock += 31_000;
         await acts.applyWebhookSpool({ batchSize: 100, waitMs: 0 });
         expect(existsSync(join(env.dir, 'lake', 'webhook_events'))).toBe(true);
+      },
+      { publishEveryMs: 30_000, now: () => clock },
+    );
+  });
+
+  it('retries a failed publish of the last batch at the next idle call after the interval', async () => {
+    let clock = Date.parse('2026-11-20T10:00:00Z');
+    await withEnv(
+      async (env) => {
+        const acts = env.activities();
+        const table = join(env.dir, 'lake', 'webhook_events');
+        // A directory where the publish swaps its symlink in: the publish fails (rename over a directory).
+        mkdirSync(join(table, 'in-the-way'), { recursive: true });
+        await env.serve(async (s) => {
+          const d = makeDelivery({ secret: SECRET, event: 'email.opened', deliveryId: 'quiet-2', data: { email: { id: 2, subject: 'S', contact_id: 1, campaign_id: null } } });
+          expect(await env.post(s, d)).toBe(202);
+          await env.applyUntil(acts, committed(s));
+        });
+        clock += 31_000;
+        await acts.applyWebhookSpool({ batchSize: 100, waitMs: 0 });
+        expect(lstatSync(table).isSymbolicLink()).toBe(false);
+        rmSync(table, { recursive: true });
+        // Not due again yet; then due, with nothing new applied: the failed publish is tried again.
+        await acts.applyWebhookSpool({ batchSize: 100, waitMs: 0 });
+        expect(existsSync(table)).toBe(false);
+        clock += 31_000;
+        await acts.applyWebhookSpool({ batchSize: 100, waitMs: 0 });
+        expect(lstatSync(table).isSymbolicLink()).toBe(true);
       },
       { publishEveryMs: 30_000, now: () => clock },
     );
