@@ -84,10 +84,7 @@ export async function mergeStagedContacts(connection: DuckDBConnection, total: n
   await connection.run(diffKeysSql());
   // One read for the counts and the parts (with every id new, the stage's): a statement costs a few ms of every load.
   const keys = (
-    await readRows(
-      connection,
-      `SELECT count(*) FILTER (WHERE _is_new) AS inserted, count(*) AS changed, coalesce(list(DISTINCT id // ${CONTACT_BUCKET_SIZE}), []) AS parts FROM _stage_contacts_keys`,
-    )
+    await readRows(connection, `SELECT count(*) FILTER (WHERE _is_new) AS inserted, count(*) AS changed, coalesce(list(DISTINCT id // ${CONTACT_BUCKET_SIZE}), []) AS parts FROM _stage_contacts_keys`)
   )[0]!;
   const [inserted, changed] = [Number(keys.inserted), Number(keys.changed)];
   if (changed > 0) {
