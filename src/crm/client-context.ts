@@ -2,6 +2,7 @@ import { CrmArgumentError } from './errors.js';
 import type { Schemas } from './schemas/index.js';
 import type { TimestampNormalizer } from './timestamps.js';
 import type { Execute } from './request-executor.js';
+import type { RouteMemory } from './route-choice.js';
 
 /** What every resource module needs: the executor and the schemas for this client's time zone. */
 export interface ClientContext {
@@ -9,6 +10,8 @@ export interface ClientContext {
   schemas: Schemas;
   ts: TimestampNormalizer;
   timezone: string;
+  /** Which route answered, for operations the interface and the real plugin route differently. */
+  routes: RouteMemory;
 }
 
 /** `with[]`-style list options and per-page sizes are validated here, at the edge, before any request. */

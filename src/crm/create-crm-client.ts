@@ -93,7 +93,7 @@ export function createCrmClient(opts: CrmClientOptions): CrmClient {
   const stats: ClientStats = { requests: 0, retriesAdvised: 0, status429: 0, retries: 0 };
   const retry: RetryPolicy = { maxRetries: 1, ...opts.retry };
   const ts = createTimestampNormalizer(timezone);
-  const ctx: ClientContext = { exec: createExecutor({ transport, limiter, logger, stats, retry }), schemas: buildSchemas(ts), ts, timezone };
+  const ctx: ClientContext = { exec: createExecutor({ transport, limiter, logger, stats, retry }), schemas: buildSchemas(ts), ts, timezone, routes: new Map() };
   let closed = false;
   return assemble(ctx, {
     username: opts.username,

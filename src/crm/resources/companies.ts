@@ -2,6 +2,7 @@ import { checkId, checkPageQuery, type ClientContext } from '../client-context.j
 import { CrmArgumentError } from '../errors.js';
 import { nullIfNotFound } from '../not-found.js';
 import { asObject, parsePage, parseRecord } from '../parse.js';
+import { execOneOf } from '../route-choice.js';
 import type { Company, CompanyWrite, JsonObject, Page } from '../types.js';
 
 export interface CompaniesApi {
@@ -54,8 +55,20 @@ export function createCompaniesApi(ctx: ClientContext): CompaniesApi {
     },
     async attachSubscribers({ subscriberIds, companyIds }) {
       if (!subscriberIds?.length || !companyIds?.length) throw new CrmArgumentError('attachSubscribers needs subscriberIds and companyIds');
-      const res = await exec({ method: 'PUT', path: '/companies/attach-subscribers', body: { subscriber_ids: subscriberIds, company_ids: companyIds } }, { idempotent: true });
-      return asObject(res, 'PUT /companies/attach-subscribers');
+      const body = { subscriber_ids: subscriberIds, company_ids: companyIds };
+      // The interface has this route on PUT; fluentcrm-2.9 only on POST (its route index and
+      // POST_companies_attach-subscribers). Same path, same meaning: the plugin's method first.
+      // Attaching contacts already attached changes nothing, so either may be sent again.
+      const res = await execOneOf(
+        ctx,
+        'companies.attachSubscribers',
+        [
+          { method: 'POST', path: '/companies/attach-subscribers', body },
+          { method: 'PUT', path: '/companies/attach-subscribers', body },
+        ],
+        { idempotent: true },
+      );
+      return asObject(res.body, res.route);
     },
   };
 }

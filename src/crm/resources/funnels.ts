@@ -2,6 +2,7 @@ import { checkId, checkPageQuery, type ClientContext } from '../client-context.j
 import { CrmArgumentError } from '../errors.js';
 import { nullIfNotFound } from '../not-found.js';
 import { asObject, parsePage, parseRecord } from '../parse.js';
+import { execOneOf } from '../route-choice.js';
 import type { Funnel, FunnelSubscriber, FunnelSubscriberDetail, JsonObject, Page } from '../types.js';
 
 export const FUNNEL_STATUSES = ['published', 'draft', 'paused'] as const;
@@ -48,7 +49,19 @@ export function createFunnelsApi(ctx: ClientContext): FunnelsApi {
     async setStatus(id, status) {
       checkId(id, 'funnel id');
       if (!FUNNEL_STATUSES.includes(status)) throw new CrmArgumentError(`Funnel status must be one of ${FUNNEL_STATUSES.join(', ')}, got "${status}"`);
-      return asObject((await exec({ method: 'PUT', path: `/funnels/${id}/status`, body: { status } }, { idempotent: true })) ?? {}, 'PUT /funnels/{id}/status');
+      // fluentcrm-2.9 has no /funnels/{id}/status (its route index): PUT /funnels/{id} with `status`
+      // sets it there (FunnelController@updateFunnelProperty). The interface's route first: the
+      // interface lists no PUT /funnels/{id}, which on such a CRM may update other fields.
+      const res = await execOneOf(
+        ctx,
+        'funnels.setStatus',
+        [
+          { method: 'PUT', path: `/funnels/${id}/status`, body: { status } },
+          { method: 'PUT', path: `/funnels/${id}`, body: { status } },
+        ],
+        { idempotent: true },
+      );
+      return asObject(res.body ?? {}, res.route);
     },
     async subscribersPage(funnelId, q) {
       checkId(funnelId, 'funnel id');
@@ -82,7 +95,13 @@ export function createFunnelsApi(ctx: ClientContext): FunnelsApi {
     async removeSubscriber(funnelId, contactId) {
       checkId(funnelId, 'funnel id');
       checkId(contactId, 'contact id');
-      await exec({ method: 'DELETE', path: `/funnels/${funnelId}/subscribers/${contactId}` });
+      // fluentcrm-2.9 removes from the collection route, the contacts named by `subscriber_ids`
+      // (its route index: /funnels/{id}/subscribers/{contact_id} is GET only). The interface's route
+      // first: on another CRM a DELETE of the collection that ignores the parameter empties the funnel.
+      await execOneOf(ctx, 'funnels.removeSubscriber', [
+        { method: 'DELETE', path: `/funnels/${funnelId}/subscribers/${contactId}` },
+        { method: 'DELETE', path: `/funnels/${funnelId}/subscribers`, query: { subscriber_ids: [contactId] } },
+      ]);
     },
   };
 }
