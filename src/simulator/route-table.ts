@@ -19,11 +19,11 @@ export function routeDefs(mode: SimulatorMode): RouteDef[] {
   return [
     ...contactRoutes,
     ...taxonomyRoutes,
-    ...companyRoutes,
+    ...companyRoutes(real),
     ...miscRoutes,
     ...webhookRoutes,
     ...campaignRoutes,
-    ...funnelRoutes,
+    ...funnelRoutes(real),
     ...contentRoutes(real),
     ...reportRoutes(real),
     ...(real ? [...realMiscRoutes, ...realCampaignRoutes, ...realFunnelRoutes] : formRoutes),

@@ -341,6 +341,20 @@ describe('real mode against the UTC site captures (fixtures/fluentcrm-2.9)', () 
     }
   });
 
+  it("funnel writes on the plugin's routes (its route index): PUT /funnels/{id} sets the status, DELETE /funnels/{id}/subscribers removes the contacts named", async () => {
+    const f = sim.truth().funnels.find((x) => x.status === 'published')!;
+    const put = await call('PUT', `/funnels/${f.id}`, { status: 'paused' });
+    expect([put.status, put.json.message, sim.truth().funnels.find((x) => x.id === f.id)?.status]).toEqual([200, 'Status has been updated to paused', 'paused']);
+    const runs = sim.truth().funnelSubscribers.filter((x) => x.funnelId === f.id);
+    const [a, b] = [runs[0]!.subscriberId, runs[1]!.subscriberId];
+    const del = await call('DELETE', `/funnels/${f.id}/subscribers?subscriber_ids[]=${a}&subscriber_ids[]=${b}&subscriber_ids[]=999999`);
+    expect(del.status).toBe(200);
+    const left = sim.truth().funnelSubscribers.filter((x) => x.funnelId === f.id);
+    expect([left.length, left.some((x) => x.subscriberId === a || x.subscriberId === b)]).toEqual([runs.length - 2, false]);
+    expect((await call('DELETE', `/funnels/${f.id}/subscribers`)).status).toBe(423);
+    expect((await call('DELETE', '/funnels/999999/subscribers?subscriber_ids[]=1')).json).toEqual({ message: 'No query results for model [FluentCrm\\App\\Models\\Funnel].' });
+  });
+
   it('report series: 31 days to today by default, the end day excluded, whole-year ranges monthly', async () => {
     for (const name of [
       'GET_reports_subscribers',

@@ -121,6 +121,29 @@ describe('real mode: the route- and caller-dependent headers as captured', () =>
     expect(report).toEqual([]);
   });
 
+  it('on a route the plugin has, real mode serves no method the plugin lacks (the interface writes the client falls back from answer 404 rest_no_route)', async () => {
+    const index = loadCapture('GET_wp-json_namespace_fluent-crm_v2').body.routes as Record<string, { methods: string[] }>;
+    const plugin = Object.entries(index).map(([route, r]) => ({ re: new RegExp(`^${route.slice('/fluent-crm/v2'.length).replace(/\(\?P</g, '(?<')}$`), methods: r.methods }));
+    // Served in real mode for spec-mode tests of the funnel editor; crmsync does not call it.
+    const known = new Set(['GET /funnels/:id/sequences']);
+    const extra = routeDefs('real')
+      .filter((d) => plugin.find((p) => p.re.test(d.path.replace(/:[A-Za-z]+/g, '7')))?.methods.includes(d.method) === false)
+      .map((d) => `${d.method} ${d.path}`)
+      .filter((r) => !known.has(r));
+    expect(extra).toEqual([]);
+    const noRoute = loadCapture('PATCH_subscribers_id').body;
+    const call = api(sim);
+    for (const [method, path] of [
+      ['PUT', '/companies/attach-subscribers'],
+      ['PUT', '/funnels/1/status'],
+      ['POST', '/funnels/1/subscribers'],
+      ['DELETE', '/funnels/1/subscribers/3'],
+    ] as const) {
+      const r = await call(method, path, { status: 'paused', subscriber_ids: [1], company_ids: [1], subscribers: [1] });
+      expect([method, path, r.status, r.json]).toEqual([method, path, 404, noRoute]);
+    }
+  });
+
   it("a caller who may use some of a route's methods is told those (WordPress runs each permission check)", async () => {
     const { sim: s } = await withSim({ contacts: 5, seed: 4, mode: 'real' });
     try {

@@ -88,11 +88,11 @@ const moduleOn =
     return handler(ctx);
   };
 
-export const companyRoutes: RouteDef[] = [
+/** Attaching is PUT in the interface and POST only in fluentcrm-2.9 (its route index): each mode serves its own. */
+export const companyRoutes = (real: boolean): RouteDef[] => [
   { method: 'GET', path: '/companies', caps: CATS, handler: moduleOn(listCompanies) },
   { method: 'POST', path: '/companies', caps: CATS, handler: moduleOn(createCompany) },
-  { method: 'PUT', path: '/companies/attach-subscribers', caps: CATS, handler: moduleOn(attach) },
-  { method: 'POST', path: '/companies/attach-subscribers', caps: CATS, handler: moduleOn(attach) },
+  { method: real ? 'POST' : 'PUT', path: '/companies/attach-subscribers', caps: CATS, handler: moduleOn(attach) },
   { method: 'GET', path: '/companies/:id', caps: CATS, handler: moduleOn(getCompany) },
   { method: 'PUT', path: '/companies/:id', caps: CATS, handler: moduleOn(updateCompany) },
   { method: 'DELETE', path: '/companies/:id', caps: ['crm_manage_contact_cats_delete'], handler: moduleOn(deleteCompany) },

@@ -125,7 +125,17 @@ function report(ctx: RouteCtx): SimResponse {
   });
 }
 
-export const funnelRoutes: RouteDef[] = [
+/**
+ * The interface's funnel writes fluentcrm-2.9 lacks (its route index, GET_wp-json_namespace_fluent-crm_v2):
+ * real mode answers them 404 rest_no_route and serves the plugin's own instead (real-funnels.ts).
+ */
+const NOT_IN_PLUGIN = new Set(['PUT /funnels/:id/status', 'POST /funnels/:id/subscribers', 'DELETE /funnels/:id/subscribers/:contactId']);
+
+export function funnelRoutes(real: boolean): RouteDef[] {
+  return real ? routes.filter((r) => !NOT_IN_PLUGIN.has(`${r.method} ${r.path}`)) : routes;
+}
+
+const routes: RouteDef[] = [
   { method: 'GET', path: '/funnels', caps: READ, handler: list },
   { method: 'GET', path: '/funnels/:id', caps: READ, handler: (ctx) => ok({ funnel: funnelJson(ctx.ser, ctx.marketing.funnel(id(ctx)), { sequences: true }) }) },
   {

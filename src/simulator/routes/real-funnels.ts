@@ -2,9 +2,11 @@ import type { RouteCtx, RouteDef, SimResponse } from '../http-types.js';
 import { ok } from '../http-types.js';
 import { funnelJson, funnelSubscriberJson, stepJson } from '../marketing-serialize.js';
 import type { FunnelSubscriberRec } from '../model.js';
-import { paginator, readPaging } from '../paging.js';
+import { paginator, queryArray, readPaging } from '../paging.js';
+import { SimError } from '../sim-error.js';
 
 const READ = ['crm_read_funnels', 'crm_write_funnels'];
+const WRITE = ['crm_write_funnels'];
 
 /** A page of funnel-subscriber rows, newest first, serialized by `row`. */
 function page(ctx: RouteCtx, rows: FunnelSubscriberRec[], row: (s: FunnelSubscriberRec) => Record<string, unknown> | undefined): Record<string, unknown> {
@@ -55,8 +57,36 @@ function allActivities(ctx: RouteCtx): SimResponse {
   });
 }
 
-/** Funnel routes of fluentcrm-2.9's admin screens that the interface lacks. */
+/**
+ * PUT /funnels/{id}: the plugin's status change (the interface's is PUT /funnels/{id}/status, which
+ * the plugin lacks). It reads `status`; the answer is not captured: a message, as its other writes.
+ */
+function setStatus(ctx: RouteCtx): SimResponse {
+  const f = ctx.marketing.setFunnelStatus(Number(ctx.params.id), ctx.body.status);
+  return ok({ message: `Status has been updated to ${f.status}` });
+}
+
+/**
+ * DELETE /funnels/{id}/subscribers: the plugin removes the contacts named by `subscriber_ids`
+ * (query or body) from the funnel, skipping those not in it; it has no per-contact DELETE. Not
+ * captured: the answers follow the plugin's FunnelController (423 is its framework's error status).
+ */
+function removeSubscribers(ctx: RouteCtx): SimResponse {
+  const funnelId = Number(ctx.params.id);
+  ctx.marketing.funnel(funnelId);
+  const fromBody = Array.isArray(ctx.body.subscriber_ids) ? ctx.body.subscriber_ids.map(String) : [];
+  const ids = [...queryArray(ctx.query, 'subscriber_ids'), ...fromBody].map(Number).filter((n) => Number.isInteger(n) && n > 0);
+  if (ids.length === 0) {
+    throw new SimError(400, 'rest_missing_callback_param', 'Missing parameter(s): subscriber_ids.', { status: 423, body: { message: 'subscriber_ids parameter is required' } });
+  }
+  for (const contactId of new Set(ids)) if (ctx.marketing.subscriberOf(funnelId, contactId)) ctx.marketing.removeFunnelSubscriber(funnelId, contactId);
+  return ok({ message: 'Subscribed has been removed from this automation funnel' });
+}
+
+/** Funnel routes of fluentcrm-2.9 that the interface lacks: its admin screens' and its own writes. */
 export const realFunnelRoutes: RouteDef[] = [
   { method: 'GET', path: '/funnels/subscriber/:id/automations', caps: READ, handler: automations },
   { method: 'GET', path: '/funnels/all-activities', caps: READ, handler: allActivities },
+  { method: 'PUT', path: '/funnels/:id', caps: WRITE, handler: setStatus },
+  { method: 'DELETE', path: '/funnels/:id/subscribers', caps: WRITE, handler: removeSubscribers },
 ];
