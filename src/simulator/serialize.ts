@@ -117,6 +117,20 @@ export class Serializer {
     return out;
   }
 
+  /**
+   * A contact as fluentcrm-2.9 answers a write (every POST_subscribers_* and PUT_subscribers_*
+   * capture of both sites): the relations the write loaded and no others, in its order: `lists`
+   * when the write set lists, `tags` when it set tags, `companies` when `companies` is asked (a
+   * force-update of an existing contact); never `company` or custom values.
+   */
+  written(c: ContactRec, loaded: { tags: boolean; lists: boolean; companies: boolean }): Record<string, unknown> {
+    const { tags, lists, company: _company, companies, ...out } = this.contact(c);
+    if (loaded.lists) out.lists = lists;
+    if (loaded.tags) out.tags = tags;
+    if (loaded.companies && companies !== undefined) out.companies = companies;
+    return out;
+  }
+
   /** The pivot row fluentcrm-2.9 puts on each of a contact's companies (ids as strings). */
   #companyPivot(c: ContactRec, co: CompanyRec): Record<string, unknown> {
     const when = this.ts(Math.max(c.createdAt, co.createdAt));

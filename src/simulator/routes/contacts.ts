@@ -197,11 +197,16 @@ function getContact(ctx: RouteCtx): SimResponse {
   return ok(body);
 }
 
+/** Whether a write sent this field with something in it (fluentcrm-2.9 loads a relation it set). */
+const given = (v: unknown): boolean => (Array.isArray(v) ? v.length > 0 : v !== undefined && v !== null && v !== '');
+
 function createContact(ctx: RouteCtx): SimResponse {
   const { action, contact } = ctx.state.createContact(ctx.body, { forceUpdate: ctx.query.get('__force_update') ?? undefined });
+  // Real: tags and lists only when sent; companies on a force-update of an existing contact (captured).
+  const b = ctx.body;
   return ok({
     message: action === 'created' ? 'Successfully added the subscriber.' : 'Subscriber successfully updated',
-    contact: ctx.ser.contact(contact),
+    contact: ctx.real ? ctx.ser.written(contact, { tags: given(b.tags), lists: given(b.lists), companies: action === 'updated' }) : ctx.ser.contact(contact),
     action_type: action,
   });
 }
@@ -210,7 +215,8 @@ function updateContact(ctx: RouteCtx): SimResponse {
   const raw = ctx.body.subscriber;
   const body = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : ctx.body;
   const { contact, isDirty } = ctx.state.updateContact(contactId(ctx), body);
-  const out: Record<string, unknown> = { message: 'Subscriber successfully updated', contact: ctx.ser.contact(contact), isDirty };
+  const touched = { tags: given(body.attach_tags) || given(body.detach_tags), lists: given(body.attach_lists) || given(body.detach_lists), companies: false };
+  const out: Record<string, unknown> = { message: 'Subscriber successfully updated', contact: ctx.real ? ctx.ser.written(contact, touched) : ctx.ser.contact(contact), isDirty };
   if (ctx.real) out.values = [];
   return ok(out);
 }
