@@ -177,16 +177,22 @@ export interface ContactWrite {
 }
 
 /**
- * A contact as an update answers it, with nothing the answer did not hold: `id`, `email` and `raw`
- * always, every other field only when the response carried its key. fluentcrm-2.9 sends `tags`
- * only when the update touched tags, `lists` only when it touched lists, and never
- * `custom_values` (the PUT_subscribers_* captures); the interface promises "id, first_name, email
- * and more". A missing `lists` is "not said", not "in no list": read the contact for that.
+ * A contact as a write (create, upsert, update) answers it, with nothing the answer did not hold:
+ * `id`, `email` and `raw` always, every other field only when the response carried its key.
+ * fluentcrm-2.9 sends `tags` only when the write set tags (a create's or upsert's `tags`, an
+ * update's `attach_tags`/`detach_tags`), `lists` likewise, and never `custom_values` (every
+ * POST_subscribers_* and PUT_subscribers_* capture); the interface promises "id, first_name, email
+ * and more" for an update and "contact object" for a create. A missing `lists` is "not said", not
+ * "in no list": read the contact for that.
  */
-export type UpdatedContact = Pick<Contact, 'id' | 'email' | 'raw'> & Partial<Omit<Contact, 'id' | 'email' | 'raw'>>;
+export type WrittenContact = Pick<Contact, 'id' | 'email' | 'raw'> & Partial<Omit<Contact, 'id' | 'email' | 'raw'>>;
+
+/** What `contacts.update` returns: a WrittenContact (the name it had before creates shared it). */
+export type UpdatedContact = WrittenContact;
 
 export interface UpsertResult {
-  contact: Contact;
+  /** As the POST answer holds it: an upsert that sent no tags says nothing about the contact's tags. */
+  contact: WrittenContact;
   actionType: 'created' | 'updated';
 }
 

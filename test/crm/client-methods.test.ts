@@ -45,6 +45,8 @@ for (const mode of ['spec', 'real'] as const) {
       const email = `client.${mode}@example.test`;
       const created = await client.contacts.create({ email, status: 'subscribed', first_name: 'Cli', custom_values: {} });
       expect(created.actionType).toBe('created');
+      // The real plugin's answer has no tags or lists when the create set none: nothing is claimed.
+      expect(['tags' in created.contact, 'lists' in created.contact, 'custom_values' in created.contact]).toEqual(mode === 'spec' ? [true, true, false] : [false, false, false]);
       expect(sim.truth().contacts.find((c) => c.id === created.contact.id)?.email).toBe(email);
       await expect(client.contacts.create({ email, status: 'subscribed' })).rejects.toBeInstanceOf(DuplicateError);
 

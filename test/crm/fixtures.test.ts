@@ -212,6 +212,23 @@ describe('captured fluentcrm-2.9 responses', () => {
     }
   });
 
+  it('a create or upsert returns the contact as the POST answer holds it: tags and lists only when it sent them, no custom values', async () => {
+    const posts = fixtures.filter((f) => f.request.method === 'POST' && route(f).p === '/subscribers' && f.status === 200);
+    expect(posts.length).toBe(12);
+    for (const f of posts) {
+      server.respond({ status: f.status, body: bodyText(f) });
+      const force = JSON.stringify(f.request.body ?? {}).includes('__force_update') || (f.request.query_string ?? '').includes('__force_update');
+      const r = force ? await client.contacts.upsert(contactBody) : await client.contacts.create(contactBody);
+      const answer = f.body as { contact: Record<string, unknown>; action_type: string };
+      const sent = answer.contact;
+      expect([f.file, r.contact.id, r.actionType]).toEqual([f.file, sent.id, answer.action_type]);
+      const ids = (v: unknown) => (Array.isArray(v) ? v.map((t) => (t as { id: number }).id) : undefined);
+      expect([f.file, r.contact.tags?.map((t) => t.id), r.contact.lists?.map((l) => l.id), 'custom_values' in r.contact]).toEqual([f.file, ids(sent.tags), ids(sent.lists), false]);
+      // Only the keys the answer had (the reader's own fields aside).
+      expect([f.file, Object.keys(r.contact).filter((k) => k !== 'raw' && !(k in sent))]).toEqual([f.file, []]);
+    }
+  });
+
   it('the HTML fatal-error page becomes a ServerError quoting a short tag-free snippet', async () => {
     const f = fixtures.find((x) => x.file === 'GET_subscribers_no_accept_header_per_page_0.json')!;
     server.respond({ status: f.status, headers: { 'content-type': 'text/html; charset=UTF-8' }, body: bodyText(f) });

@@ -4,7 +4,7 @@ import { nullIfNotFound } from '../not-found.js';
 import type { HttpRequest } from '../transport.js';
 import { asObject, parsePage, parseRecord, schemaError } from '../parse.js';
 import { scanContactPage } from '../scan-contact-page.js';
-import type { Contact, ContactWrite, Page, RawPage, UpdatedContact, UpsertResult } from '../types.js';
+import type { Contact, ContactWrite, Page, RawPage, UpdatedContact, UpsertResult, WrittenContact } from '../types.js';
 import { createNotesApi, type NotesApi } from './notes.js';
 
 export interface ContactListQuery {
@@ -43,9 +43,12 @@ export interface ContactsApi {
   /** null when the contact does not exist (404, or the real deployment's 422 "Subscriber not found"). */
   get(id: number, opts?: { with?: string[] }): Promise<Contact | null>;
   getByEmail(email: string): Promise<Contact | null>;
-  /** Throws DuplicateError when the email exists (409, or 422 on the real deployment). */
+  /**
+   * Throws DuplicateError when the email exists (409, or 422 on the real deployment). The contact
+   * as the answer holds it: fields it lacks are absent (see WrittenContact).
+   */
   create(body: ContactWrite): Promise<UpsertResult>;
-  /** Create-or-update by email (`__force_update: "yes"`). */
+  /** Create-or-update by email (`__force_update: "yes"`); the contact as the answer holds it. */
   upsert(body: ContactWrite): Promise<UpsertResult>;
   /** The contact as the answer holds it: fields it lacks are absent (`lists` mostly, see UpdatedContact). */
   update(id: number, body: ContactUpdate): Promise<UpdatedContact>;
@@ -75,7 +78,8 @@ export function createContactsApi(ctx: ClientContext): ContactsApi {
     );
     const o = asObject(res, route);
     const action = o.action_type === 'updated' ? 'updated' : 'created';
-    return { contact: contactFrom(res, 'contact', route), actionType: action };
+    // fluentcrm-2.9 answers with `tags`/`lists` only when the body set them, and no custom values.
+    return { contact: onlySent(contactFrom(res, 'contact', route)), actionType: action };
   }
 
   return {
@@ -159,8 +163,8 @@ function listRequest(q: ContactListQuery): HttpRequest {
  * The contact without the fields whose keys the response lacked, which the tolerant reader fills
  * in (null, [] or {}) for listings, where every row carries them.
  */
-function onlySent(c: Contact): UpdatedContact {
-  const out: UpdatedContact = { ...c };
+function onlySent(c: Contact): WrittenContact {
+  const out: WrittenContact = { ...c };
   for (const k of Object.keys(c) as Array<keyof Contact>) {
     if (k === 'id' || k === 'email' || k === 'raw') continue;
     const sent = k === 'custom_values' ? 'custom_values' in c.raw || 'custom_fields' in c.raw : k in c.raw;
