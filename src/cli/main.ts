@@ -2,11 +2,13 @@ import { Command, Help } from 'commander';
 import { CrmsyncError } from '../errors.js';
 import { setLogFormat } from '../logger.js';
 import { commands } from './commands.js';
+import { packageVersion } from './package-version.js';
 
 /** Thin entry: each command lives in its own file and registers itself on the program. */
 export async function main(argv: string[] = process.argv): Promise<void> {
   const program = new Command('crmsync')
     .description('Sync a contact and email-marketing CRM with a DuckDB and Parquet warehouse.')
+    .version(packageVersion() ?? 'unknown (no package.json of crmsync above the CLI)', '-V, --version', 'print the version of crmsync')
     .option('--log-json', 'structured JSON logs on stderr also on a terminal (the default when stdout is not one)')
     .showHelpAfterError();
   program.hook('preAction', () => {
