@@ -10,7 +10,7 @@ import { resolveStreams } from '../sync/streams.js';
 import { withTemporal } from '../temporal/connect.js';
 import { taskQueues } from '../temporal/task-queues.js';
 import { lingers, withInProcessWorkers } from '../worker/with-in-process-workers.js';
-import type { FreshSummary, SyncResult, SyncTuning } from '../../workflows/sync-types.js';
+import { DEFAULT_TUNING, type FreshSummary, type SyncResult, type SyncTuning } from '../../workflows/sync-types.js';
 import { createProgressRenderer } from './progress.js';
 
 const positiveInt = (flag: string) =>
@@ -49,9 +49,11 @@ export function registerSyncCommand(program: Command): void {
     .option('--full', 're-read every stream from the start')
     .option('--reconcile', 'run the contacts reconciliation sweep now')
     .option('--no-reconcile', 'skip the contacts reconciliation sweep even when due')
-    .option('--per-page <n>', 'contacts per page request')
-    .option('--sweep-runs <n>', 'rolling sweep: re-read every contact within this many incremental runs (default 96)')
-    .option('--parallelism <n>', 'page ranges fetched at once')
+    // Defaults shown, not set: an option left out stays out of the workflow's input, which then
+    // takes DEFAULT_TUNING (the same values) on the worker.
+    .option('--per-page <n>', `contacts per page request (default: ${DEFAULT_TUNING.perPage})`)
+    .option('--sweep-runs <n>', `rolling sweep: re-read every contact within this many incremental runs (default: ${DEFAULT_TUNING.sweepRuns})`)
+    .option('--parallelism <n>', `page ranges fetched at once (default: ${DEFAULT_TUNING.parallelism})`)
     .action(async (raw: unknown) => {
       const config = loadConfig();
       const result = await syncCommand(config, parseSyncOptions(raw), createLogger(config.logLevel, { cmd: 'sync' }));
