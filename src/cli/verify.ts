@@ -21,7 +21,7 @@ export function registerVerifyCommand(program: Command): void {
     .option('--stream <name>', 'verify only this stream (repeatable)', collect, [])
     .option('--json', 'print the result as JSON: {ok, streams, total, groups: [{stream, kind, count, examples}], skipped}')
     .action(async (raw: { stream: string[]; json?: boolean }) => {
-      const result = await verifyCommand(loadConfig(), raw.stream, progressPrinter());
+      const result = await verifyCommand(loadConfig(), raw.stream, verifyProgressPrinter());
       const summary = summarizeDifferences(result.differences);
       if (raw.json) process.stdout.write(`${JSON.stringify({ ...summary, streams: result.streams, skipped: result.skipped }, null, 2)}\n`);
       else {
@@ -32,17 +32,23 @@ export function registerVerifyCommand(program: Command): void {
     });
 }
 
-/** Progress on stderr: a line when a stream starts and every tenth page, so long runs show life. */
-function progressPrinter(): (p: VerifyProgress) => void {
+/** Progress on stderr: a line when a stream starts and every tenth page of it, so long runs show life. */
+export function verifyProgressPrinter(write: (line: string) => void = (line) => process.stderr.write(line)): (p: VerifyProgress) => void {
   let last = '';
   let pages = 0;
   return (p) => {
-    pages++;
+    pages = p.stream === last ? pages + 1 : 1;
     if (p.stream === last && pages % 10 !== 0) return;
     last = p.stream;
-    const of = p.pagesTotal !== undefined ? `/${p.pagesTotal}` : '';
-    process.stderr.write(`verify ${p.stream}: page ${p.pagesDone}${of}, ${p.rows.toLocaleString('en-US')} rows read\n`);
+    write(`${formatVerifyProgress(p)}\n`);
   };
+}
+
+/** `verify funnel_subscribers: funnel 2/4, page 1/2, 100 rows read`: rows count over the stream. */
+export function formatVerifyProgress(p: VerifyProgress): string {
+  const listing = p.listing ? `${p.listing.noun} ${p.listing.done}/${p.listing.total}, ` : '';
+  const of = p.pagesTotal !== undefined ? `/${p.pagesTotal}` : '';
+  return `verify ${p.stream}: ${listing}page ${p.pagesDone}${of}, ${p.rows.toLocaleString('en-US')} rows read`;
 }
 
 /** Every difference between the warehouse and the CRM for the chosen streams (reports are snapshots: not compared). */

@@ -6,9 +6,15 @@ export type VerifyCrmClient = Pick<CrmClient, 'contacts' | 'tags' | 'lists' | 'c
 
 export interface VerifyProgress {
   stream: string;
+  /**
+   * A stream read as several listings (funnel subscribers: one per funnel): which of them the
+   * pages belong to, the `done`th of `total`. Pages count within that listing, rows over the stream.
+   */
+  listing?: { noun: string; done: number; total: number };
   pagesDone: number;
   /** Pages the listing reports, when it does. */
   pagesTotal: number | undefined;
+  /** Rows of the stream read so far. */
   rows: number;
 }
 

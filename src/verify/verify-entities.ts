@@ -6,7 +6,7 @@ import { readEntityRows, readFunnelSubscriberRows } from '../warehouse/verify-re
 import type { ValueType } from './compare-values.js';
 import type { Difference } from './difference.js';
 import { rowDifferences, type RowStream } from './row-differences.js';
-import { SMALL_PER_PAGE, type VerifyDeps } from './verify-deps.js';
+import { SMALL_PER_PAGE, type VerifyDeps, type VerifyProgress } from './verify-deps.js';
 
 const TITLES: Record<EntityTable, string> = { tags: 'title', lists: 'title', custom_fields: 'label', companies: 'name', campaigns: 'title', funnels: 'title' };
 const NOUNS: Record<EntityTable, string> = { tags: 'tag', lists: 'list', custom_fields: 'custom field', companies: 'company', campaigns: 'campaign', funnels: 'funnel' };
@@ -35,13 +35,13 @@ export async function verifyEntities(deps: VerifyDeps, streams: readonly string[
   const { client } = deps;
   const diffs: Difference[] = [];
   const skipped: string[] = [];
-  const all = async <T>(stream: string, fetch: (page: number, perPage: number) => Promise<Page<T>>): Promise<T[]> => {
-    const rows: T[] = [];
+  // `into` holds the stream's rows read before this listing: progress counts rows over the stream.
+  const all = async <T>(stream: string, fetch: (page: number, perPage: number) => Promise<Page<T>>, into: T[] = [], listing?: VerifyProgress['listing']): Promise<T[]> => {
     for await (const p of client.paginate(fetch, { perPage: SMALL_PER_PAGE })) {
-      rows.push(...p.items);
-      deps.onProgress?.({ stream, pagesDone: p.currentPage, pagesTotal: p.lastPage, rows: rows.length });
+      into.push(...p.items);
+      deps.onProgress?.({ stream, ...(listing ? { listing } : {}), pagesDone: p.currentPage, pagesTotal: p.lastPage, rows: into.length });
     }
-    return rows;
+    return into;
   };
   const compare = async (table: EntityTable, crmRows: readonly object[]) => {
     const held = await deps.read((w) => readEntityRows(w, table));
@@ -66,8 +66,13 @@ export async function verifyEntities(deps: VerifyDeps, streams: readonly string[
     if (streams.includes('funnels')) await compare('funnels', funnels);
     if (streams.includes('funnel_subscribers')) {
       const crmRows: object[] = [];
-      // No `status`: the interface reads it as "all", the real system filters by it literally.
-      for (const f of funnels) crmRows.push(...(await all('funnel_subscribers', (page, perPage) => client.funnels.subscribersPage(f.id, { page, perPage }))));
+      // One listing per funnel: each one's pages start at 1 again, so progress names the funnel
+      // (a page 2/2 after a page 1/1 read as a page past the last).
+      for (const [i, f] of funnels.entries()) {
+        const listing = { noun: 'funnel', done: i + 1, total: funnels.length };
+        // No `status`: the interface reads it as "all", the real system filters by it literally.
+        await all('funnel_subscribers', (page, perPage) => client.funnels.subscribersPage(f.id, { page, perPage }), crmRows, listing);
+      }
       const held = await deps.read((w) => readFunnelSubscriberRows(w));
       diffs.push(...rowDifferences(FUNNEL_SUBSCRIBERS, crmRows as Record<string, unknown>[], held));
     }
