@@ -13,13 +13,18 @@ export function validateWebhookBody(body: Record<string, unknown>, partial: bool
   if (!partial || body.url !== undefined) {
     const url = typeof body.url === 'string' ? body.url.trim() : '';
     let ok = false;
+    let http = false;
     try {
       const u = new URL(url);
-      ok = url.length <= 2048 && (u.protocol === 'https:' || (allowHttp && u.protocol === 'http:')) && !u.username && !u.password;
+      http = u.protocol === 'http:';
+      ok = url.length <= 2048 && (u.protocol === 'https:' || (allowHttp && http)) && !u.username && !u.password;
     } catch {
       ok = false;
     }
-    if (!ok) throw new SimError(400, 'invalid_webhook_url', 'The webhook url must be a valid HTTPS URL without credentials; use https://...');
+    // The simulator's own words (no capture has an outbound webhook refused): http:// is this
+    // simulator's choice, so the refusal names the flag that lifts it.
+    const lift = http && !allowHttp ? ', or start the simulator with --allow-http-webhooks (option allowHttpWebhookUrls) to accept http:// URLs' : '';
+    if (!ok) throw new SimError(400, 'invalid_webhook_url', `The webhook url must be a valid HTTPS URL without credentials; use https://...${lift}`);
     out.url = url;
   }
   if (!partial || body.events !== undefined) {

@@ -57,8 +57,11 @@ describe('webhook registration (spec: Webhooks)', () => {
       const http = await strict.call('POST', '/webhooks', { name: 'x', url: 'http://example.test/hook', events: ['contact.created'] });
       expect(http.status).toBe(400);
       expect(isSpecError(http.json, 400, 'invalid_webhook_url')).toBe(true);
+      // http:// is refused by this simulator's choice: the refusal names the flag that lifts it.
+      expect(http.json.message).toMatch(/valid HTTPS URL .*start the simulator with --allow-http-webhooks \(option allowHttpWebhookUrls\)/);
       const notUrl = await strict.call('POST', '/webhooks', { name: 'x', url: 'not a url', events: ['contact.created'] });
       expect(notUrl.json.code).toBe('invalid_webhook_url');
+      expect(notUrl.json.message).not.toMatch(/allow-http/);
       const ok = await strict.call('POST', '/webhooks', { name: 'x', url: 'https://example.test/hook', events: ['contact.created'] });
       expect(ok.status).toBe(200);
     } finally {
@@ -67,6 +70,10 @@ describe('webhook registration (spec: Webhooks)', () => {
     const badEvent = await call('POST', '/webhooks', { name: 'x', url: 'https://example.test/h', events: ['contact.exploded'] });
     expect(badEvent.status).toBe(400);
     expect(isSpecError(badEvent.json, 400, 'invalid_webhook_event')).toBe(true);
+    // Allowed, but not with credentials in it: the flag would not help.
+    const withCredentials = await call('POST', '/webhooks', { name: 'x', url: 'http://u:p@example.test/h', events: ['contact.created'] });
+    expect(withCredentials.json.code).toBe('invalid_webhook_url');
+    expect(withCredentials.json.message).not.toMatch(/allow-http/);
     const noName = await call('POST', '/webhooks', { url: 'https://example.test/h', events: ['contact.created'] });
     expect(noName.status).toBe(400);
   });
