@@ -3,7 +3,8 @@ import { canonicalJson } from './fingerprint.js';
 import { normalizeColumns } from './map-source-row.js';
 import { PushSourceError } from './push-errors.js';
 import type { SourceRow } from './push-types.js';
-import type { SourceSpec } from './source-spec.js';
+import { FILE_FORMAT_NAMES, type SourceSpec } from './source-spec.js';
+import { missingDuckDbExtension } from '../warehouse/duckdb-extensions.js';
 import { readPushSourceJson, type PushSourceJson } from '../warehouse/push-source.js';
 import type { WarehouseQuery } from '../warehouse/types.js';
 
@@ -31,10 +32,17 @@ export async function readSourceRows(db: WarehouseQuery, spec: SourceSpec, limit
   try {
     read = await readPushSourceJson(db, spec, { rows: maxRows + 1, rowBytes: maxRowBytes, totalBytes: maxBytes });
   } catch (err) {
+    const source = spec.kind === 'query' ? 'query' : `"${spec.sourceId}"`;
+    const extension = missingDuckDbExtension(err);
+    if (extension) {
+      // crmsync's DuckDB downloads no extensions (NO_EXTENSION_INSTALLS): name what it reads instead.
+      throw new PushSourceError(
+        `Cannot read the push source ${source}: DuckDB would need its ${extension} extension for it, and crmsync installs none. Push reads tables and views, queries over them, and ${FILE_FORMAT_NAMES} files: save the data as one of those (or load it into a table) and pass that.`,
+        { cause: err },
+      );
+    }
     const reason = err instanceof Error ? err.message.split('\n')[0] : String(err);
-    throw new PushSourceError(`Cannot read the push source ${spec.kind === 'query' ? 'query' : `"${spec.sourceId}"`}: ${reason}. Check the table, view, file or query with \`crmsync query\`.`, {
-      cause: err,
-    });
+    throw new PushSourceError(`Cannot read the push source ${source}: ${reason}. Check the table, view, file or query with \`crmsync query\`.`, { cause: err });
   }
   const what = spec.kind === 'query' ? 'The push query' : `The push source "${spec.sourceId}"`;
   const rows = read.rows;

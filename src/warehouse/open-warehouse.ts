@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import type { Logger } from '../logger.js';
+import { NO_EXTENSION_INSTALLS } from './duckdb-extensions.js';
 import { DuckDbWarehouse, type WarehouseHandle } from './duckdb-warehouse.js';
 import { isDuckDbLockError, WarehouseLockedError } from './errors.js';
 import { quoteIdent, quoteLiteral } from './quote.js';
@@ -58,7 +59,9 @@ export async function openWarehouse(opts: OpenWarehouseOptions): Promise<Warehou
   try {
     instance = await DuckDBInstance.create(
       attach ? ':memory:' : opts.dbPath,
-      readOnly ? { access_mode: 'READ_ONLY' } : { checkpoint_threshold: WRITER_CHECKPOINT_THRESHOLD, ...(attach ? { temp_directory: `${opts.dbPath}.tmp` } : {}) },
+      readOnly
+        ? { ...NO_EXTENSION_INSTALLS, access_mode: 'READ_ONLY' }
+        : { ...NO_EXTENSION_INSTALLS, checkpoint_threshold: WRITER_CHECKPOINT_THRESHOLD, ...(attach ? { temp_directory: `${opts.dbPath}.tmp` } : {}) },
     );
   } catch (err) {
     throw lockedOr(opts.dbPath, err);

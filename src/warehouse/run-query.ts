@@ -1,4 +1,5 @@
 import { StatementType, type DuckDBConnection, type DuckDBPreparedStatement } from '@duckdb/node-api';
+import { missingDuckDbExtension } from './duckdb-extensions.js';
 import { WarehouseInputError, WarehouseQueryError, WarehouseQueryNotReadOnlyError } from './errors.js';
 import { plain } from './plain-rows.js';
 
@@ -43,6 +44,13 @@ export async function runQuery(connection: DuckDBConnection, sql: string, maxRow
     reader = await statements[statements.length - 1]!.streamAndReadUntil(maxRows + 1);
   } catch (err) {
     if (err instanceof WarehouseInputError || err instanceof WarehouseQueryNotReadOnlyError) throw err;
+    const extension = missingDuckDbExtension(err);
+    // DuckDB's own advice, INSTALL, is a statement this command refuses.
+    if (extension)
+      throw new WarehouseQueryError(
+        `DuckDB would need its ${extension} extension, and crmsync installs none; read the warehouse's tables, or CSV, Parquet or JSON files (read_csv, read_parquet, read_json)`,
+        { cause: err },
+      );
     throw new WarehouseQueryError(err instanceof Error ? err.message : String(err), { cause: err });
   }
   const columns = reader.columnNames();

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { Logger } from '../logger.js';
+import { NO_EXTENSION_INSTALLS } from './duckdb-extensions.js';
 import { DuckDbWarehouse, type WarehouseHandle } from './duckdb-warehouse.js';
 import { CatalogNotFoundError } from './errors.js';
 import { catalogName } from './open-warehouse.js';
@@ -30,7 +31,7 @@ export interface WithCatalogOptions {
 export async function withCatalog<T>(opts: WithCatalogOptions, fn: (r: WarehouseHandle) => Promise<T>): Promise<T> {
   const missing = !existsSync(opts.catalogPath);
   if (missing && opts.whenMissing !== 'empty') throw new CatalogNotFoundError(opts.catalogPath);
-  const instance = await DuckDBInstance.create(':memory:');
+  const instance = await DuckDBInstance.create(':memory:', NO_EXTENSION_INSTALLS);
   let handle: WarehouseHandle;
   try {
     const connection = await instance.connect();

@@ -5,6 +5,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { z } from 'zod';
 import type { Logger } from '../logger.js';
+import { NO_EXTENSION_INSTALLS } from './duckdb-extensions.js';
 import { BUCKET_COLUMN, LAKE_TABLES, MANIFEST_FILE } from './lake-layout.js';
 import { listViewFiles } from './migrate.js';
 import { quoteIdent, quoteLiteral } from './quote.js';
@@ -104,7 +105,7 @@ export async function writeLakeCatalog(opts: WriteLakeCatalogOptions): Promise<W
   await mkdir(dirname(opts.catalogPath), { recursive: true });
   const tmp = join(dirname(opts.catalogPath), `.${basename(opts.catalogPath)}.${randomUUID()}.tmp`);
   try {
-    const instance = await DuckDBInstance.create(tmp);
+    const instance = await DuckDBInstance.create(tmp, NO_EXTENSION_INSTALLS);
     let written: WrittenCatalog;
     try {
       const connection = await instance.connect();
