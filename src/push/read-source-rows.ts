@@ -5,7 +5,7 @@ import { PushSourceError } from './push-errors.js';
 import type { SourceRow } from './push-types.js';
 import { FILE_FORMAT_NAMES, type SourceSpec } from './source-spec.js';
 import { missingDuckDbExtension } from '../warehouse/duckdb-extensions.js';
-import { readPushSourceJson, type PushSourceJson } from '../warehouse/push-source.js';
+import { pushQuerySyntaxError, readPushSourceJson, type PushSourceJson } from '../warehouse/push-source.js';
 import type { WarehouseQuery } from '../warehouse/types.js';
 
 export const DEFAULT_MAX_SOURCE_ROWS = 500_000;
@@ -28,6 +28,10 @@ const DEFAULT_LIMITS: SourceLimits = { maxRows: DEFAULT_MAX_SOURCE_ROWS, maxRowB
  */
 export async function readSourceRows(db: WarehouseQuery, spec: SourceSpec, limits: Partial<SourceLimits> = {}): Promise<SourceRow[]> {
   const { maxRows, maxRowBytes, maxBytes } = { ...DEFAULT_LIMITS, ...limits };
+  if (spec.kind === 'query') {
+    const syntax = await pushQuerySyntaxError(db, spec.text);
+    if (syntax) throw new PushSourceError(`The push query does not parse: ${syntax}. Fix the query in --from (\`crmsync query\` runs it alone, as written).`);
+  }
   let read: PushSourceJson;
   try {
     read = await readPushSourceJson(db, spec, { rows: maxRows + 1, rowBytes: maxRowBytes, totalBytes: maxBytes });

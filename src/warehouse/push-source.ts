@@ -8,7 +8,9 @@ const FILE_READERS = { csv: 'read_csv', parquet: 'read_parquet', json: 'read_jso
 
 /**
  * The SELECT that yields the source rows. Names are quoted part by part, a file path is a quoted
- * literal, and a query is wrapped as a subquery, so only statements that yield rows can run.
+ * literal, and a query is wrapped as a subquery, so only statements that yield rows can run. The
+ * query's closing bracket is on a line of its own: a `-- comment` ending the query would
+ * otherwise comment it out.
  */
 export function pushSourceSelect(target: PushSourceTarget): string {
   switch (target.kind) {
@@ -17,7 +19,7 @@ export function pushSourceSelect(target: PushSourceTarget): string {
     case 'file':
       return `SELECT * FROM ${FILE_READERS[target.format]}(${quoteLiteral(target.path)})`;
     case 'query':
-      return `SELECT * FROM (${target.text}) AS _push_source`;
+      return `SELECT * FROM (\n${target.text}\n) AS _push_source`;
   }
 }
 
@@ -56,4 +58,31 @@ export async function readPushSourceJson(db: WarehouseQuery, target: PushSourceT
     [limits.rowBytes, limits.totalBytes, limits.rows],
   );
   return { rows: rows.map((r) => ({ json: r.j === null ? null : String(r.j), bytes: Number(r.n) })), totalBytes: rows.length === 0 ? 0 : Number(rows[0]!.total) };
+}
+
+/**
+ * DuckDB's syntax error in a push query, parsed alone (json_serialize_sql parses without binding
+ * or running anything), with where in the query it is: "syntax error at or near ")" (line 1,
+ * column 32: ...)". Undefined when the query parses. Parsed inside pushSourceSelect's wrapper,
+ * a mistake shows as one near the wrapper's own `) AS _push_source`, or, with a stray bracket
+ * (`SELECT 1) AS a, (SELECT 2`), as no mistake at all.
+ */
+export async function pushQuerySyntaxError(db: WarehouseQuery, text: string): Promise<string | undefined> {
+  const [row] = await db.query('SELECT json_serialize_sql(?::VARCHAR) AS j', [text]);
+  const parsed = JSON.parse(String(row?.j)) as { error?: boolean; error_type?: string; error_message?: string; position?: string };
+  // Other errors (a statement other than a SELECT) are left to the read, which refuses them.
+  if (!parsed.error || parsed.error_type !== 'parser') return undefined;
+  const message = parsed.error_message ?? 'syntax error';
+  const position = Number(parsed.position);
+  return Number.isSafeInteger(position) && position >= 0 ? `${message} (${locate(text, position)})` : message;
+}
+
+/** "line L, column C: <the line up to there>" for a character offset into `text`. */
+function locate(text: string, position: number): string {
+  const before = Array.from(text).slice(0, position).join('');
+  const line = before.split('\n').length;
+  const lineStart = before.lastIndexOf('\n') + 1;
+  const column = before.length - lineStart + 1;
+  const upTo = text.slice(lineStart, before.length + 1).trimStart();
+  return `line ${line}, column ${column}: ${upTo.length > 60 ? `...${upTo.slice(-57)}` : upTo}`;
 }

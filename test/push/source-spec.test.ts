@@ -16,7 +16,8 @@ describe('parseSourceSpec', () => {
     const a = parseSourceSpec('SELECT email, status FROM contacts_to_fix;');
     const b = parseSourceSpec('select  email,\n status FROM contacts_to_fix');
     expect(a.kind).toBe('query');
-    expect(pushSourceSelect(a)).toBe('SELECT * FROM (SELECT email, status FROM contacts_to_fix) AS _push_source');
+    // The closing bracket on its own line: a query ending in a `-- comment` does not hide it.
+    expect(pushSourceSelect(a)).toBe('SELECT * FROM (\nSELECT email, status FROM contacts_to_fix\n) AS _push_source');
     expect(a.sourceId).toMatch(/^query:[0-9a-f]{16}$/);
     expect(parseSourceSpec('SELECT email, status FROM contacts_to_fix').sourceId).toBe(a.sourceId);
     expect(b.sourceId).not.toBe(a.sourceId); // case is part of the text
