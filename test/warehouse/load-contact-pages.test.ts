@@ -331,6 +331,24 @@ describe.each([
     }
   });
 
+  it('marks the lake bucket of new ids loaded below the highest held, in a bucket of their own', async () => {
+    // Ranges of a backfill land out of order: a load of new ids below those held takes the merge's
+    // all-new path, which must mark its own bucket, not the one of the ids held.
+    const [lowBucket, highBucket] = [40, 41];
+    const row = (id: number) => ({ id, email: `b${id}@x.test`, status: 'subscribed', created_at: '2026-03-01 10:00:00' });
+    const high = listing([row(highBucket * CONTACT_BUCKET_SIZE + 1)]);
+    const low = listing([row(lowBucket * CONTACT_BUCKET_SIZE + 1), row(lowBucket * CONTACT_BUCKET_SIZE + 2)]);
+    const at = new Date('2026-11-22T02:00:00Z');
+    for (const [i, body] of [high, low].entries()) {
+      await js.w.loadContacts(parsed(JSON.parse(body)), { loadId: `b${i}`, syncedAt: at });
+      expect(await loadPages([{ page: 1, body }], { loadId: `b${i}`, syncedAt: at })).toMatchObject({ inserted: i === 0 ? 1 : 2 });
+    }
+    const q = `SELECT * FROM _lake_dirty WHERE part IN ('${lowBucket}', '${highBucket}') ORDER BY ALL`;
+    const marked = (await sql.w.query(q)) as { part: string }[];
+    expect(marked.filter((m) => m.part === String(lowBucket))).toHaveLength(4);
+    expect(marked).toEqual(await js.w.query(q));
+  });
+
   it('refuses a body that is not JSON, naming the fix', async () => {
     const refused = loadPages([{ page: 3, body: '<html>secret-looking error</html>' }], ctx());
     await expect(refused).rejects.toThrow(/pages 3-3 is not readable JSON.*fetch those pages again/);
