@@ -1,3 +1,4 @@
+import { parseAlone } from './parse-alone.js';
 import { quoteIdent, quoteLiteral } from './quote.js';
 import type { WarehouseQuery } from './types.js';
 
@@ -68,8 +69,7 @@ export async function readPushSourceJson(db: WarehouseQuery, target: PushSourceT
  * (`SELECT 1) AS a, (SELECT 2`), as no mistake at all.
  */
 export async function pushQuerySyntaxError(db: WarehouseQuery, text: string): Promise<string | undefined> {
-  const [row] = await db.query('SELECT json_serialize_sql(?::VARCHAR) AS j', [text]);
-  const parsed = JSON.parse(String(row?.j)) as { error?: boolean; error_type?: string; error_message?: string; position?: string };
+  const parsed = await parseAlone(db, text);
   // Other errors (a statement other than a SELECT) are left to the read, which refuses them.
   if (!parsed.error || parsed.error_type !== 'parser') return undefined;
   const message = parsed.error_message ?? 'syntax error';

@@ -1,7 +1,9 @@
 import { StatementType, type DuckDBConnection, type DuckDBPreparedStatement } from '@duckdb/node-api';
 import { missingDuckDbExtension } from './duckdb-extensions.js';
 import { WarehouseInputError, WarehouseQueryError, WarehouseQueryNotReadOnlyError } from './errors.js';
+import { parseAlone } from './parse-alone.js';
 import { plain } from './plain-rows.js';
+import { queryOver } from './sql-run.js';
 
 export const MAX_SQL_BYTES = 1 << 20;
 
@@ -66,10 +68,9 @@ async function lockDown(connection: DuckDBConnection): Promise<void> {
   for (const setting of LOCKDOWN) await connection.run(setting);
 }
 
-/** Parses without binding (json_serialize_sql serializes SELECTs only) and refuses anything else. */
+/** Parses without binding and refuses anything but SELECTs. */
 async function requireOnlySelects(connection: DuckDBConnection, sql: string): Promise<void> {
-  const parsed = await connection.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR) AS j', [sql]);
-  const j = JSON.parse(String(parsed.getRowObjectsJS()[0]?.j)) as { error?: boolean; error_type?: string; error_message?: string };
+  const j = await parseAlone(queryOver(connection), sql);
   if (!j.error) return;
   if (j.error_type === 'not implemented') throw new WarehouseQueryNotReadOnlyError(firstWords(sql));
   throw new WarehouseQueryError(j.error_message ?? 'the query does not parse');

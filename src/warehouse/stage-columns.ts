@@ -2,7 +2,8 @@ import { DuckDBDataChunk, VARCHAR, type DuckDBConnection } from '@duckdb/node-ap
 import { quoteIdent } from './quote.js';
 import { run } from './sql-run.js';
 
-const CHUNK = 2048;
+/** Rows a DataChunk holds (DuckDB's vector size): each append of staged rows is one chunk. */
+export const CHUNK = 2048;
 
 /** One item's text values, one per staged column (null is SQL NULL). */
 export type EncodeRow<T> = (item: T) => readonly (string | null)[];

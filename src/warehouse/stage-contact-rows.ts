@@ -1,8 +1,7 @@
 import { DuckDBDataChunk, INTEGER, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdent } from './quote.js';
 import { run } from './sql-run.js';
-
-const CHUNK = 2048;
+import { CHUNK } from './stage-columns.js';
 
 /** A page whose rows the fetch's scan found: `spans` are each row's start and end in `body`. */
 export interface SpannedPage {
