@@ -4,8 +4,9 @@ import { sizeBytes } from '../size-bytes.js';
 import { checkpointUnderLimit } from './checkpoint-under-limit.js';
 import type { WarehouseHandle } from './duckdb-warehouse.js';
 import { WarehouseLockedError, WarehouseOwnedError, WarehouseOwnerClosedError } from './errors.js';
-import { openWarehouse, WRITER_CHECKPOINT_THRESHOLD, type OpenWarehouseOptions } from './open-warehouse.js';
+import { openWarehouse, WRITER_CHECKPOINT_THRESHOLD, WRITER_ROW_GROUP_SIZE, type OpenWarehouseOptions } from './open-warehouse.js';
 import { readMemoryFigures } from './read-memory-figures.js';
+import { readCount } from './sql-run.js';
 
 export interface WarehouseOwnerOptions extends Omit<OpenWarehouseOptions, 'readOnly'> {
   /** DuckDB memory limit for the writer (e.g. '1GB'): it spills to disk rather than take the machine. */
@@ -23,6 +24,12 @@ export interface WarehouseOwnerOptions extends Omit<OpenWarehouseOptions, 'readO
    * without a `memoryLimit`). See checkpoint-under-limit.ts.
    */
   checkpointMemoryLimit?: string;
+  /**
+   * The owner also checkpoints after a job that left `table` this many rows larger than at the
+   * last checkpoint (default: `contacts`, CHECKPOINT_GROWTH_ROWS); `false`: the write-ahead log
+   * alone decides.
+   */
+  checkpointGrowth?: { table: string; rows: number } | false;
   /** Turns a job's error into the one its caller should see (e.g. an out-of-memory into one naming the setting). */
   describeError?: (err: unknown) => unknown;
 }
@@ -52,6 +59,17 @@ export function holdHere(dbPath: string): (() => void) | null {
   held.add(key);
   return () => held.delete(key);
 }
+
+/**
+ * Rows appended to `contacts` after which the owner checkpoints: a row group's worth (the
+ * writer's WRITER_ROW_GROUP_SIZE) less one load of the sink (5,000 rows) and a little room. A
+ * checkpoint writes the rows appended since the last one as row groups of their own, and joins
+ * adjacent row groups that fit in fewer: rows between checkpoints of more than half a row group
+ * and at most one are written once, while other spacings rewrite the last checkpoint's partial
+ * group at the next, and the write-ahead log's size alone spaced them by the size of the rows
+ * (bench/results/notes.md, "checkpoints a row group apart").
+ */
+export const CHECKPOINT_GROWTH_ROWS = WRITER_ROW_GROUP_SIZE - 5_120;
 
 /** A size such as '256MB' with anything else dropped, to be spliced into a SET statement. */
 function byteSize(v: string): string {
@@ -100,30 +118,45 @@ export async function openWarehouseOwner(opts: WarehouseOwnerOptions): Promise<W
     release();
     throw err;
   }
+  let rowsAtCheckpoint = 0;
   const describe = opts.describeError ?? ((err: unknown) => err);
   const logger = opts.logger;
   // At debug level each job is followed by where the memory is (the V8 heap or DuckDB), so a
   // backfill's peak can be explained from the log (CRMSYNC_LOG_LEVEL=debug).
   const probe = logger?.isLevelEnabled('debug') === true ? async (): Promise<void> => logger.debug({ memory: await readMemoryFigures(handle.connection) }, 'warehouse memory') : undefined;
   const walPath = opts.dbPath === ':memory:' ? undefined : `${opts.dbPath}.wal`;
+  const growth = opts.checkpointGrowth === false ? undefined : (opts.checkpointGrowth ?? { table: 'contacts', rows: CHECKPOINT_GROWTH_ROWS });
+  // The table's rows as DuckDB's catalog counts them (appended ones included, deleted ones not
+  // taken off): cheap, and exact for what the trigger needs, rows added since.
+  const tableRows = async (): Promise<number> =>
+    growth
+      ? await readCount(handle.connection, `SELECT coalesce(sum(estimated_size), 0) FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $1`, [
+          growth.table,
+        ])
+      : 0;
+  rowsAtCheckpoint = await tableRows().catch(() => 0);
   const checkpoint = async (): Promise<void> => {
     const started = process.hrtime.bigint();
+    const rows = await tableRows();
     const how = await checkpointUnderLimit(handle.connection, {
       ...(normalLimit ? { normal: normalLimit } : {}),
       ...(loweredLimit ? { lowered: loweredLimit } : {}),
       reattach: () => handle.reattach(),
     });
+    rowsAtCheckpoint = rows;
     logger?.debug({ limit: how === 'lowered' ? loweredLimit : (normalLimit ?? 'default'), ms: Number((process.hrtime.bigint() - started) / 1_000_000n) }, 'warehouse checkpoint');
   };
-  // After a job: a checkpoint once the write-ahead log has passed the threshold. A checkpoint that
-  // fails leaves the committed rows in the log (the next one tries again): it must not stop the queue.
+  // After a job: a checkpoint once the write-ahead log has passed the threshold, or the growth
+  // table has grown by its rows. A checkpoint that fails leaves the committed rows in the log (the
+  // next one tries again): it must not stop the queue.
   const checkpointIfDue = async (): Promise<void> => {
     if (!walPath) return;
     const wal = await stat(walPath).then(
       (s) => s.size,
       () => 0,
     );
-    if (wal < thresholdBytes) return;
+    if (wal === 0) return;
+    if (wal < thresholdBytes && !(growth && (await tableRows().catch(() => 0)) - rowsAtCheckpoint >= growth.rows)) return;
     try {
       await checkpoint();
     } catch (err) {

@@ -57,6 +57,41 @@ describe('the warehouse owner checkpoints itself', () => {
     expect(await count(t.owner)).toBe(1020);
   });
 
+  it('checkpoints once contacts has grown by the growth rows since the last checkpoint, counting from what the file held', async () => {
+    const p = tempPaths();
+    // A threshold the log never reaches: only the growth decides.
+    const t = await open({ checkpointThreshold: '1000GB', checkpointGrowth: { table: 'contacts', rows: 100 } }, p);
+    await t.owner.run((w) => w.loadContacts(contacts(1, 60), ctx()));
+    expect(checkpoints(t.logs)).toHaveLength(0);
+    await t.owner.run((w) => w.loadContacts(contacts(61, 50), ctx()));
+    // The next job runs after the checkpoint the 110 rows called for.
+    expect(await t.owner.run(async () => t.walBytes())).toBe(0);
+    expect(checkpoints(t.logs)).toHaveLength(1);
+    // Counted from the checkpoint, not from the start: 60 more rows are not enough.
+    await t.owner.run((w) => w.loadContacts(contacts(111, 60), ctx()));
+    expect(checkpoints(t.logs)).toHaveLength(1);
+    // Contacts loaded again (unchanged) add no rows.
+    await t.owner.run((w) => w.loadContacts(contacts(111, 60), ctx()));
+    expect(checkpoints(t.logs)).toHaveLength(1);
+    await t.owner.run((w) => w.loadContacts(contacts(171, 40), ctx()));
+    expect(await t.owner.run(async () => t.walBytes())).toBe(0);
+    expect(checkpoints(t.logs)).toHaveLength(2);
+    await t.owner.close();
+    // Reopened over 210 rows: the count starts from them.
+    const again = await open({ checkpointThreshold: '1000GB', checkpointGrowth: { table: 'contacts', rows: 100 } }, p);
+    await again.owner.run((w) => w.loadContacts(contacts(211, 60), ctx()));
+    expect(checkpoints(again.logs)).toHaveLength(0);
+    expect(await count(again.owner)).toBe(270);
+  });
+
+  it('leaves the checkpoints to the write-ahead log alone with checkpointGrowth false', async () => {
+    const t = await open({ checkpointThreshold: '1000GB', checkpointGrowth: false });
+    await t.owner.run((w) => w.loadContacts(contacts(1, 300), ctx()));
+    await t.owner.run(async () => undefined);
+    expect(checkpoints(t.logs)).toHaveLength(0);
+    expect(t.walBytes()).toBeGreaterThan(0);
+  });
+
   it('close() checkpoints, and what was written survives a reopen', async () => {
     const p = tempPaths();
     const t = await open({}, p);
