@@ -31,6 +31,8 @@ export interface WarehouseHandle extends Warehouse {
   readonly webhooks: WebhookStore;
   /** Contact listing pages as the CRM sent them, parsed and typed by DuckDB (see load-contact-pages.ts). */
   loadContactPages(pages: readonly ContactPage[], ctx: LoadContext): Promise<ContactPagesStats>;
+  /** Rows this handle's loads (`loadContacts`, `loadContactPages`) appended to `contacts`: new contacts. */
+  readonly contactsAppended: number;
   /** Flush the write-ahead log into the database file. */
   checkpoint(): Promise<void>;
   /**
@@ -64,6 +66,7 @@ export class DuckDbWarehouse implements WarehouseHandle {
   readonly #marks = new WholeTableMarks();
   readonly #repeats = new RepeatLoads();
   #closed = false;
+  #contactsAppended = 0;
 
   constructor(deps: DuckDbWarehouseDeps) {
     this.#deps = deps;
@@ -105,15 +108,23 @@ export class DuckDbWarehouse implements WarehouseHandle {
     await migrate(this.connection, { sqlDir: this.#deps.sqlDir, ...(this.#deps.logger ? { logger: this.#deps.logger } : {}) });
   }
 
+  get contactsAppended(): number {
+    return this.#contactsAppended;
+  }
+
   async loadContacts(contacts: readonly Contact[], ctx: LoadContext): Promise<LoadStats> {
     this.#requireWrite('loadContacts', []);
-    return loadContacts(this.connection, contacts, ctx, { siteTimeZone: this.#deps.siteTimeZone });
+    const stats = await loadContacts(this.connection, contacts, ctx, { siteTimeZone: this.#deps.siteTimeZone });
+    this.#contactsAppended += stats.inserted;
+    return stats;
   }
 
   /** Contact listing pages as the CRM sent them, parsed and typed by DuckDB (see load-contact-pages.ts). */
   async loadContactPages(pages: readonly ContactPage[], ctx: LoadContext): Promise<ContactPagesStats> {
     this.#requireWrite('loadContactPages', []);
-    return loadContactPages(this.connection, pages, ctx, { siteTimeZone: this.#deps.siteTimeZone });
+    const stats = await loadContactPages(this.connection, pages, ctx, { siteTimeZone: this.#deps.siteTimeZone });
+    this.#contactsAppended += stats.inserted;
+    return stats;
   }
 
   async tombstoneContacts(ids: readonly number[], ctx: LoadContext & { deletedAt?: Date }): Promise<number> {

@@ -57,10 +57,10 @@ describe('the warehouse owner checkpoints itself', () => {
     expect(await count(t.owner)).toBe(1020);
   });
 
-  it('checkpoints once contacts has grown by the growth rows since the last checkpoint, counting from what the file held', async () => {
+  it('checkpoints once its loads appended the growth rows to contacts since the last checkpoint', async () => {
     const p = tempPaths();
     // A threshold the log never reaches: only the growth decides.
-    const t = await open({ checkpointThreshold: '1000GB', checkpointGrowth: { table: 'contacts', rows: 100 } }, p);
+    const t = await open({ checkpointThreshold: '1000GB', checkpointGrowthRows: 100 }, p);
     await t.owner.run((w) => w.loadContacts(contacts(1, 60), ctx()));
     expect(checkpoints(t.logs)).toHaveLength(0);
     await t.owner.run((w) => w.loadContacts(contacts(61, 50), ctx()));
@@ -73,19 +73,21 @@ describe('the warehouse owner checkpoints itself', () => {
     // Contacts loaded again (unchanged) add no rows.
     await t.owner.run((w) => w.loadContacts(contacts(111, 60), ctx()));
     expect(checkpoints(t.logs)).toHaveLength(1);
-    await t.owner.run((w) => w.loadContacts(contacts(171, 40), ctx()));
+    // Pages as the sync loads them count too: 60 + 40 new.
+    const body = JSON.stringify({ subscribers: { total: 40, per_page: 40, current_page: 1, data: contacts(171, 40).map((c) => c.raw) } });
+    await t.owner.run((w) => w.loadContactPages([{ page: 1, body }], ctx()));
     expect(await t.owner.run(async () => t.walBytes())).toBe(0);
     expect(checkpoints(t.logs)).toHaveLength(2);
     await t.owner.close();
     // Reopened over 210 rows: the count starts from them.
-    const again = await open({ checkpointThreshold: '1000GB', checkpointGrowth: { table: 'contacts', rows: 100 } }, p);
+    const again = await open({ checkpointThreshold: '1000GB', checkpointGrowthRows: 100 }, p);
     await again.owner.run((w) => w.loadContacts(contacts(211, 60), ctx()));
     expect(checkpoints(again.logs)).toHaveLength(0);
     expect(await count(again.owner)).toBe(270);
   });
 
-  it('leaves the checkpoints to the write-ahead log alone with checkpointGrowth false', async () => {
-    const t = await open({ checkpointThreshold: '1000GB', checkpointGrowth: false });
+  it('leaves the checkpoints to the write-ahead log alone with checkpointGrowthRows false', async () => {
+    const t = await open({ checkpointThreshold: '1000GB', checkpointGrowthRows: false });
     await t.owner.run((w) => w.loadContacts(contacts(1, 300), ctx()));
     await t.owner.run(async () => undefined);
     expect(checkpoints(t.logs)).toHaveLength(0);
