@@ -1,4 +1,5 @@
 import { CONTACT_BUCKET_SIZE } from './contact-columns.js';
+import { quoteIdent } from './quote.js';
 import { REPORT_TABLES } from './report-snapshots.js';
 
 /**
@@ -42,6 +43,20 @@ export const LAKE_TABLES: Record<string, LakeLayout> = {
   report_automation_step_rows: { kind: 'append', column: 'snapshot_id' },
   report_daily_counts: { kind: 'append', column: 'snapshot_id' },
 };
+
+/**
+ * Warehouse columns a table's lake files leave out: `contacts._valid_from` is the start of the
+ * open version, which the lake carries in `contacts_history` already; leaving it out keeps the
+ * lake's `contacts` as it was (its buckets published before the column existed stay readable
+ * beside new ones: readers take a bucketed table's schema from one of its files).
+ */
+export const LAKE_OMITTED_COLUMNS: Readonly<Record<string, readonly string[]>> = { contacts: ['_valid_from'] };
+
+/** The rows of `table` as its lake files hold them. */
+export function lakeSelectSql(table: string): string {
+  const omitted = LAKE_OMITTED_COLUMNS[table] ?? [];
+  return `SELECT *${omitted.length > 0 ? ` EXCLUDE (${omitted.map(quoteIdent).join(', ')})` : ''} FROM ${quoteIdent(table)}`;
+}
 
 /** Where generations of each table live; `<lake>/<table>` is a symlink to the current one. */
 export const GENERATIONS_DIR = '_generations';

@@ -23,8 +23,9 @@ export interface LoadContactsOptions {
  * nothing is diffed: the typed stage is appended to the four tables in one batch of statements.
  * Otherwise the contacts are staged without raw, diffed against `contacts`, and only new or
  * changed ones get their raw record serialized and written (new ones appended, changed ones
- * updated in place), with their `contacts_history` versions closed and opened and their tag and
- * list memberships replaced. A tombstoned contact that reappears is live again. Batches of
+ * updated in place), with their `contacts_history` versions closed and opened (a changed contact's
+ * previous version copied to `_contacts_history_closed`; a version is open on `contacts` itself,
+ * its `_valid_from`) and their tag and list memberships replaced. A tombstoned contact that reappears is live again. Batches of
  * 122,880 or more (one row group) are written straight to the file, not the WAL: much faster.
  */
 export async function loadContacts(connection: DuckDBConnection, contacts: readonly Contact[], ctx: LoadContext, opts: LoadContactsOptions): Promise<LoadStats> {
@@ -63,10 +64,9 @@ export async function appendStagedContacts(connection: DuckDBConnection, ctx: Lo
   const load = quoteLiteral(ctx.loadId);
   const at = timestampLiteral(ctx.syncedAt);
   const cols = [...CONTACT_FIELD_NAMES, 'raw', '_fingerprint'].map(quoteIdent).join(', ');
-  const histCols = [...CONTACT_FIELD_NAMES, '_fingerprint'].map(quoteIdent).join(', ');
-  await connection.run(`INSERT INTO contacts (${cols}, _load_id, _synced_at, _deleted_at) SELECT ${cols}, ${load}, ${at}, NULL FROM _stage_contacts;
-    INSERT INTO contacts_history (${histCols}, valid_from, valid_to, _load_id, _synced_at)
-      SELECT ${histCols}, coalesce(updated_at, created_at, ${at}), NULL, ${load}, ${at} FROM _stage_contacts;
+  // The new versions' history rows are these contacts rows themselves (contacts_history is a view).
+  await connection.run(`INSERT INTO contacts (${cols}, _load_id, _synced_at, _deleted_at, _valid_from)
+      SELECT ${cols}, ${load}, ${at}, NULL, coalesce(updated_at, created_at, ${at}) FROM _stage_contacts;
     INSERT INTO contact_tags SELECT id, unnest(tag_ids), ${load}, ${at} FROM _stage_contacts;
     INSERT INTO contact_lists SELECT id, unnest(list_ids), ${load}, ${at} FROM _stage_contacts;
     DROP TABLE _stage_contacts;
@@ -169,7 +169,8 @@ function diffKeysSql(): string {
 
 // Start of the new history version of each changed (not new) contact: when the CRM says this
 // state began (updated_at), unless that is not after the previous version (e.g. a tag change
-// that did not bump updated_at): then when we saw it. Only the changed ids touch the history.
+// that did not bump updated_at): then when we saw it. Only the changed ids touch the history
+// (through the view: the closed versions' table and the open version on contacts).
 function versionStartSql(diff: string, ctx: LoadContext): string {
   const at = timestampLiteral(ctx.syncedAt);
   return `CREATE OR REPLACE TEMP TABLE _stage_contacts_prev AS
@@ -184,38 +185,50 @@ function versionStartSql(diff: string, ctx: LoadContext): string {
     WHERE NOT d._is_new`;
 }
 
-/** `typed`: the new or changed rows with `_is_new`; `withRaw`: the same with `raw`. */
+/**
+ * `typed`: the new or changed rows with `_is_new`; `withRaw`: the same with `raw`. A changed live
+ * contact's previous version is copied from `contacts` to `_contacts_history_closed` before the
+ * row is updated; the new version is the updated row (its `_valid_from`), and a new contact's the
+ * appended one: `contacts_history` is a view over both (sql/100_contacts_history_view.sql).
+ */
 async function applyDiff(connection: DuckDBConnection, diff: { typed: string; withRaw: string }, ctx: LoadContext, updated: number): Promise<void> {
   const load = quoteLiteral(ctx.loadId);
   const at = timestampLiteral(ctx.syncedAt);
   const cols = [...CONTACT_FIELD_NAMES, 'raw', '_fingerprint'].map(quoteIdent);
-  const histCols = [...CONTACT_FIELD_NAMES, '_fingerprint'].map(quoteIdent);
   const d = quoteIdent(diff.typed);
   const r = quoteIdent(diff.withRaw);
   if (updated > 0) {
     await connection.run(versionStartSql(diff.typed, ctx));
+    await connection.run(closeOpenVersionsSql('_stage_contacts_prev', 'greatest(c._valid_from, p._valid_from)'));
     await connection.run(`UPDATE contacts SET ${cols
       .filter((c) => c !== quoteIdent('id'))
       .map((c) => `${c} = d.${c}`)
-      .join(', ')}, _load_id = ${load}, _synced_at = ${at}, _deleted_at = NULL
-      FROM ${r} d WHERE contacts.id = d.id AND NOT d._is_new`);
-    await connection.run(`UPDATE contacts_history SET valid_to = greatest(contacts_history.valid_from, p._valid_from)
-      FROM _stage_contacts_prev p WHERE contacts_history.id = p.id AND contacts_history.valid_to IS NULL`);
+      .join(', ')}, _load_id = ${load}, _synced_at = ${at}, _deleted_at = NULL, _valid_from = d._new_from
+      FROM (SELECT r.*, coalesce(p._valid_from, r.updated_at, r.created_at, ${at}) AS _new_from FROM ${r} r JOIN _stage_contacts_prev p ON p.id = r.id) d
+      WHERE contacts.id = d.id`);
     await connection.run(`DELETE FROM contact_tags WHERE contact_id IN (SELECT id FROM _stage_contacts_prev)`);
     await connection.run(`DELETE FROM contact_lists WHERE contact_id IN (SELECT id FROM _stage_contacts_prev)`);
-  } else {
-    await connection.run('CREATE OR REPLACE TEMP TABLE _stage_contacts_prev (id BIGINT, _valid_from TIMESTAMPTZ)');
   }
   // New contacts are plain appends: cheaper than a MERGE over the whole table.
-  await connection.run(`INSERT INTO contacts (${cols.join(', ')}, _load_id, _synced_at, _deleted_at)
-    SELECT ${cols.join(', ')}, ${load}, ${at}, NULL FROM ${r} WHERE _is_new`);
-  await connection.run(`INSERT INTO contacts_history (${histCols.join(', ')}, valid_from, valid_to, _load_id, _synced_at)
-    SELECT ${histCols.map((c) => `d.${c}`).join(', ')}, coalesce(p._valid_from, d.updated_at, d.created_at, ${at}), NULL, ${load}, ${at}
-    FROM ${d} d LEFT JOIN _stage_contacts_prev p ON p.id = d.id`);
+  await connection.run(`INSERT INTO contacts (${cols.join(', ')}, _load_id, _synced_at, _deleted_at, _valid_from)
+    SELECT ${cols.join(', ')}, ${load}, ${at}, NULL, coalesce(updated_at, created_at, ${at}) FROM ${r} WHERE _is_new`);
   await connection.run(`INSERT INTO contact_tags SELECT id, unnest(tag_ids), ${load}, ${at} FROM ${d}`);
   await connection.run(`INSERT INTO contact_lists SELECT id, unnest(list_ids), ${load}, ${at} FROM ${d}`);
   await markContactBucketsDirty(connection, diff.typed);
   await connection.run('DROP TABLE IF EXISTS _stage_contacts_prev');
+}
+
+/**
+ * Copies the open version of the live contacts whose ids `ids` (a table with `id`, as `p`) holds
+ * from `contacts` (as `c`) to `_contacts_history_closed`, closed at `validTo`: before `contacts`
+ * is overwritten, which would lose it (its typed columns, `_valid_from`, `_load_id`, `_synced_at`).
+ */
+export function closeOpenVersionsSql(ids: string, validTo: string): string {
+  const hist = [...CONTACT_FIELD_NAMES, '_fingerprint'].map((c) => `c.${quoteIdent(c)}`).join(', ');
+  return `INSERT INTO _contacts_history_closed (${[...CONTACT_FIELD_NAMES, '_fingerprint'].map(quoteIdent).join(', ')}, valid_from, valid_to, _load_id, _synced_at)
+    SELECT ${hist}, c._valid_from, ${validTo}, c._load_id, c._synced_at
+    FROM contacts c JOIN ${quoteIdent(ids)} p ON p.id = c.id
+    WHERE c._deleted_at IS NULL AND c._valid_from IS NOT NULL`;
 }
 
 /** SQL recording the given lake partitions (id ranges, see CONTACT_BUCKET_SIZE) of the four contact tables as dirty. */

@@ -6,7 +6,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import pLimit from 'p-limit';
 import type { Logger } from '../logger.js';
 import { WarehouseInputError } from './errors.js';
-import { BUCKET_COLUMN, CATALOG_FILE, GENERATIONS_DIR, LAKE_TABLES, MAX_APPEND_FILES, type LakeLayout } from './lake-layout.js';
+import { BUCKET_COLUMN, CATALOG_FILE, GENERATIONS_DIR, LAKE_TABLES, MAX_APPEND_FILES, lakeSelectSql, type LakeLayout } from './lake-layout.js';
 import { lakeCompressionOptions, type LakeCompression } from './lake-compression.js';
 import { readLakeManifest, writeLakeManifest, type LakeManifest } from './lake-manifest.js';
 import { quoteIdent, quoteLiteral } from './quote.js';
@@ -89,6 +89,8 @@ export interface PublishOptions {
  * fresh) and then atomically swaps the `<lake>/<table>` symlink to it: a reader sees the old
  * generation or the new one, never a half-written file or a mix.
  */
+const MAIN = `database_name = current_database() AND schema_name = 'main'`;
+
 export async function publishLake(ctx: PublishContext, tables?: readonly string[], options: PublishOptions = {}): Promise<string[]> {
   const unknown = (tables ?? []).filter((t) => !LAKE_TABLES[t]);
   if (unknown.length > 0) {
@@ -97,7 +99,10 @@ export async function publishLake(ctx: PublishContext, tables?: readonly string[
   const found = await readLakeManifest(ctx.lakePath);
   if (found && options.onlyIfNew) return [];
   const existing = new Set(
-    (await ctx.connection.runAndReadAll(`SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main'`)).getRows().map((r) => String(r[0])),
+    // Views too: contacts_history is one (its closed versions' table and the open ones on contacts).
+    (await ctx.connection.runAndReadAll(`SELECT table_name FROM duckdb_tables() WHERE ${MAIN} UNION ALL SELECT view_name FROM duckdb_views() WHERE ${MAIN} AND NOT internal`))
+      .getRows()
+      .map((r) => String(r[0])),
   );
   const wanted = (tables ?? Object.keys(LAKE_TABLES)).filter((t) => existing.has(t));
   await mkdir(join(ctx.lakePath, GENERATIONS_DIR), { recursive: true });
@@ -260,12 +265,12 @@ async function publishBuckets(ctx: PublishContext, table: string, layout: Extrac
     const dir = join(genDir, `${BUCKET_COLUMN}=${b}`);
     await mkdir(dir, { recursive: true });
     const lo = b * layout.size;
-    await copyTo(ctx, `SELECT * FROM ${quoteIdent(table)} WHERE ${column} >= ${lo} AND ${column} < ${lo + layout.size}`, join(dir, 'data_0.parquet'));
+    await copyTo(ctx, `${lakeSelectSql(table)} WHERE ${column} >= ${lo} AND ${column} < ${lo + layout.size}`, join(dir, 'data_0.parquet'));
   }
   // Readers need at least one file to learn the schema of an empty table.
   if ((await readdir(genDir)).length === 0) {
     await mkdir(join(genDir, `${BUCKET_COLUMN}=0`));
-    await copyTo(ctx, `SELECT * FROM ${quoteIdent(table)} LIMIT 0`, join(genDir, `${BUCKET_COLUMN}=0`, 'part-empty.parquet'));
+    await copyTo(ctx, `${lakeSelectSql(table)} LIMIT 0`, join(genDir, `${BUCKET_COLUMN}=0`, 'part-empty.parquet'));
   }
 }
 

@@ -1,6 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { WarehouseInputError } from './errors.js';
-import { markContactBucketsDirty } from './load-contacts.js';
+import { closeOpenVersionsSql, markContactBucketsDirty } from './load-contacts.js';
 import { quoteLiteral } from './quote.js';
 import { timestampLiteral } from './sql-expr.js';
 import { inTransaction, readCount, run } from './sql-run.js';
@@ -34,15 +34,13 @@ async function tombstoneWhere(connection: DuckDBConnection, where: string, ctx: 
   );
   const n = await readCount(connection, 'SELECT count(*) FROM _stage_tombstoned');
   if (n > 0) {
+    // The open version is closed (copied to the closed table) before its _load_id and
+    // _synced_at on contacts are overwritten by the tombstone's.
+    await run(connection, closeOpenVersionsSql('_stage_tombstoned', `greatest(c._valid_from, ${deletedAt})`));
     await run(
       connection,
       `UPDATE contacts SET _deleted_at = ${deletedAt}, _load_id = ${quoteLiteral(ctx.loadId)}, _synced_at = ${timestampLiteral(ctx.syncedAt)}
       WHERE id IN (SELECT id FROM _stage_tombstoned)`,
-    );
-    await run(
-      connection,
-      `UPDATE contacts_history SET valid_to = greatest(valid_from, ${deletedAt})
-      WHERE valid_to IS NULL AND id IN (SELECT id FROM _stage_tombstoned)`,
     );
     // contact_tags and contact_lists hold current memberships: a deleted contact has none (its
     // last tag_ids/list_ids stay on its row and in its closed history version).

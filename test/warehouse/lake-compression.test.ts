@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WarehouseHandle } from '../../src/warehouse/index.js';
 import { LAKE_COMPRESSIONS } from '../../src/warehouse/lake-compression.js';
+import { lakeSelectSql } from '../../src/warehouse/lake-layout.js';
 import { publishLake } from '../../src/warehouse/publish-lake.js';
 import { makeContact } from './contact-factory.js';
 import { closeTempWarehouse, ctx, openTempWarehouse, type tempPaths } from './temp-warehouse.js';
@@ -26,7 +27,7 @@ describe('publishLake compression', () => {
     await publishLake({ connection: w.connection, lakePath, compression: codec }, ['contacts']);
     const glob = `'${join(lakePath, 'contacts')}/**/*.parquet'`;
     expect(await w.query(`SELECT DISTINCT compression FROM parquet_metadata(${glob})`)).toEqual([{ compression: WRITTEN[codec] }]);
-    const [diff] = await w.query(`SELECT count(*) AS n FROM (SELECT * FROM contacts EXCEPT ALL SELECT * EXCLUDE (id_bucket) FROM read_parquet(${glob}, hive_partitioning = true))`);
+    const [diff] = await w.query(`SELECT count(*) AS n FROM (${lakeSelectSql('contacts')} EXCEPT ALL SELECT * EXCLUDE (id_bucket) FROM read_parquet(${glob}, hive_partitioning = true))`);
     expect(Number(diff!.n)).toBe(0);
   });
 });

@@ -4,7 +4,7 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createJsonLogger, type Logger } from '../../src/logger.js';
 import { openWarehouse, type WarehouseHandle } from '../../src/warehouse/index.js';
-import { BUCKETED_LAKE_TABLES } from '../../src/warehouse/lake-layout.js';
+import { BUCKETED_LAKE_TABLES, lakeSelectSql } from '../../src/warehouse/lake-layout.js';
 import { CONTACT_BUCKET_SIZE } from '../../src/warehouse/contact-columns.js';
 import { publishLake } from '../../src/warehouse/publish-lake.js';
 import { makeContact } from './contact-factory.js';
@@ -35,7 +35,7 @@ afterAll(async () => {
 /** Rows of `table` in DuckDB and not in the lake, plus rows in the lake and not in DuckDB. */
 async function differences(table: string): Promise<number> {
   const lake = `SELECT * EXCLUDE (id_bucket) FROM read_parquet('${join(p.lakePath, table)}/**/*.parquet', hive_partitioning = true)`;
-  const [r] = await w.query(`SELECT count(*) AS n FROM ((SELECT * FROM "${table}" EXCEPT ALL ${lake}) UNION ALL (${lake} EXCEPT ALL SELECT * FROM "${table}"))`);
+  const [r] = await w.query(`SELECT count(*) AS n FROM ((${lakeSelectSql(table)} EXCEPT ALL ${lake}) UNION ALL (${lake} EXCEPT ALL ${lakeSelectSql(table)}))`);
   return Number(r!.n);
 }
 
