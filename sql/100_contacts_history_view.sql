@@ -6,11 +6,16 @@
 -- "What the history's copy of each new contact costs"). Readers see the same rows as before.
 ALTER TABLE contacts ADD COLUMN _valid_from TIMESTAMPTZ;
 
+-- Only an open version that is the contact's row (same fingerprint, load and time: crmsync always
+-- wrote them together) moves; any other stays in the table as it is, so no row changes (an open
+-- version left there is not closed by later loads: no crmsync wrote one).
 UPDATE contacts SET _valid_from = h.valid_from
 FROM contacts_history h
-WHERE h.id = contacts.id AND h.valid_to IS NULL AND contacts._deleted_at IS NULL;
+WHERE h.id = contacts.id AND h.valid_to IS NULL AND contacts._deleted_at IS NULL
+  AND h._fingerprint = contacts._fingerprint AND h._load_id = contacts._load_id AND h._synced_at = contacts._synced_at;
 
-DELETE FROM contacts_history WHERE valid_to IS NULL;
+DELETE FROM contacts_history
+WHERE valid_to IS NULL AND id IN (SELECT id FROM contacts WHERE _valid_from IS NOT NULL);
 
 ALTER TABLE contacts_history RENAME TO _contacts_history_closed;
 
