@@ -54,6 +54,14 @@ describe('a push query that does not parse', () => {
     expect(rows.map((r) => r.data.email)).toEqual(['ann@example.test', 'bo@example.test']);
   });
 
+  it('reads a query with a semicolon inside a string, a quoted name or a comment, which used to be refused', async () => {
+    const rows = await readSourceRows(w, parseSourceSpec(`SELECT email, status || ';x' AS "a;b", $$c;d$$ AS c /* e; */ FROM people WHERE email <> 'x;y' -- f;\nORDER BY email;`));
+    expect(rows.map((r) => [r.data.email, r.data['a;b'], r.data.c])).toEqual([
+      ['ann@example.test', 'subscribed;x', 'c;d'],
+      ['bo@example.test', 'pending;x', 'c;d'],
+    ]);
+  });
+
   it('leaves the errors of a query that parses to the read, as before', async () => {
     const e = await refusal('SELECT email FROM nobody');
     expect(e.message).toMatch(/^Cannot read the push source query: Catalog Error: Table with name nobody does not exist!\. Check/);

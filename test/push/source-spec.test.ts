@@ -33,9 +33,24 @@ describe('parseSourceSpec', () => {
     ['', /is empty/],
     ['DELETE FROM contacts', /neither a table\/view name, a .csv, .parquet or .json file, nor a query/],
     ['SELECT 1; DROP TABLE contacts', /more than one statement/],
+    ["SELECT 'a;b' AS x; DROP TABLE contacts", /more than one statement/],
+    ['SELECT 1 /* one; */; SELECT 2', /more than one statement/],
     [`SELECT '${'x'.repeat(MAX_SOURCE_TEXT)}'`, /save the query as a view/],
   ])('rejects %j', (from, message) => {
     expect(() => parseSourceSpec(from)).toThrow(message);
+  });
+
+  it.each([
+    "SELECT 'a;b' AS email",
+    "SELECT 'it''s; fine' AS email",
+    'SELECT 1 AS "x;y"',
+    'SELECT $$a;b$$ AS email',
+    'SELECT $t$a;b$t$ AS email',
+    'SELECT 1 AS email -- no; more\n',
+    'SELECT 1 /* a; b */ AS email',
+    'SELECT 1 AS email;',
+  ])('takes %j as one statement', (from) => {
+    expect(parseSourceSpec(from).kind).toBe('query');
   });
 
   it('names the formats it reads when --from is an existing file of another format', async () => {
