@@ -224,9 +224,9 @@ async function applyDiff(connection: DuckDBConnection, diff: { typed: string; wi
  * is overwritten, which would lose it (its typed columns, `_valid_from`, `_load_id`, `_synced_at`).
  */
 export function closeOpenVersionsSql(ids: string, validTo: string): string {
-  const hist = [...CONTACT_FIELD_NAMES, '_fingerprint'].map((c) => `c.${quoteIdent(c)}`).join(', ');
-  return `INSERT INTO _contacts_history_closed (${[...CONTACT_FIELD_NAMES, '_fingerprint'].map(quoteIdent).join(', ')}, valid_from, valid_to, _load_id, _synced_at)
-    SELECT ${hist}, c._valid_from, ${validTo}, c._load_id, c._synced_at
+  const hist = [...CONTACT_FIELD_NAMES, '_fingerprint'].map(quoteIdent);
+  return `INSERT INTO _contacts_history_closed (${hist.join(', ')}, valid_from, valid_to, _load_id, _synced_at)
+    SELECT ${hist.map((c) => `c.${c}`).join(', ')}, c._valid_from, ${validTo}, c._load_id, c._synced_at
     FROM contacts c JOIN ${quoteIdent(ids)} p ON p.id = c.id
     WHERE c._deleted_at IS NULL AND c._valid_from IS NOT NULL`;
 }

@@ -83,14 +83,15 @@ export interface PublishOptions {
   lanes?: 1 | 2;
 }
 
+/** Rows of duckdb_tables() and duckdb_views() in the file's own catalog and schema. */
+const MAIN = `database_name = current_database() AND schema_name = 'main'`;
+
 /**
  * Publishes changed tables to `<lake>/<table>/`. Each publish of a table builds a new
  * generation directory (unchanged files hard-linked from the previous one, changed ones written
  * fresh) and then atomically swaps the `<lake>/<table>` symlink to it: a reader sees the old
  * generation or the new one, never a half-written file or a mix.
  */
-const MAIN = `database_name = current_database() AND schema_name = 'main'`;
-
 export async function publishLake(ctx: PublishContext, tables?: readonly string[], options: PublishOptions = {}): Promise<string[]> {
   const unknown = (tables ?? []).filter((t) => !LAKE_TABLES[t]);
   if (unknown.length > 0) {
