@@ -54,6 +54,12 @@ export interface ContactSinkOptions {
   minRowsPerLoad?: number;
   /** How long the first page waiting may wait for others to join its load (default 200 ms; 0: never). */
   lingerMs?: number;
+  /**
+   * While a load runs and a full load of raw pages waits, type those pages aside on the
+   * warehouse's typing lane (`typeContactPagesAside`), so the next load only loads them (default
+   * true). The two connections run on two cores at once; both share DuckDB's memory limit.
+   */
+  typeAside?: boolean;
   /** Told when a background publish fails (the buckets stay dirty for the run's final publish). */
   onPublishError?: (err: unknown) => void;
   /** Clock of the cold buckets and of `keepUpMs`, for tests (default `Date.now`); `lingerMs` is timed by timers. */

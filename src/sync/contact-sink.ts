@@ -1,12 +1,12 @@
 import type { Contact } from '../crm/types.js';
 import { CONTACT_BUCKET_SIZE } from '../warehouse/contact-columns.js';
 import { BUCKETED_LAKE_TABLES } from '../warehouse/lake-layout.js';
-import type { ContactPage } from '../warehouse/load-contact-pages.js';
+import type { TypedContactPages } from '../warehouse/typing-lane.js';
 import type { LoadStats } from '../warehouse/types.js';
-import { loadRecordingScannedPages, recordScannedPages } from '../warehouse/scan-tables.js';
 import type { ContactSinkOptions } from './contact-sink-options.js';
 import { createLoadedPageSpans } from './loaded-page-spans.js';
-import type { WriteJobs } from './warehouse-port.js';
+import { allRaw, batchLength, idsOf, loadSinkBatch, rawBodies, rowsOf } from './sink-batch.js';
+import type { WarehouseSession, WriteJobs } from './warehouse-port.js';
 
 export type { ContactSinkOptions } from './contact-sink-options.js';
 
@@ -71,14 +71,6 @@ export interface ContactSink {
   publishTouched(): void;
 }
 
-function addStats(into: SinkStats, add: LoadStats & { rejected?: number }): void {
-  into.inserted += add.inserted;
-  into.updated += add.updated;
-  into.unchanged += add.unchanged;
-  into.deleted += add.deleted;
-  into.rejected += add.rejected ?? 0;
-}
-
 /** How long fetchers must have asked for room, none waiting, before `crmSetsPace` says so. */
 const PACE_EVIDENCE_MS = 1_000;
 /**
@@ -94,8 +86,14 @@ const WRITER_BEHIND_LOADS = 4;
 const BUCKETS_PER_PUBLISH = 2;
 
 const ZERO: SinkStats = { inserted: 0, updated: 0, unchanged: 0, deleted: 0, rejected: 0 };
-const rowsOf = (p: ScannedPage): number => p.items.length + (p.raw?.rows ?? 0);
-const idsOf = (p: ScannedPage): number[] => (p.raw ? [...p.items.map((c) => c.id), ...p.raw.ids] : p.items.map((c) => c.id));
+
+interface Entry {
+  page: ScannedPage;
+  no: number;
+  at: number;
+  resolve: (s: SinkStats) => void;
+  reject: (e: unknown) => void;
+}
 
 /**
  * Pages from every running range activity of this process go through one sink: pages that
@@ -136,7 +134,17 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
   const spans = createLoadedPageSpans(CONTACT_BUCKET_SIZE);
   /** Publish chains queued and not yet settled (cold ones wait until none is). */
   let publishing = 0;
-  const pending: { page: ScannedPage; no: number; at: number; resolve: (s: SinkStats) => void; reject: (e: unknown) => void }[] = [];
+  const pending: Entry[] = [];
+  /**
+   * The next batch, taken from `pending` while a load runs and typed meanwhile on the warehouse's
+   * typing lane (`typeContactPagesAside`), so the writer's connection need not type it: typing is
+   * the largest part of a load, and it reads only the pages (bench/results/notes.md, "typing
+   * aside"). Its rows stay held until its own load ends.
+   */
+  let ahead: { batch: Entry[]; rows: number; typed: Promise<TypedContactPages | undefined>; on: WarehouseSession } | undefined;
+  /** The write scope of the load running now, if any: where the next batch is typed aside. */
+  let writer: WarehouseSession | undefined;
+  const typeAhead = options.typeAside ?? true;
   let [pendingRows, scheduled, held] = [0, false, 0];
   let waiters: (() => void)[] = [];
 
@@ -161,7 +169,7 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
    */
   function linger(): boolean {
     const first = pending[0];
-    if (!first || lingerMs === 0 || pendingRows >= minRows || first.no <= flushedThrough || waiters.length > 0) return false;
+    if (ahead || !first || lingerMs === 0 || pendingRows >= minRows || first.no <= flushedThrough || waiters.length > 0) return false;
     const left = first.at + lingerMs - performance.now();
     if (left <= 0) return false;
     lingering ??= setTimeout(() => {
@@ -171,45 +179,45 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
     return true;
   }
 
+  /** The next load's pages, taken from `pending`. */
+  function take(): { batch: Entry[]; rows: number } {
+    const batch = pending.splice(0, batchLength(pending, maxRows));
+    const rows = batch.reduce((n, e) => n + rowsOf(e.page), 0);
+    pendingRows -= rows;
+    return { batch, rows };
+  }
+
+  /**
+   * While a load runs and a full batch of raw pages waits: takes it and types it aside. A typing
+   * that fails leaves the pages to be typed in their load, which then raises what the pages cause.
+   */
+  function typeNextAside(): void {
+    if (!typeAhead || ahead || !writer || pendingRows < maxRows) return;
+    if (!allRaw(pending.slice(0, batchLength(pending, maxRows)).map((e) => e.page))) return;
+    const next = take();
+    const on = writer;
+    ahead = { ...next, on, typed: on.typeContactPagesAside(rawBodies(next.batch.map((e) => e.page))).catch(() => undefined) };
+  }
+
   function schedule(): void {
-    if (scheduled || pending.length === 0 || linger()) return;
+    if (scheduled || (pending.length === 0 && !ahead) || linger()) return;
     if (lingering) clearTimeout(lingering);
     lingering = undefined;
     scheduled = true;
-    // The batch is taken when the write scope opens, so everything queued meanwhile joins it.
+    // The batch is taken when the write scope opens, so everything queued meanwhile joins it
+    // (unless it was taken ahead, to be typed aside while the load before ran).
     writes
       .run(async (w) => {
-        const batch: typeof pending = [];
-        let rows = 0;
-        while (pending.length > 0 && (batch.length === 0 || rows + rowsOf(pending[0]!.page) <= maxRows)) {
-          const next = pending.shift()!;
-          batch.push(next);
-          rows += rowsOf(next.page);
-          pendingRows -= rowsOf(next.page);
-        }
+        const { batch, rows, typed } = ahead ?? { ...take(), typed: undefined };
+        ahead = undefined;
         behindLoads = pendingRows >= maxRows ? behindLoads + 1 : 0;
         if (behindLoads >= WRITER_BEHIND_LOADS) writerSetsPace(now());
+        writer = w;
+        typeNextAside();
         try {
-          // A row shifted by drift can appear on two pages of one batch: keep one copy (raw pages:
-          // the load keeps the later one).
-          const byId = new Map<number, Contact>();
-          const bodies: ContactPage[] = [];
-          for (const { page } of batch) {
-            for (const c of page.items) byId.set(c.id, c);
-            const spans = page.raw?.rowSpans;
-            for (const [k, body] of (page.raw?.bodies ?? []).entries()) bodies.push(k === 0 && spans ? { page: page.page, body, rowSpans: spans } : { page: page.page, body });
-          }
-          const first = batch[0]!.page;
-          const ctx = { loadId: first.loadId, syncedAt: first.syncedAt };
-          const stats = { ...ZERO };
+          const pages = batch.map((b) => b.page);
+          const stats = await loadSinkBatch(w, pages, typed);
           const pageIds = batch.map(({ page }) => idsOf(page));
-          const records = batch.map(({ page }, i) => ({ scanKey: page.scanKey, page: page.page, ids: pageIds[i]!, reportedTotal: page.reportedTotal, at: page.syncedAt }));
-          const loads: (() => Promise<LoadStats & { rejected?: number }>)[] = [];
-          if (byId.size > 0) loads.push(() => w.loadContacts([...byId.values()], ctx));
-          if (bodies.length > 0) loads.push(() => w.loadContactPages(bodies, ctx));
-          // The page log commits with the last load: a crash leaves both or neither.
-          for (const [i, load] of loads.entries()) addStats(stats, i < loads.length - 1 ? await load() : await loadRecordingScannedPages(w, records, load));
-          if (loads.length === 0) await recordScannedPages(w, records);
           loadsSincePublish += 1;
           if (coldMs !== false) {
             const at = now();
@@ -220,6 +228,7 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
         } catch (err) {
           for (const b of batch) b.reject(err);
         } finally {
+          writer = undefined;
           release(rows);
         }
       })
@@ -229,6 +238,13 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
         for (const b of pending.splice(0)) {
           release(rowsOf(b.page));
           b.reject(err);
+        }
+        const dropped = ahead;
+        ahead = undefined;
+        if (dropped) {
+          release(dropped.rows);
+          for (const b of dropped.batch) b.reject(err);
+          void dropped.typed.then((t) => t && dropped.on.dropTypedContactPages(t)).catch(() => undefined);
         }
       })
       .finally(() => {
@@ -252,7 +268,7 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
     let lowestHot = Infinity;
     for (const [b, at] of touched) if (at > before && b < lowestHot) lowestHot = b;
     // So is the bucket of a page still waiting for its load (lingering): its range is there now.
-    for (const { page } of pending) {
+    for (const { page } of [...pending, ...(ahead?.batch ?? [])]) {
       const first = page.items[0]?.id ?? page.raw?.ids[0];
       if (first !== undefined) lowestHot = Math.min(lowestHot, Math.floor(first / CONTACT_BUCKET_SIZE));
     }
@@ -291,6 +307,7 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
         held += rowsOf(page);
         pendingRows += rowsOf(page);
         pending.push({ page, no: ++added, at: performance.now(), resolve, reject });
+        typeNextAside();
         schedule();
         // The writer idle and pages lingering: a cold bucket can go out meanwhile.
         if (lingering) publishCold();

@@ -6,7 +6,7 @@ import type { Warehouse } from '../warehouse/types.js';
  * src/warehouse functions (the scan log, the webhook applier's tables) use, and the load of
  * contact pages as the CRM sent them.
  */
-export type WarehouseSession = Warehouse & Pick<WarehouseHandle, 'connection' | 'webhooks' | 'loadContactPages'>;
+export type WarehouseSession = Warehouse & Pick<WarehouseHandle, 'connection' | 'webhooks' | 'loadContactPages' | 'typeContactPagesAside' | 'loadTypedContactPages' | 'dropTypedContactPages'>;
 
 /** Where sync's writes run: the worker's WarehouseOwner (one job at a time). */
 export interface WriteJobs {

@@ -3,7 +3,7 @@ import type { Contact, FunnelSubscriber, ReportSnapshot } from '../crm/types.js'
 import type { Logger } from '../logger.js';
 import { FUNNEL_SUBSCRIBER_SPEC, ENTITY_SPECS } from './entity-specs.js';
 import { WarehouseInputError, WarehouseReadOnlyError } from './errors.js';
-import { loadContactPages, type ContactPage, type ContactPagesStats } from './load-contact-pages.js';
+import { loadContactPages, loadTypedContactPages, type ContactPage, type ContactPagesStats } from './load-contact-pages.js';
 import { loadContacts } from './load-contacts.js';
 import { loadRows } from './load-rows.js';
 import { migrate } from './migrate.js';
@@ -13,6 +13,7 @@ import { insertReportSnapshot, insertReportSnapshots } from './report-snapshots.
 import { readCount, readRows, run } from './sql-run.js';
 import { getSyncState, recordRun, setSyncState } from './sync-state.js';
 import { tombstoneContacts, tombstoneContactsNotIn } from './tombstone-contacts.js';
+import { TypingLane, type TypedContactPages } from './typing-lane.js';
 import type { EntityRow, EntityTable, LoadContext, LoadStats, SyncRunRecord, Warehouse } from './types.js';
 import { webhookStoreOver, type WebhookStore } from './webhook-store.js';
 import { WholeTableMarks } from './whole-table-marks.js';
@@ -31,6 +32,16 @@ export interface WarehouseHandle extends Warehouse {
   readonly webhooks: WebhookStore;
   /** Contact listing pages as the CRM sent them, parsed and typed by DuckDB (see load-contact-pages.ts). */
   loadContactPages(pages: readonly ContactPage[], ctx: LoadContext): Promise<ContactPagesStats>;
+  /**
+   * The first half of `loadContactPages` on a connection of its own (typing-lane.ts), so it can
+   * run while a job of the owner does other work; the owner's job then loads the result with
+   * `loadTypedContactPages`, or drops it with `dropTypedContactPages`.
+   */
+  typeContactPagesAside(pages: readonly ContactPage[]): Promise<TypedContactPages>;
+  /** Loads pages `typeContactPagesAside` typed, as `loadContactPages` would load them. */
+  loadTypedContactPages(typed: TypedContactPages, ctx: LoadContext): Promise<ContactPagesStats>;
+  /** Drops pages typed aside that will not be loaded. */
+  dropTypedContactPages(typed: TypedContactPages): Promise<void>;
   /** Rows this handle's loads (`loadContacts`, `loadContactPages`) appended to `contacts`: new contacts. */
   readonly contactsAppended: number;
   /** Flush the write-ahead log into the database file. */
@@ -67,6 +78,7 @@ export class DuckDbWarehouse implements WarehouseHandle {
   readonly #repeats = new RepeatLoads();
   #closed = false;
   #contactsAppended = 0;
+  #typing: TypingLane | undefined;
 
   constructor(deps: DuckDbWarehouseDeps) {
     this.#deps = deps;
@@ -125,6 +137,32 @@ export class DuckDbWarehouse implements WarehouseHandle {
     const stats = await loadContactPages(this.connection, pages, ctx, { siteTimeZone: this.#deps.siteTimeZone });
     this.#contactsAppended += stats.inserted;
     return stats;
+  }
+
+  async typeContactPagesAside(pages: readonly ContactPage[]): Promise<TypedContactPages> {
+    this.#requireWrite('typeContactPagesAside', []);
+    const connect = this.#deps.connect;
+    if (!connect) throw new WarehouseInputError('This warehouse handle opens no second connection to type pages aside; load them with loadContactPages.');
+    this.#typing ??= new TypingLane(connect, this.#deps.siteTimeZone);
+    return this.#typing.type(pages);
+  }
+
+  async loadTypedContactPages(typed: TypedContactPages, ctx: LoadContext): Promise<ContactPagesStats> {
+    this.#requireWrite('loadTypedContactPages', []);
+    let stats: ContactPagesStats;
+    try {
+      stats = await loadTypedContactPages(this.connection, typed.table, ctx);
+    } catch (err) {
+      // The load drops the typed table first thing; should that fail, it goes here.
+      await this.#typing?.drop(typed).catch(() => undefined);
+      throw err;
+    }
+    this.#contactsAppended += stats.inserted;
+    return stats;
+  }
+
+  async dropTypedContactPages(typed: TypedContactPages): Promise<void> {
+    await this.#typing?.drop(typed);
   }
 
   async tombstoneContacts(ids: readonly number[], ctx: LoadContext & { deletedAt?: Date }): Promise<number> {
@@ -223,6 +261,7 @@ export class DuckDbWarehouse implements WarehouseHandle {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    await this.#typing?.close();
     this.connection.closeSync();
     this.#deps.instance.closeSync();
   }

@@ -45,6 +45,18 @@ export const MAX_LOAD_BYTES = 512 << 20;
  * fingerprinted merge, history and memberships, in one transaction with the rejects.
  */
 export async function loadContactPages(connection: DuckDBConnection, pages: readonly ContactPage[], ctx: LoadContext, opts: { siteTimeZone: string }): Promise<ContactPagesStats> {
+  await typeContactPages(connection, pages, { table: '_stage_contacts_checked', temp: true }, opts);
+  return loadCheckedStage(connection, ctx);
+}
+
+/**
+ * The first half of `loadContactPages`, which reads only the pages: stages them on `connection`
+ * and creates the table `into` (`_stage_contacts_checked` as a temp table, or a table of another
+ * catalog for `loadTypedContactPages` on another connection) holding each row typed and checked, the
+ * rows a page's filters leave out already dropped. A body DuckDB cannot read is a
+ * WarehousePageUnreadableError naming the pages, not quoting them.
+ */
+export async function typeContactPages(connection: DuckDBConnection, pages: readonly ContactPage[], into: { table: string; temp?: boolean }, opts: { siteTimeZone: string }): Promise<void> {
   checkPages(pages);
   const numbered = pages.map((p, seq) => ({ seq, ...p }));
   const filtered = pages.some((p) => p.minId !== undefined || p.firstRows !== undefined);
@@ -58,8 +70,8 @@ export async function loadContactPages(connection: DuckDBConnection, pages: read
     numbered.flatMap((p) => (p.rowSpans ? [{ seq: p.seq, page: p.page, body: p.body, spans: p.rowSpans }] : [])),
   );
   try {
-    await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_contacts_checked AS ${typedContactRowsSql(`(${pageRowsSql('_stage_contact_pages', '_stage_contact_rows')})`, opts.siteTimeZone)};
-      ${filtered ? `${UNASKED_ROWS_SQL};` : ''}
+    await connection.run(`CREATE OR REPLACE ${into.temp ? 'TEMP TABLE' : 'TABLE'} ${into.table} AS ${typedContactRowsSql(`(${pageRowsSql('_stage_contact_pages', '_stage_contact_rows')})`, opts.siteTimeZone)};
+      ${filtered ? `${unaskedRowsSql(into.table)};` : ''}
       DROP TABLE _stage_contact_pages; DROP TABLE _stage_contact_rows`);
   } catch (err) {
     await run(connection, 'DROP TABLE IF EXISTS _stage_contact_pages; DROP TABLE IF EXISTS _stage_contact_rows');
@@ -70,6 +82,18 @@ export async function loadContactPages(connection: DuckDBConnection, pages: read
       `A contact page among pages ${Math.min(...numbers)}-${Math.max(...numbers)} is not readable JSON; the CRM sent a body that is not a listing, fetch those pages again or report it with the body.`,
     );
   }
+}
+
+/**
+ * The second half: loads the rows `typeContactPages` put in `table` (a table of another catalog
+ * of this instance, which a transaction here may read but not write), and drops it.
+ */
+export async function loadTypedContactPages(connection: DuckDBConnection, table: string, ctx: LoadContext): Promise<ContactPagesStats> {
+  await run(connection, `CREATE OR REPLACE TEMP TABLE _stage_contacts_checked AS SELECT * FROM ${table}; DROP TABLE ${table}`);
+  return loadCheckedStage(connection, ctx);
+}
+
+async function loadCheckedStage(connection: DuckDBConnection, ctx: LoadContext): Promise<ContactPagesStats> {
   try {
     return await inTransaction(connection, () => loadChecked(connection, ctx));
   } finally {
@@ -81,7 +105,7 @@ export async function loadContactPages(connection: DuckDBConnection, pages: read
  * Drops the rows a page's filters leave out, before any is rejected or loaded: past `first_rows`,
  * or with a readable id not above `min_id` (an unreadable id stays, to be rejected).
  */
-const UNASKED_ROWS_SQL = `DELETE FROM _stage_contacts_checked c USING _stage_contact_pages p
+const unaskedRowsSql = (table: string) => `DELETE FROM ${table} c USING _stage_contact_pages p
   WHERE c.seq = CAST(p.seq AS INTEGER) AND (c.position > CAST(p.first_rows AS BIGINT) OR c.id <= CAST(p.min_id AS BIGINT))`;
 
 /** Sets `_reason` on the checked rows a cheap check could not pass (rare: none in most loads). */

@@ -21,25 +21,26 @@ let sql: { p: ReturnType<typeof tempPaths>; w: WarehouseHandle };
 
 /**
  * Pages go to the SQL warehouse as given, or as the sync hands them over: with the row spans
- * the fetch's scan found (none for a body it cannot scan or another envelope).
+ * the fetch's scan found (none for a body it cannot scan or another envelope), loaded at once or
+ * typed aside on the handle's typing lane first, then loaded (as the contact sink does while the
+ * writer is busy).
  */
-let handOver: 'bodies' | 'spans' = 'bodies';
+let handOver: 'bodies' | 'spans' | 'aside' = 'bodies';
 let spanned = 0;
-function loadPages(pages: ContactPage[], c: LoadContext): Promise<ContactPagesStats> {
+async function loadPages(pages: ContactPage[], c: LoadContext): Promise<ContactPagesStats> {
   if (handOver === 'bodies') return sql.w.loadContactPages(pages, c);
-  return sql.w.loadContactPages(
-    pages.map((p) => {
-      let spans: readonly number[] | undefined;
-      try {
-        spans = scanContactPage(p.body, { page: p.page, perPage: 15 }, 'GET /subscribers').rowSpans;
-      } catch {
-        spans = undefined;
-      }
-      if (spans) spanned++;
-      return spans ? { ...p, rowSpans: spans } : p;
-    }),
-    c,
-  );
+  const withSpans = pages.map((p) => {
+    let spans: readonly number[] | undefined;
+    try {
+      spans = scanContactPage(p.body, { page: p.page, perPage: 15 }, 'GET /subscribers').rowSpans;
+    } catch {
+      spans = undefined;
+    }
+    if (spans) spanned++;
+    return spans ? { ...p, rowSpans: spans } : p;
+  });
+  if (handOver === 'spans') return sql.w.loadContactPages(withSpans, c);
+  return sql.w.loadTypedContactPages(await sql.w.typeContactPagesAside(withSpans), c);
 }
 
 const schema = contactSchema(createTimestampNormalizer(ZONE));
@@ -61,6 +62,7 @@ function capturedListings(): { name: string; body: unknown }[] {
 describe.each([
   ['as bodies', 'bodies'],
   ['with the row spans of the scan', 'spans'],
+  ['typed aside, then loaded', 'aside'],
 ] as const)('loadContactPages (%s)', (_, mode) => {
   beforeAll(async () => {
     handOver = mode;
@@ -83,7 +85,7 @@ describe.each([
       const b = await loadPages([{ page: i + 1, body: JSON.stringify(body) }], { loadId: `l${i}`, syncedAt: at });
       expect(b, listings[i]!.name).toEqual({ ...a, rejected: 0 });
     }
-    expect(spanned).toBe(mode === 'spans' ? listings.length : 0);
+    expect(spanned).toBe(mode === 'bodies' ? 0 : listings.length);
     expect(await contactTablesSnapshot(sql.w)).toEqual(await contactTablesSnapshot(js.w));
   });
 
@@ -371,7 +373,7 @@ describe.each([
       ]).replace('a@example', bad);
       const before = spanned;
       await expect(loadPages([{ page: 5, body: listed }], ctx())).rejects.toMatchObject({ code: 'WAREHOUSE_PAGE_UNREADABLE', retryable: true });
-      expect(spanned - before).toBe(mode === 'spans' ? 1 : 0);
+      expect(spanned - before).toBe(mode === 'bodies' ? 0 : 1);
     }
     expect(await sql.w.query('SELECT id FROM contacts WHERE id IN (930002, 930003)')).toEqual([]);
   });
