@@ -43,7 +43,13 @@ export class TypingLane {
   type(pages: readonly ContactPage[]): Promise<TypedContactPages> {
     const typed = { table: `${SCHEMA}.contacts_${++this.#seq}`, pages: pages.map((p) => p.page) };
     return this.#queue(async (c) => {
-      await typeContactPages(c, pages, { table: typed.table }, { siteTimeZone: this.#siteTimeZone });
+      try {
+        await typeContactPages(c, pages, { table: typed.table }, { siteTimeZone: this.#siteTimeZone });
+      } catch (err) {
+        // The typing statement and the delete of unasked rows run as one: the first may have left its table.
+        await run(c, `DROP TABLE IF EXISTS ${typed.table}`).catch(() => undefined);
+        throw err;
+      }
       return typed;
     });
   }
