@@ -13,7 +13,7 @@ import { insertReportSnapshot, insertReportSnapshots } from './report-snapshots.
 import { readCount, readRows, run } from './sql-run.js';
 import { getSyncState, recordRun, setSyncState } from './sync-state.js';
 import { tombstoneContacts, tombstoneContactsNotIn } from './tombstone-contacts.js';
-import { TypingLane, type TypedContactPages } from './typing-lane.js';
+import { isTypedTable, TypingLane, type TypedContactPages } from './typing-lane.js';
 import type { EntityRow, EntityTable, LoadContext, LoadStats, SyncRunRecord, Warehouse } from './types.js';
 import { webhookStoreOver, type WebhookStore } from './webhook-store.js';
 import { WholeTableMarks } from './whole-table-marks.js';
@@ -149,6 +149,7 @@ export class DuckDbWarehouse implements WarehouseHandle {
 
   async loadTypedContactPages(typed: TypedContactPages, ctx: LoadContext): Promise<ContactPagesStats> {
     this.#requireWrite('loadTypedContactPages', []);
+    checkTyped(typed);
     let stats: ContactPagesStats;
     try {
       stats = await loadTypedContactPages(this.connection, typed.table, ctx);
@@ -162,6 +163,7 @@ export class DuckDbWarehouse implements WarehouseHandle {
   }
 
   async dropTypedContactPages(typed: TypedContactPages): Promise<void> {
+    checkTyped(typed);
     await this.#typing?.drop(typed);
   }
 
@@ -265,6 +267,11 @@ export class DuckDbWarehouse implements WarehouseHandle {
     this.connection.closeSync();
     this.#deps.instance.closeSync();
   }
+}
+
+/** Typed pages as `typeContactPagesAside` gave them: their table is spliced into SQL. */
+function checkTyped(typed: TypedContactPages): void {
+  if (!isTypedTable(typed.table)) throw new WarehouseInputError(`"${typed.table}" is not a table of typed contact pages; pass what typeContactPagesAside returned.`);
 }
 
 /** One statement that only reads (a second statement after a `;`, or any other verb, may write). */

@@ -18,6 +18,11 @@ export interface TypedContactPages {
  */
 const SCHEMA = 'memory._crmsync_typing';
 
+/** A table name `TypingLane.type` gives (anything else handed back is refused, not spliced into SQL). */
+export function isTypedTable(name: string): boolean {
+  return /^memory\._crmsync_typing\.contacts_[0-9]+$/.test(name);
+}
+
 /**
  * A second connection of the writer's instance that types contact pages (`typeContactPages`: the
  * stage and the typing statement, the largest part of a load) into tables of the instance's

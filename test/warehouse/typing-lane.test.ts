@@ -57,6 +57,11 @@ describe('typing contact pages aside (real DuckDB file)', () => {
     });
     expect(await typedLeft(t.w)).toBe(0);
     expect(await t.w.query('SELECT count(*) AS n FROM contacts')).toEqual([{ n: 0 }]);
+    // Only a table the lane made is read or dropped: its name is spliced into SQL.
+    const forged = { table: 'contacts; DROP TABLE contacts', pages: [1] };
+    await expect(t.w.loadTypedContactPages(forged, ctx())).rejects.toMatchObject({ code: 'WAREHOUSE_INPUT_INVALID' });
+    await expect(t.w.dropTypedContactPages(forged)).rejects.toMatchObject({ code: 'WAREHOUSE_INPUT_INVALID' });
+    expect(await t.w.query('SELECT count(*) AS n FROM contacts')).toEqual([{ n: 0 }]);
   });
 
   it('refuses on a read-only handle', async () => {
