@@ -81,19 +81,30 @@ const SINK: ContactSinkOptions = { maxRowsPerLoad: 50, minRowsPerLoad: 50, maxHe
 const typedLeft = (owner: WarehouseOwner) =>
   owner.run(async (w) => Number((await w.query(`SELECT count(*) AS n FROM duckdb_tables() WHERE database_name = 'memory' AND schema_name = '_crmsync_typing'`))[0]!.n));
 
+/** A sink over a new owner whose loads of raw pages wait for `held`, its calls noted in `calls`. */
+async function heldSink() {
+  const owner = await newOwner();
+  const calls: string[] = [];
+  const held = gate();
+  const sink = createContactSink(
+    watched(owner, calls, () => held.wait),
+    SINK,
+  );
+  return { owner, calls, held, sink };
+}
+
+/** Waits (up to 20 s, in steps of 10 ms: a busy machine) until `done()`. */
+async function until(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 2_000 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
+}
+
 describe('contact sink: typing the next load aside (real DuckDB)', () => {
   it('types the next full load of raw pages while the writer loads the one before, and loads what typing in the load would', async () => {
-    const owner = await newOwner();
-    const calls: string[] = [];
-    const held = gate();
-    const sink = createContactSink(
-      watched(owner, calls, () => held.wait),
-      SINK,
-    );
+    const { owner, calls, held, sink } = await heldSink();
     // Page 1 loads (held); pages 2 and 3 wait meanwhile; page 4 is page 1's contacts again, changed: the later page wins.
     const pages = [rawPage(1, 1), rawPage(2, 51), rawPage(3, 101), rawPage(4, 1, 'v2')];
     const added = pages.map((p) => sink.add(p));
-    for (let i = 0; i < 200 && !calls.includes('typed'); i++) await new Promise((r) => setTimeout(r, 10));
+    await until(() => calls.includes('typed'));
     // Page 2 was typed aside, as page 1's load began, and done while the writer still held that load.
     expect(calls).toEqual(['type aside 2', 'load 1', 'typed']);
     held.open();
@@ -114,18 +125,12 @@ describe('contact sink: typing the next load aside (real DuckDB)', () => {
   });
 
   it('leaves pages whose typing aside failed to their own load, which fails them alone with the page error', async () => {
-    const owner = await newOwner();
-    const calls: string[] = [];
-    const held = gate();
-    const sink = createContactSink(
-      watched(owner, calls, () => held.wait),
-      SINK,
-    );
+    const { owner, calls, held, sink } = await heldSink();
     const bad: ScannedPage = { ...rawPage(2, 51), raw: { bodies: ['{"subscribers": {"data": [{"id": 51'], rows: 50, ids: [51] } };
     const first = sink.add(rawPage(1, 1));
     const second = sink.add(bad);
     const third = sink.add(rawPage(3, 101));
-    for (let i = 0; i < 200 && calls.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    await until(() => calls.length >= 2);
     expect(calls).toEqual(['type aside 2', 'load 1']);
     held.open();
     await expect(second).rejects.toMatchObject({ code: 'WAREHOUSE_PAGE_UNREADABLE' });
