@@ -29,7 +29,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     main: {},
     warehouse: {
-      ...createSyncActivities({ client: crm, writes: owner, logger, publishEveryMs: config.publishEveryMs, contactPages: config.syncContactPages }),
+      ...createSyncActivities({ client: crm, writes: owner, logger, publishEveryMs: config.publishEveryMs, contactPages: config.syncContactPages, typeAside: config.syncTypeAside }),
       ...createPushActivities({
         crm: pushCrmFromClient(crm),
         db: ownerSqlRunner(owner),

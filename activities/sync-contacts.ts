@@ -145,6 +145,7 @@ export function createContactActivities(deps: SyncActivityDeps) {
     // for twice the rows while the writer keeps up costs a few MB.
     ...(rawPages ? { keepUpHeldRows: 20_000 } : {}),
     ...(deps.contactLingerMs !== undefined ? { lingerMs: deps.contactLingerMs } : {}),
+    ...(deps.typeAside === false ? { typeAside: false } : {}),
     ...(deps.publishEveryMs === 0 ? { publishColdBucketsAfterMs: false as const } : {}),
     ...(deps.now ? { now: deps.now } : {}),
     onPublishError: (err) => logger.warn({ err }, "publishing finished lake buckets during the scan failed; the run's final publish will write them"),

@@ -22,6 +22,11 @@ export interface SyncActivityDeps {
    */
   contactPages?: 'raw' | 'parsed';
   /**
+   * Whether a contact scan types its next load on the owner's typing lane while one loads
+   * (CRMSYNC_SYNC_TYPE_ASIDE; default true; the contact sink's `typeAside`).
+   */
+  typeAside?: boolean;
+  /**
    * How long a scan's page may wait for others to join its load (the contact sink's `lingerMs`,
    * default 200 ms): tests set it long to see that a range's last pages load without it.
    */

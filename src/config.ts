@@ -60,6 +60,10 @@ const EnvSchema = z.object({
     .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'CRMSYNC_SYNC_CHECKPOINT_THRESHOLD must look like 64MB or 1GB')
     .default(DEFAULT_CHECKPOINT_THRESHOLD),
   CRMSYNC_SYNC_CONTACT_PAGES: z.enum(['raw', 'parsed'], { message: 'CRMSYNC_SYNC_CONTACT_PAGES must be raw (DuckDB parses contact pages, the default) or parsed (JavaScript does)' }).default('raw'),
+  CRMSYNC_SYNC_TYPE_ASIDE: z
+    .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off', ''], { message: 'CRMSYNC_SYNC_TYPE_ASIDE must be on (the default: type the next load on a second connection) or off' })
+    .optional()
+    .transform((v) => v === undefined || v === '' || ['1', 'true', 'yes', 'on'].includes(v)),
   CRMSYNC_WORKER_HEAP_GROWTH_PERCENT: z
     .string()
     .regex(/^\d+$/, "CRMSYNC_WORKER_HEAP_GROWTH_PERCENT must be a whole number of percent such as 50, or 0 for V8's own heap growth")
@@ -138,6 +142,8 @@ export interface Config {
   syncCheckpointThreshold: string;
   /** How a contact scan's pages reach the warehouse: `raw` bodies DuckDB parses (default), or `parsed` in JavaScript. */
   syncContactPages: 'raw' | 'parsed';
+  /** CRMSYNC_SYNC_TYPE_ASIDE: a contact scan types its next load on a second DuckDB connection while one loads (default true). */
+  syncTypeAside: boolean;
   /** The worker's V8 heap grows this much past its live set before a full collection; 0: V8's own factor (limitHeapGrowth). */
   workerHeapGrowthPercent: number;
   temporal: {
@@ -202,6 +208,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = readEnv(), machine: Machine 
     syncThreads: e.CRMSYNC_SYNC_THREADS ?? defaultSyncThreads(syncMemoryLimit, machine),
     syncCheckpointThreshold: e.CRMSYNC_SYNC_CHECKPOINT_THRESHOLD,
     syncContactPages: e.CRMSYNC_SYNC_CONTACT_PAGES,
+    syncTypeAside: e.CRMSYNC_SYNC_TYPE_ASIDE,
     workerHeapGrowthPercent: e.CRMSYNC_WORKER_HEAP_GROWTH_PERCENT,
     temporal: {
       address: e.TEMPORAL_ADDRESS?.trim() || undefined,
