@@ -8,6 +8,7 @@ import type { WarehouseSession, WriteJobs } from '../../src/sync/warehouse-port.
 import { openWarehouseOwner, type WarehouseOwner } from '../../src/warehouse/index.js';
 import { scannedPages } from '../../src/warehouse/scan-tables.js';
 import { contactTablesSnapshot } from '../helpers/contact-tables.js';
+import { spyMethods } from '../helpers/spy-methods.js';
 
 /** A raw listing page of 50 contacts from `from` as a range hands it to the sink; `tag` marks their version. */
 function rawPage(no: number, from: number, tag = 'v1'): ScannedPage {
@@ -31,31 +32,23 @@ function gate(): { wait: Promise<void>; open: () => void } {
  * load of raw pages the writer does itself held until `hold` lets it go.
  */
 function watched(owner: WarehouseOwner, calls: string[], hold: () => Promise<void>): WriteJobs {
+  const pagesOf = (a: unknown) => (a as { page: number }[]).map((p) => p.page).join(',');
   const spy = (w: WarehouseSession): WarehouseSession =>
-    new Proxy(w, {
-      get(target, key) {
-        const v = Reflect.get(target, key, target) as unknown;
-        if (typeof v !== 'function') return v;
-        const fn = (v as (...a: unknown[]) => Promise<unknown>).bind(target);
-        if (key === 'loadContactPages')
-          return async (...a: unknown[]) => {
-            calls.push(`load ${(a[0] as { page: number }[]).map((p) => p.page).join(',')}`);
-            await hold();
-            return fn(...a);
-          };
-        if (key === 'typeContactPagesAside')
-          return async (...a: unknown[]) => {
-            calls.push(`type aside ${(a[0] as { page: number }[]).map((p) => p.page).join(',')}`);
-            const typed = await fn(...a);
-            calls.push('typed');
-            return typed;
-          };
-        if (key === 'loadTypedContactPages')
-          return (...a: unknown[]) => {
-            calls.push(`load typed ${(a[0] as { pages: number[] }).pages.join(',')}`);
-            return fn(...a);
-          };
-        return fn;
+    spyMethods(w, {
+      loadContactPages: async (fn, ...a) => {
+        calls.push(`load ${pagesOf(a[0])}`);
+        await hold();
+        return fn(...a);
+      },
+      typeContactPagesAside: async (fn, ...a) => {
+        calls.push(`type aside ${pagesOf(a[0])}`);
+        const typed = await fn(...a);
+        calls.push('typed');
+        return typed;
+      },
+      loadTypedContactPages: (fn, ...a) => {
+        calls.push(`load typed ${(a[0] as { pages: number[] }).pages.join(',')}`);
+        return fn(...a);
       },
     });
   return { run: (job) => owner.run((w) => job(spy(w))) };

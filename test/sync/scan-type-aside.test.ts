@@ -8,27 +8,20 @@ import { startSimulator } from '../../src/simulator/index.js';
 import type { WarehouseSession } from '../../src/sync/warehouse-port.js';
 import { openWarehouseOwner, type WarehouseOwner } from '../../src/warehouse/index.js';
 import { countingCrmClient } from '../helpers/counting-crm-client.js';
+import { spyMethods } from '../helpers/spy-methods.js';
 
 /** `owner` with the first contact load held until `firstLoad` settles, and each typing aside noted in `asides`. */
 function watchedOwner(owner: WarehouseOwner, firstLoad: Promise<void>, asides: string[]): WarehouseOwner {
   let loads = 0;
   const spy = (w: WarehouseSession): WarehouseSession =>
-    new Proxy(w, {
-      get(target, key) {
-        const v = Reflect.get(target, key, target) as unknown;
-        if (typeof v !== 'function') return v;
-        const fn = (v as (...a: unknown[]) => Promise<unknown>).bind(target);
-        if (key === 'loadContactPages')
-          return async (...a: unknown[]) => {
-            if (loads++ === 0) await firstLoad;
-            return fn(...a);
-          };
-        if (key === 'typeContactPagesAside')
-          return (...a: unknown[]) => {
-            asides.push((a[0] as { page: number }[]).map((p) => p.page).join(','));
-            return fn(...a);
-          };
-        return fn;
+    spyMethods(w, {
+      loadContactPages: async (fn, ...a) => {
+        if (loads++ === 0) await firstLoad;
+        return fn(...a);
+      },
+      typeContactPagesAside: (fn, ...a) => {
+        asides.push((a[0] as { page: number }[]).map((p) => p.page).join(','));
+        return fn(...a);
       },
     });
   return {
