@@ -180,9 +180,9 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
   }
 
   /** The next load's pages, taken from `pending`. */
-  function take(): { batch: Entry[]; rows: number } {
-    const batch = pending.splice(0, batchLength(pending, maxRows));
-    const rows = batch.reduce((n, e) => n + rowsOf(e.page), 0);
+  function take(n = batchLength(pending, maxRows)): { batch: Entry[]; rows: number } {
+    const batch = pending.splice(0, n);
+    const rows = batch.reduce((sum, e) => sum + rowsOf(e.page), 0);
     pendingRows -= rows;
     return { batch, rows };
   }
@@ -193,8 +193,9 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
    */
   function typeNextAside(): void {
     if (!typeAhead || ahead || !writer || pendingRows < maxRows) return;
-    if (!allRaw(pending.slice(0, batchLength(pending, maxRows)).map((e) => e.page))) return;
-    const next = take();
+    const n = batchLength(pending, maxRows);
+    if (!allRaw(pending.slice(0, n).map((e) => e.page))) return;
+    const next = take(n);
     const on = writer;
     ahead = { ...next, on, typed: on.typeContactPagesAside(rawBodies(next.batch.map((e) => e.page))).catch(() => undefined) };
   }

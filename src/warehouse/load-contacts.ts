@@ -25,8 +25,10 @@ export interface LoadContactsOptions {
  * changed ones get their raw record serialized and written (new ones appended, changed ones
  * updated in place), with their `contacts_history` versions closed and opened (a changed contact's
  * previous version copied to `_contacts_history_closed`; a version is open on `contacts` itself,
- * its `_valid_from`) and their tag and list memberships replaced. A tombstoned contact that reappears is live again. Batches of
- * 122,880 or more (one row group) are written straight to the file, not the WAL: much faster.
+ * its `_valid_from`) and their tag and list memberships replaced. A tombstoned contact that
+ * reappears is live again. Batches of a row group or more (the writer's 61,440 rows) are written
+ * straight to the file, not the WAL: much faster (bench/results/notes.md, "a row group per
+ * transaction").
  */
 export async function loadContacts(connection: DuckDBConnection, contacts: readonly Contact[], ctx: LoadContext, opts: LoadContactsOptions): Promise<LoadStats> {
   const unique = latestById(contacts);
