@@ -21,7 +21,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Client, Connection } from '@temporalio/client';
@@ -35,6 +35,7 @@ import { taskQueues } from '../src/temporal/task-queues.js';
 import { latencyAt, REAL_DEPLOYMENT_LATENCY } from '../src/simulator/index.js';
 import { launchedProcess, processCpuSeconds, processMemoryMb } from './runner/process-memory.js';
 import { readThreadCpuMs, readThreadNames, threadCpuByName } from './runner/thread-cpu.js';
+import { sampleMachineCpu, type MachineCpu } from './runner/machine-cpu.js';
 
 const sizes = process.argv
   .slice(2)
@@ -232,6 +233,7 @@ async function backfill(
   rssBeforeMb: number;
   workerCpuSeconds: number;
   workerThreadCpuSeconds?: Record<string, number>;
+  coresBusy?: MachineCpu;
   launcherMb?: { peak: number; anon: number };
 }> {
   const dir = await mkdtemp(join(tmpdir(), 'crmsync-bench-'));
@@ -283,6 +285,7 @@ async function backfill(
       const cpuBefore = processCpuSeconds(workerPid);
       const threadsBefore = readThreadCpuMs(workerPid);
       const started = performance.now();
+      const machineCpu = sampleMachineCpu(cpus().length);
       // With BENCH_TIMELINE: the worker's resident set every 250 ms (printed with the timeline).
       const rssSamples: string[] = [];
       const sampler = process.env.BENCH_TIMELINE
@@ -300,6 +303,7 @@ async function backfill(
         input: { streams: ['contacts'], tuning: { perPage: PER_PAGE, parallelism: RANGES, maxPagesPerRange: 25 } },
       });
       const ended = performance.now();
+      const coresBusy = machineCpu();
       const seconds = (ended - started) / 1000;
       const { peak } = processMemoryMb(workerPid);
       const workerCpuSeconds = processCpuSeconds(workerPid) - cpuBefore;
@@ -330,6 +334,7 @@ async function backfill(
         rssBeforeMb: rssBefore,
         workerCpuSeconds,
         ...(workerThreadCpuSeconds ? { workerThreadCpuSeconds } : {}),
+        ...(coresBusy ? { coresBusy } : {}),
         ...(launcher ? { launcherMb: { peak: launcher.peak, anon: launcher.anon } } : {}),
       };
     } finally {
@@ -418,6 +423,9 @@ try {
           workerCpuSeconds: +run.workerCpuSeconds.toFixed(2),
           // The same by thread name (Linux), the JavaScript thread as `main`: where the CPU went.
           ...(run.workerThreadCpuSeconds ? { workerThreadCpuSeconds: run.workerThreadCpuSeconds } : {}),
+          // The whole machine's cores busy over the run, and the share of 100 ms samples with under
+          // 1.25 of them busy: CPU-bound, the time one core waits on the other's work.
+          ...(run.coresBusy ? { coresBusy: run.coresBusy } : {}),
           requests: run.requests,
           peakRssMb: run.peakRssMb,
           rssBeforeBackfillMb: run.rssBeforeMb,

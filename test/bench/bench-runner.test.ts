@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { sampleMachineCpu } from '../../bench/runner/machine-cpu.js';
 import { median, medianInterval } from '../../bench/runner/median.js';
 import { BENCHMARKS, findBenchmarks } from '../../bench/runner/registry.js';
 import { flattenFigures, summarizeResults } from '../../bench/runner/summarize-results.js';
@@ -78,5 +79,22 @@ describe('bench runner', () => {
     // Four rounds cannot: even their whole range covers the median only 7 times in 8.
     expect(medianInterval([1, 2, 3, 4])).toBeNull();
     expect(medianInterval([1, 2, 3, 4], 0.8)).toEqual({ low: 1, high: 4, coverage: 0.875 });
+  });
+  it.runIf(process.platform === 'linux')('counts a core kept busy by this process among the machine cores busy', async () => {
+    const cores = cpus().length;
+    const stop = sampleMachineCpu(cores, 50);
+    const until = performance.now() + 400;
+    // Busy on this thread, yielding now and then so the sampler's timer runs.
+    while (performance.now() < until) {
+      const slice = performance.now() + 40;
+      while (performance.now() < slice);
+      await new Promise((r) => setImmediate(r));
+    }
+    const figures = stop()!;
+    expect(figures.samples).toBeGreaterThan(0);
+    expect(figures.meanCoresBusy).toBeGreaterThanOrEqual(0.5);
+    expect(figures.meanCoresBusy).toBeLessThanOrEqual(cores);
+    expect(figures.shareBelow).toBeGreaterThanOrEqual(0);
+    expect(figures.shareBelow).toBeLessThanOrEqual(1);
   });
 });
