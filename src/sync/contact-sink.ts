@@ -1,11 +1,10 @@
 import type { Contact } from '../crm/types.js';
 import { CONTACT_BUCKET_SIZE } from '../warehouse/contact-columns.js';
-import { BUCKETED_LAKE_TABLES } from '../warehouse/lake-layout.js';
 import type { TypedContactPages } from '../warehouse/typing-lane.js';
 import type { LoadStats } from '../warehouse/types.js';
 import type { ContactSinkOptions } from './contact-sink-options.js';
 import { createLoadedPageSpans } from './loaded-page-spans.js';
-import { allRaw, batchLength, idsOf, loadSinkBatch, rawBodies, rowsOf } from './sink-batch.js';
+import { allRaw, batchLength, idsOf, loadSinkBatch, publishBuckets, rawBodies, rowsOf } from './sink-batch.js';
 import type { WarehouseSession, WriteJobs } from './warehouse-port.js';
 
 export type { ContactSinkOptions } from './contact-sink-options.js';
@@ -290,7 +289,7 @@ export function createContactSink(writes: WriteJobs, options: ContactSinkOptions
     if (groups.length === 0) return;
     for (const g of groups) for (const b of g) touched.delete(b);
     publishing++;
-    const job = (buckets: number[]): Promise<void> => writes.run((w) => w.publishLake(BUCKETED_LAKE_TABLES, { buckets, lanes })).catch((err: unknown) => options.onPublishError?.(err));
+    const job = (buckets: number[]): Promise<void> => publishBuckets(writes, buckets, lanes).catch((err: unknown) => options.onPublishError?.(err));
     // The first job is queued now, the next ones as each finishes: other writes queue in between.
     let chain = job(groups[0]!);
     for (const buckets of groups.slice(1)) chain = chain.then(() => job(buckets));

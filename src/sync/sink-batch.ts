@@ -1,10 +1,11 @@
 import type { Contact } from '../crm/types.js';
+import { BUCKETED_LAKE_TABLES } from '../warehouse/lake-layout.js';
 import type { ContactPage } from '../warehouse/load-contact-pages.js';
 import { loadRecordingScannedPages, recordScannedPages } from '../warehouse/scan-tables.js';
 import type { TypedContactPages } from '../warehouse/typing-lane.js';
 import type { LoadStats } from '../warehouse/types.js';
 import type { ScannedPage, SinkStats } from './contact-sink.js';
-import type { WarehouseSession } from './warehouse-port.js';
+import type { WarehouseSession, WriteJobs } from './warehouse-port.js';
 
 export const rowsOf = (p: ScannedPage): number => p.items.length + (p.raw?.rows ?? 0);
 export const idsOf = (p: ScannedPage): number[] => (p.raw ? [...p.items.map((c) => c.id), ...p.raw.ids] : p.items.map((c) => c.id));
@@ -67,4 +68,15 @@ export async function loadSinkBatch(w: WarehouseSession, pages: readonly Scanned
   for (const [i, load] of loads.entries()) addStats(stats, i < loads.length - 1 ? await load() : await loadRecordingScannedPages(w, records, load));
   if (loads.length === 0) await recordScannedPages(w, records);
   return stats;
+}
+
+/**
+ * Publishes lake buckets the sink loaded. In one lane (beside a scan's loads) on a connection of
+ * its own, so the loads go on meanwhile (publish-aside.ts): the write job ends once the publish has
+ * started, and this resolves once it has ended. In two (nothing left to load) on the writer's.
+ */
+export async function publishBuckets(writes: WriteJobs, buckets: readonly number[], lanes: 1 | 2): Promise<void> {
+  if (lanes === 2) return writes.run((w) => w.publishLake(BUCKETED_LAKE_TABLES, { buckets, lanes }));
+  const { done } = await writes.run((w) => w.publishBucketsAside(BUCKETED_LAKE_TABLES, buckets));
+  await done;
 }

@@ -6,7 +6,8 @@ import type { Warehouse } from '../warehouse/types.js';
  * src/warehouse functions (the scan log, the webhook applier's tables) use, and the load of
  * contact pages as the CRM sent them.
  */
-export type WarehouseSession = Warehouse & Pick<WarehouseHandle, 'connection' | 'webhooks' | 'loadContactPages' | 'typeContactPagesAside' | 'loadTypedContactPages' | 'dropTypedContactPages'>;
+export type WarehouseSession = Warehouse &
+  Pick<WarehouseHandle, 'connection' | 'webhooks' | 'loadContactPages' | 'typeContactPagesAside' | 'loadTypedContactPages' | 'dropTypedContactPages' | 'publishBucketsAside'>;
 
 /** Where sync's writes run: the worker's WarehouseOwner (one job at a time). */
 export interface WriteJobs {

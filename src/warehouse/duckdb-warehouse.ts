@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { Contact, FunnelSubscriber, ReportSnapshot } from '../crm/types.js';
 import type { Logger } from '../logger.js';
@@ -5,8 +6,10 @@ import { FUNNEL_SUBSCRIBER_SPEC, ENTITY_SPECS } from './entity-specs.js';
 import { WarehouseInputError, WarehouseReadOnlyError } from './errors.js';
 import { loadContactPages, loadTypedContactPages, type ContactPage, type ContactPagesStats } from './load-contact-pages.js';
 import { loadContacts } from './load-contacts.js';
+import { CATALOG_FILE } from './lake-layout.js';
 import { loadRows } from './load-rows.js';
 import { migrate } from './migrate.js';
+import { LakePublishLane, recoverLakePublishing } from './publish-aside.js';
 import { publishLake, type PublishOptions } from './publish-lake.js';
 import { RepeatLoads } from './repeat-loads.js';
 import { insertReportSnapshot, insertReportSnapshots } from './report-snapshots.js';
@@ -42,6 +45,12 @@ export interface WarehouseHandle extends Warehouse {
   loadTypedContactPages(typed: TypedContactPages, ctx: LoadContext): Promise<ContactPagesStats>;
   /** Drops pages typed aside that will not be loaded. */
   dropTypedContactPages(typed: TypedContactPages): Promise<void>;
+  /**
+   * Publishes `buckets` of the bucketed `tables` on a connection of its own (publish-aside.ts),
+   * from the rows committed now, while the owner's next jobs run; resolves once it has started,
+   * `done` once it ended. Without a second connection it publishes here and `done` is settled.
+   */
+  publishBucketsAside(tables: readonly string[], buckets: readonly number[]): Promise<{ done: Promise<void> }>;
   /** Rows this handle's loads (`loadContacts`, `loadContactPages`) appended to `contacts`: new contacts. */
   readonly contactsAppended: number;
   /** Flush the write-ahead log into the database file. */
@@ -79,6 +88,7 @@ export class DuckDbWarehouse implements WarehouseHandle {
   #closed = false;
   #contactsAppended = 0;
   #typing: TypingLane | undefined;
+  #publishing: LakePublishLane | undefined;
 
   constructor(deps: DuckDbWarehouseDeps) {
     this.#deps = deps;
@@ -118,6 +128,7 @@ export class DuckDbWarehouse implements WarehouseHandle {
   async migrate(): Promise<void> {
     this.#requireWrite('migrate');
     await migrate(this.connection, { sqlDir: this.#deps.sqlDir, ...(this.#deps.logger ? { logger: this.#deps.logger } : {}) });
+    await recoverLakePublishing(this.connection);
   }
 
   get contactsAppended(): number {
@@ -240,6 +251,9 @@ export class DuckDbWarehouse implements WarehouseHandle {
   async publishLake(tables?: readonly string[], options?: PublishOptions): Promise<void> {
     this.#requireWrite('publishLake', []);
     const { lakePath, catalogPath, sqlDir, logger, connect } = this.#deps;
+    // One publish of the lake at a time: one aside first ends and is recorded.
+    await this.#publishing?.idle();
+    await this.#publishing?.settle(this.connection);
     const ctx = {
       connection: this.connection,
       lakePath,
@@ -250,6 +264,18 @@ export class DuckDbWarehouse implements WarehouseHandle {
       ...(connect ? { openLane: connect } : {}),
     };
     await publishLake(ctx, tables, options);
+  }
+
+  async publishBucketsAside(tables: readonly string[], buckets: readonly number[]): Promise<{ done: Promise<void> }> {
+    this.#requireWrite('publishBucketsAside', []);
+    const { lakePath, catalogPath, sqlDir, logger, connect } = this.#deps;
+    if (!connect) {
+      await this.publishLake(tables, { buckets });
+      return { done: Promise.resolve() };
+    }
+    this.#publishing ??= new LakePublishLane(connect);
+    const ctx = { lakePath, catalogPath: catalogPath ?? join(lakePath, CATALOG_FILE), sqlDir, ...(logger ? { logger } : {}) };
+    return this.#publishing.start(this.connection, ctx, tables, buckets);
   }
 
   async checkpoint(): Promise<void> {
@@ -264,6 +290,7 @@ export class DuckDbWarehouse implements WarehouseHandle {
     if (this.#closed) return;
     this.#closed = true;
     await this.#typing?.close();
+    await this.#publishing?.close();
     this.connection.closeSync();
     this.#deps.instance.closeSync();
   }

@@ -1,13 +1,12 @@
-import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { link, mkdir, readdir, readlink, rename, rm, symlink } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { link, mkdir, readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import pLimit from 'p-limit';
 import type { Logger } from '../logger.js';
 import { WarehouseInputError } from './errors.js';
 import { BUCKET_COLUMN, CATALOG_FILE, GENERATIONS_DIR, LAKE_TABLES, MAX_APPEND_FILES, lakeSelectSql, type LakeLayout } from './lake-layout.js';
 import { lakeCompressionOptions, type LakeCompression } from './lake-compression.js';
+import { currentGeneration, listParquet, pruneGenerations, swapSymlink } from './lake-generations.js';
 import { readLakeManifest, writeLakeManifest, type LakeManifest } from './lake-manifest.js';
 import { quoteIdent, quoteLiteral } from './quote.js';
 import { findSqlDir } from './sql-dir.js';
@@ -15,7 +14,6 @@ import { readCount } from './sql-run.js';
 import type { WholeTableMarks } from './whole-table-marks.js';
 import { refreshLakeCatalog } from './write-lake-catalog.js';
 
-const KEEP_GENERATIONS = 3;
 /** Bucket directories linked into a new generation at once. */
 const LINK_CONCURRENCY = 16;
 /** The bucket size of lakes whose manifest does not say (crmsync before the lake recorded it). */
@@ -38,7 +36,7 @@ const PARQUET_OPTIONS = 'FORMAT parquet, ROW_GROUP_SIZE 5000';
  */
 export const DEFAULT_LAKE_COMPRESSION: LakeCompression = 'zstd';
 
-interface PublishContext {
+export interface PublishContext {
   connection: DuckDBConnection;
   lakePath: string;
   /** The readers' catalog, rewritten after a publish (default `<lake>/catalog.duckdb`). */
@@ -167,7 +165,20 @@ async function publishTables(ctx: PublishContext, wanted: readonly string[], man
   return wanted.filter((t) => done.has(t));
 }
 
-async function publishTable(ctx: PublishContext, table: string, layout: LakeLayout, manifest: LakeManifest, dirtyTables: ReadonlySet<string>, buckets?: readonly number[]): Promise<boolean> {
+/**
+ * Publishes one table's dirty parts (`buckets`: only those) as a new generation. `moved`: the
+ * parts to write are these, taken out of `_lake_dirty` already (a publish aside,
+ * publish-aside.ts), so none is read from it or deleted in it here.
+ */
+export async function publishTable(
+  ctx: PublishContext,
+  table: string,
+  layout: LakeLayout,
+  manifest: LakeManifest,
+  dirtyTables: ReadonlySet<string>,
+  buckets?: readonly number[],
+  moved?: readonly string[],
+): Promise<boolean> {
   const { connection } = ctx;
   const found = await currentGeneration(ctx.lakePath, table);
   // A generation written with another bucket size (an older crmsync's) cannot lend its files to
@@ -183,7 +194,8 @@ async function publishTable(ctx: PublishContext, table: string, layout: LakeLayo
   // A bucket filter applies to bucketed tables that already have a generation to link the other
   // buckets from; anything else is published whole, as without a filter.
   const only = buckets && layout.kind === 'bucket' && current?.dir ? ` AND part IN (${buckets.map((b) => quoteLiteral(String(Math.trunc(b)))).join(', ') || 'NULL'})` : '';
-  await connection.run(`CREATE OR REPLACE TEMP TABLE _publish_dirty AS SELECT part FROM _lake_dirty WHERE table_name = ${quoteLiteral(table)}${only}`);
+  const parts = moved ? `(VALUES ${moved.map((p) => `(${quoteLiteral(p)})`).join(', ') || '(NULL)'}) v(part) WHERE part IS NOT NULL` : `_lake_dirty WHERE table_name = ${quoteLiteral(table)}${only}`;
+  await connection.run(`CREATE OR REPLACE TEMP TABLE _publish_dirty AS SELECT part FROM ${parts}`);
   const dirtyCount = await readCount(connection, 'SELECT count(*) FROM _publish_dirty');
   let contentHash: string | undefined;
   if (layout.kind === 'whole') {
@@ -217,7 +229,7 @@ async function publishTable(ctx: PublishContext, table: string, layout: LakeLayo
   }
 
   await swapSymlink(ctx.lakePath, table, genDir);
-  await connection.run(`DELETE FROM _lake_dirty WHERE table_name = ${quoteLiteral(table)} AND part IN (SELECT part FROM _publish_dirty)`);
+  if (!moved) await connection.run(`DELETE FROM _lake_dirty WHERE table_name = ${quoteLiteral(table)} AND part IN (SELECT part FROM _publish_dirty)`);
   const files = await listParquet(genDir);
   const rows = await readCount(connection, `SELECT count(*) FROM ${t}`);
   manifest.tables[table] = {
@@ -306,43 +318,4 @@ async function tableHash(connection: DuckDBConnection, table: string): Promise<s
   const reader = await connection.runAndReadAll(`SELECT count(*), coalesce(sum(hash(t)::HUGEINT), 0) FROM ${quoteIdent(table)} t`);
   const row = reader.getRows()[0] ?? [];
   return `${String(row[0])}:${String(row[1])}`;
-}
-
-async function currentGeneration(lakePath: string, table: string): Promise<{ generation: number; dir: string | null } | null> {
-  try {
-    const target = await readlink(join(lakePath, table));
-    const generation = Number(target.split('/').pop());
-    const dir = join(lakePath, target);
-    // A missing target (deleted by hand) means a full rewrite, under the next number.
-    if (!Number.isInteger(generation)) return null;
-    if (!existsSync(dir)) return { generation, dir: null };
-    return { generation, dir };
-  } catch {
-    return null;
-  }
-}
-
-async function swapSymlink(lakePath: string, table: string, genDir: string): Promise<void> {
-  const tmp = join(lakePath, `.${table}.${randomUUID()}.tmp`);
-  await symlink(relative(lakePath, genDir), tmp);
-  await rename(tmp, join(lakePath, table));
-}
-
-async function pruneGenerations(tableGenDir: string, current: number): Promise<void> {
-  for (const name of await safeReaddir(tableGenDir)) {
-    const n = Number(name);
-    if (Number.isInteger(n) && n <= current - KEEP_GENERATIONS) await rm(join(tableGenDir, name), { recursive: true, force: true });
-  }
-}
-
-async function listParquet(dir: string): Promise<string[]> {
-  return (await safeReaddir(dir)).filter((f) => f.endsWith('.parquet'));
-}
-
-async function safeReaddir(dir: string): Promise<string[]> {
-  try {
-    return await readdir(dir);
-  } catch {
-    return [];
-  }
 }

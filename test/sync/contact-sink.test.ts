@@ -13,8 +13,9 @@ import { openWarehouseOwner, type WarehouseOwner } from '../../src/warehouse/ind
 import { makeContact } from '../warehouse/contact-factory.js';
 
 /**
- * `inner` with every loadContacts and publishLake call the sink makes noted in `calls`, in order:
- * `load <first id>` and `publish <options>`; other writes (the test's own) pass through.
+ * `inner` with every loadContacts, publishLake and publishBucketsAside call the sink makes noted
+ * in `calls`, in order: `load <first id>`, `publish <options>` and `publish aside <buckets>` (a
+ * publish beside the loads); other writes (the test's own) pass through.
  */
 function recordingQueue(inner: WarehouseOwner, calls: string[]): WriteJobs & { readonly pending: number } {
   return {
@@ -26,9 +27,10 @@ function recordingQueue(inner: WarehouseOwner, calls: string[]): WriteJobs & { r
               const value = Reflect.get(target, prop) as unknown;
               if (typeof value !== 'function') return value;
               const fn = (value as (...a: unknown[]) => unknown).bind(target);
-              if (prop !== 'loadContacts' && prop !== 'publishLake') return fn;
+              if (prop !== 'loadContacts' && prop !== 'publishLake' && prop !== 'publishBucketsAside') return fn;
               return (...args: unknown[]) => {
-                calls.push(prop === 'loadContacts' ? `load ${(args[0] as Contact[])[0]!.id}` : `publish ${JSON.stringify(args[1])}`);
+                const publish = prop === 'publishLake' ? `publish ${JSON.stringify(args[1])}` : `publish aside ${JSON.stringify(args[1])}`;
+                calls.push(prop === 'loadContacts' ? `load ${(args[0] as Contact[])[0]!.id}` : publish);
                 return fn(...args);
               };
             },
@@ -65,7 +67,7 @@ async function sinkPastColdBucket(dir: string, options: ContactSinkOptions) {
   await page(1, 1); // bucket 0
   clock = 5_000; // bucket 0 is cold from now on
   const settled = async (): Promise<void> => {
-    for (let i = 0; i < 200 && inner.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
+    await quiet(inner);
   };
   return { sink, calls, page, settled };
 }
@@ -79,6 +81,14 @@ async function ownerOf(dbPath: string, lakePath: string): Promise<WarehouseOwner
   const owner = await openWarehouseOwner({ dbPath, lakePath });
   owners.push(owner);
   return owner;
+}
+/**
+ * Waits until the owner's queue is empty and no lake publish of the sink runs beside it (a
+ * publish aside of nothing waits for the one running).
+ */
+async function quiet(owner: WarehouseOwner): Promise<void> {
+  for (let i = 0; i < 200 && owner.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
+  await owner.run((w) => w.publishBucketsAside([], []));
 }
 afterEach(async () => {
   for (const o of owners.splice(0)) await o.close();
@@ -169,7 +179,7 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
       clock = 5_000;
       // Bucket 1, a range further on (pages 2-4 not loaded, so bucket 0 is not known whole): bucket 0 is now cold.
       await page(5, range(S + 1, 50));
-      for (let i = 0; i < 200 && writes.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
+      await quiet(writes);
       const inLake = async () =>
         (await writes.run((w) => w.query(`SELECT id_bucket AS b, count(*) AS n FROM read_parquet('${lake}/contacts/**/*.parquet', hive_partitioning = true) GROUP BY b ORDER BY b`))).map((r) => [
           Number(r.b),
@@ -208,15 +218,15 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
       clock = 5_000;
       // The first range has moved on to bucket 1; the second has not loaded for a while.
       await page(5, S + 1);
-      for (let i = 0; i < 200 && inner.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
+      await quiet(inner);
       // Bucket 2 is cold by the clock, but the range in bucket 1 may still reach it. (The page of
       // bucket 1 lingers for company while the writer is idle, so cold bucket 0 goes out first.)
-      expect(calls).toEqual(['load 1', `load ${2 * S + 1}`, 'publish {"buckets":[0],"lanes":1}', `load ${S + 1}`]);
+      expect(calls).toEqual(['load 1', `load ${2 * S + 1}`, 'publish aside [0]', `load ${S + 1}`]);
       sink.publishTouched();
-      for (let i = 0; i < 200 && inner.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
+      await quiet(inner);
       expect(calls.slice(4)).toEqual(['publish {"buckets":[1,2],"lanes":2}']);
     } finally {
-      for (let i = 0; i < 200 && inner.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
+      await quiet(inner);
       await rm(dir, { recursive: true, force: true });
     }
   });
@@ -231,7 +241,7 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
       const sink = createContactSink(recordingQueue(inner, calls), { publishColdBucketsAfterMs: 1_000, lingerMs: 0, now: () => 0 });
       await inner.run((w) => w.publishLake());
       const settled = async (): Promise<void> => {
-        for (let i = 0; i < 200 && inner.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
+        await quiet(inner);
       };
       const page = async (n: number, from: number) => {
         await sink.add({ scanKey: 'k', page: n, items: Array.from({ length: 50 }, (_, i) => makeContact(from + i)), reportedTotal: 200, loadId: 'L', syncedAt: new Date() });
@@ -242,10 +252,10 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
       await page(3, S + 30);
       expect(calls.filter((c) => c.startsWith('publish'))).toEqual([]); // page 2 could hold ids of either
       await page(2, S - 20);
-      expect(calls.filter((c) => c.startsWith('publish'))).toEqual(['publish {"buckets":[0],"lanes":1}']);
+      expect(calls.filter((c) => c.startsWith('publish'))).toEqual(['publish aside [0]']);
       await page(4, 2 * S + 1);
       // Bucket 1 is whole now; bucket 2 waits for page 5, or for the scan's end.
-      expect(calls.filter((c) => c.startsWith('publish'))).toEqual(['publish {"buckets":[0],"lanes":1}', 'publish {"buckets":[1],"lanes":1}']);
+      expect(calls.filter((c) => c.startsWith('publish'))).toEqual(['publish aside [0]', 'publish aside [1]']);
       const inLake = await inner.run((w) => w.query(`SELECT id_bucket AS b, count(*) AS n FROM read_parquet('${lake}/contacts/**/*.parquet', hive_partitioning = true) GROUP BY b ORDER BY b`));
       expect(inLake.map((r) => [Number(r.b), Number(r.n)])).toEqual([
         [0, 70],
@@ -263,7 +273,7 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
       await settled();
       expect(calls.filter((c) => c.startsWith('publish'))).toHaveLength(3);
     } finally {
-      for (let i = 0; i < 200 && inner.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
+      await quiet(inner);
       await rm(dir, { recursive: true, force: true });
     }
   });
@@ -289,7 +299,7 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
         published.push('another write');
         await w.query('SELECT 1');
       });
-      for (let i = 0; i < 200 && inner.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
+      await quiet(inner);
       expect(published).toEqual(['load 1', 'publish {"buckets":[0,1],"lanes":2}', 'another write', 'publish {"buckets":[2],"lanes":2}']);
       const inLake = await inner.run((w) => w.query(`SELECT id_bucket AS b, count(*) AS n FROM read_parquet('${lake}/contacts/**/*.parquet', hive_partitioning = true) GROUP BY b ORDER BY b`));
       expect(inLake.map((r) => [Number(r.b), Number(r.n)])).toEqual([
@@ -303,7 +313,7 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
       expect(published).toHaveLength(4);
       expect(errors).toEqual([]);
     } finally {
-      for (let i = 0; i < 200 && inner.pending > 0; i++) await new Promise((r) => setTimeout(r, 25));
+      await quiet(inner);
       await rm(dir, { recursive: true, force: true });
     }
   });
@@ -313,9 +323,9 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
       // Three pages of bucket 1 at once, one load each. After the second load the third still
       // waits: a fetcher has waited for room, so two loads since the last publish send cold
       // bucket 0 out first.
-      [100, ['load 1', `load ${S + 1}`, `load ${S + 51}`, 'publish {"buckets":[0],"lanes":1}', `load ${S + 101}`]],
+      [100, ['load 1', `load ${S + 1}`, `load ${S + 51}`, 'publish aside [0]', `load ${S + 101}`]],
       // With room to spare no fetcher waits on the warehouse: publish once pages stop.
-      [1_000, ['load 1', `load ${S + 1}`, `load ${S + 51}`, `load ${S + 101}`, 'publish {"buckets":[0],"lanes":1}']],
+      [1_000, ['load 1', `load ${S + 1}`, `load ${S + 51}`, `load ${S + 101}`, 'publish aside [0]']],
     ] as const) {
       const dir = await mkdtemp(join(tmpdir(), 'crmsync-sink-'));
       try {
@@ -373,7 +383,7 @@ describe('warehouse owner and contact sink (real DuckDB, simulator contacts)', (
         const { calls, page, settled } = await sinkPastColdBucket(dir, { lingerMs: 0 });
         await Promise.all(Array.from({ length: pages }, (_, i) => page(10 + i, S + 1 + 50 * i)));
         await settled();
-        const published = calls.indexOf('publish {"buckets":[0],"lanes":1}');
+        const published = calls.indexOf('publish aside [0]');
         const lastLoad = calls.indexOf(`load ${S + 1 + 50 * (pages - 1)}`);
         expect(published).toBeGreaterThan(0);
         expect(calls.filter((c) => c.startsWith('load'))).toHaveLength(pages + 1);
