@@ -290,6 +290,9 @@ export class DuckDbWarehouse implements WarehouseHandle {
     if (this.#closed) return;
     this.#closed = true;
     await this.#typing?.close();
+    // A publish aside ends first, and is recorded (else the next writer publishes its buckets again).
+    await this.#publishing?.idle();
+    if (this.#writable) await this.#publishing?.settle(this.connection).catch(() => undefined);
     await this.#publishing?.close();
     this.connection.closeSync();
     this.#deps.instance.closeSync();
