@@ -217,5 +217,11 @@ for (let r = 1; r <= ROUNDS; r++) {
   );
   rounds.push({ sync, minimal, syncOverMinimal: round2(sync.total / minimal.total), rowGroups: { rows: groupRows, perLoad, perRowGroup, ratio: round2(perRowGroup.cpu / perLoad.cpu) } });
 }
-const file = recordLabelledRun('warehouse-floor', LABEL, { contacts: N, rounds, loadAverage: { before: round2(load), after: round2(loadavg()[0]!) }, at: new Date().toISOString(), node: process.version });
+const file = recordLabelledRun('warehouse-floor', LABEL, {
+  contacts: N,
+  rounds,
+  loadAverage: { before: round2(load), after: round2(loadavg()[0]!) },
+  at: new Date().toISOString(),
+  node: process.version,
+});
 console.log(`recorded in ${file}`);

@@ -11,7 +11,12 @@ export const BENCHMARKS: readonly BenchmarkEntry[] = [
   { name: 'client', file: 'client.ts', args: [], what: 'client pages/s as a ratio to a bare undici loop' },
   { name: 'client-rate', file: 'client-rate.ts', args: [], what: 'adaptive rate control against an undisclosed 20 req/s limit' },
   { name: 'warehouse', file: 'warehouse.ts', args: [], what: 'load and 1%-changed merge of 1M contacts, ratio to DuckDB read_json, peak memory' },
-  { name: 'warehouse-floor', file: 'warehouse-floor.ts', args: [], what: "the sync's contact loads and lake publish against a minimal DuckDB pipeline over the same pages; commits per load against per row group" },
+  {
+    name: 'warehouse-floor',
+    file: 'warehouse-floor.ts',
+    args: [],
+    what: "the sync's contact loads and lake publish against a minimal DuckDB pipeline over the same pages; commits per load against per row group",
+  },
   { name: 'writer-row-groups', file: 'writer-row-groups.ts', args: [], what: "warehouse writer's row group size against its peak memory and load time (ratio to DuckDB's default)" },
   { name: 'duckdb-writer-memory', file: 'duckdb-writer-memory.ts', args: [], what: "DuckDB's own working memory writing 1M contacts through the warehouse writer, by thread count and memory limit" },
   { name: 'webhooks', file: 'webhooks.ts', args: [], what: 'durable accepted events/s, p50/p99, ratio to an HMAC-only node:http server' },
