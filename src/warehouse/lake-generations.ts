@@ -41,7 +41,8 @@ export async function listParquet(dir: string): Promise<string[]> {
   return (await safeReaddir(dir)).filter((f) => f.endsWith('.parquet'));
 }
 
-export async function safeReaddir(dir: string): Promise<string[]> {
+/** A directory's entries (none when it is gone). */
+async function safeReaddir(dir: string): Promise<string[]> {
   try {
     return await readdir(dir);
   } catch {

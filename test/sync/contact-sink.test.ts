@@ -66,10 +66,7 @@ async function sinkPastColdBucket(dir: string, options: ContactSinkOptions) {
   await inner.run((w) => w.publishLake());
   await page(1, 1); // bucket 0
   clock = 5_000; // bucket 0 is cold from now on
-  const settled = async (): Promise<void> => {
-    await quiet(inner);
-  };
-  return { sink, calls, page, settled };
+  return { sink, calls, page, settled: () => quiet(inner) };
 }
 
 /** Ids per lake bucket: contact `b * S + 1` is in bucket b. */
