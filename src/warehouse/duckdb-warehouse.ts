@@ -4,7 +4,7 @@ import type { Contact, FunnelSubscriber, ReportSnapshot } from '../crm/types.js'
 import type { Logger } from '../logger.js';
 import { FUNNEL_SUBSCRIBER_SPEC, ENTITY_SPECS } from './entity-specs.js';
 import { WarehouseInputError, WarehouseReadOnlyError } from './errors.js';
-import { loadContactPages, loadTypedContactPages, type ContactPage, type ContactPagesStats } from './load-contact-pages.js';
+import { loadContactPages, loadTypedContactPages, type CheckedRows, type ContactPage, type ContactPagesStats } from './load-contact-pages.js';
 import { loadContacts } from './load-contacts.js';
 import { CATALOG_FILE } from './lake-layout.js';
 import { loadRows } from './load-rows.js';
@@ -163,9 +163,9 @@ export class DuckDbWarehouse implements WarehouseHandle {
     checkTyped(typed);
     let stats: ContactPagesStats;
     try {
-      stats = await loadTypedContactPages(this.connection, typed.table, ctx);
+      stats = await loadTypedContactPages(this.connection, typed.table, typed.checked, ctx);
     } catch (err) {
-      // The load drops the typed table first thing; should that fail, it goes here.
+      // The load drops the typed table last thing; should that fail, it goes here.
       await this.#typing?.drop(typed).catch(() => undefined);
       throw err;
     }
@@ -301,7 +301,11 @@ export class DuckDbWarehouse implements WarehouseHandle {
 
 /** Typed pages as `typeContactPagesAside` gave them: their table is spliced into SQL. */
 function checkTyped(typed: TypedContactPages): void {
-  if (!isTypedTable(typed.table)) throw new WarehouseInputError(`"${typed.table}" is not a table of typed contact pages; pass what typeContactPagesAside returned.`);
+  const c = typed.checked as Partial<CheckedRows> | undefined;
+  const counts = c ? [c.rejected, c.fit, c.ids, c.minId, ...(Array.isArray(c.parts) ? c.parts : [NaN])] : [NaN];
+  // The table's name and the parts are spliced into SQL.
+  if (!isTypedTable(typed.table) || !counts.every((n) => Number.isSafeInteger(n)))
+    throw new WarehouseInputError(`"${typed.table}" is not a table of typed contact pages; pass what typeContactPagesAside returned.`);
 }
 
 /** One statement that only reads (a second statement after a `;`, or any other verb, may write). */

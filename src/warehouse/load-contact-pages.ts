@@ -2,7 +2,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { CONTACT_BUCKET_SIZE, CONTACT_FIELD_NAMES } from './contact-columns.js';
 import { contactReasonsSql, pageRowsSql, typedContactRowsSql } from './contact-page-sql.js';
 import { WarehouseInputError, WarehousePageUnreadableError } from './errors.js';
-import { appendStagedContacts, holdsIdFrom, mergeStagedContacts } from './load-contacts.js';
+import { appendStagedContacts, holdsIdFrom, mergeStagedContacts, type Stage } from './load-contacts.js';
 import { quoteIdent, quoteLiteral } from './quote.js';
 import { timestampLiteral } from './sql-expr.js';
 import { inTransaction, readRows, run } from './sql-run.js';
@@ -45,8 +45,29 @@ export const MAX_LOAD_BYTES = 512 << 20;
  * fingerprinted merge, history and memberships, in one transaction with the rejects.
  */
 export async function loadContactPages(connection: DuckDBConnection, pages: readonly ContactPage[], ctx: LoadContext, opts: { siteTimeZone: string }): Promise<ContactPagesStats> {
-  await typeContactPages(connection, pages, { table: '_stage_contacts_checked', temp: true }, opts);
-  return loadCheckedStage(connection, ctx);
+  await typeContactPages(connection, pages, { table: CHECKED, temp: true }, opts);
+  try {
+    return await inTransaction(connection, async () => loadChecked(connection, ctx, { table: CHECKED, temp: true }, await checkTypedRows(connection, CHECKED)));
+  } finally {
+    await dropStages(connection);
+  }
+}
+
+/** The typed and checked rows of `loadContactPages`, on the writer's connection. */
+const CHECKED = '_stage_contacts_checked';
+
+/**
+ * What the load needs to know of a typed table, in one read (each statement costs a few
+ * milliseconds of every load whatever its size): its rejects, fitting rows, their distinct ids,
+ * the lowest, and the lake parts (id ranges) they fall in. Each row a cheap check could not pass
+ * is given its `_reason` first. `checkTypedRows` gives it.
+ */
+export interface CheckedRows {
+  readonly rejected: number;
+  readonly fit: number;
+  readonly ids: number;
+  readonly minId: number;
+  readonly parts: readonly number[];
 }
 
 /**
@@ -86,19 +107,22 @@ export async function typeContactPages(connection: DuckDBConnection, pages: read
 
 /**
  * The second half: loads the rows `typeContactPages` put in `table` (a table of another catalog
- * of this instance, which a transaction here may read but not write), and drops it.
+ * of this instance, which a transaction here may read but not write) and `checkTypedRows`
+ * checked there, reading them in place, and drops it. Copied into a stage of this connection
+ * first, they cost the writer's connection 165-195 ms per 100,000 rows (bench/results/notes.md,
+ * "what is left").
  */
-export async function loadTypedContactPages(connection: DuckDBConnection, table: string, ctx: LoadContext): Promise<ContactPagesStats> {
-  await run(connection, `CREATE OR REPLACE TEMP TABLE _stage_contacts_checked AS SELECT * FROM ${table}; DROP TABLE ${table}`);
-  return loadCheckedStage(connection, ctx);
+export async function loadTypedContactPages(connection: DuckDBConnection, table: string, checked: CheckedRows, ctx: LoadContext): Promise<ContactPagesStats> {
+  try {
+    return await inTransaction(connection, () => loadChecked(connection, ctx, { table, temp: false }, checked));
+  } finally {
+    await dropStages(connection);
+    await run(connection, `DROP TABLE IF EXISTS ${table}`);
+  }
 }
 
-async function loadCheckedStage(connection: DuckDBConnection, ctx: LoadContext): Promise<ContactPagesStats> {
-  try {
-    return await inTransaction(connection, () => loadChecked(connection, ctx));
-  } finally {
-    await run(connection, 'DROP TABLE IF EXISTS _stage_contacts_checked; DROP TABLE IF EXISTS _stage_contacts; DROP TABLE IF EXISTS _stage_contact_raw');
-  }
+async function dropStages(connection: DuckDBConnection): Promise<void> {
+  await run(connection, `DROP TABLE IF EXISTS ${CHECKED}; DROP TABLE IF EXISTS _stage_contacts; DROP TABLE IF EXISTS _stage_contact_raw`);
 }
 
 /**
@@ -108,12 +132,12 @@ async function loadCheckedStage(connection: DuckDBConnection, ctx: LoadContext):
 const unaskedRowsSql = (table: string) => `DELETE FROM ${table} c USING _stage_contact_pages p
   WHERE c.seq = CAST(p.seq AS INTEGER) AND (c.position > CAST(p.first_rows AS BIGINT) OR c.id <= CAST(p.min_id AS BIGINT))`;
 
-/** Sets `_reason` on the checked rows a cheap check could not pass (rare: none in most loads). */
-async function giveReasons(connection: DuckDBConnection): Promise<void> {
-  const suspect = '(SELECT seq, page, position, raw FROM _stage_contacts_checked WHERE _suspect)';
+/** Sets `_reason` on the rows of `table` a cheap check could not pass (rare: none in most loads). */
+async function giveReasons(connection: DuckDBConnection, table: string): Promise<void> {
+  const suspect = `(SELECT seq, page, position, raw FROM ${table} WHERE _suspect)`;
   await run(
     connection,
-    `UPDATE _stage_contacts_checked c SET _reason = s._reason FROM (${contactReasonsSql(suspect)}) s
+    `UPDATE ${table} c SET _reason = s._reason FROM (${contactReasonsSql(suspect)}) s
     WHERE c._suspect AND c.seq = s.seq AND c.position = s.position AND s._reason IS NOT NULL`,
   );
 }
@@ -150,60 +174,65 @@ function spansFit(spans: readonly number[], length: number): boolean {
 }
 
 /**
- * `_stage_contacts`: when `allFit` (no reject, no id twice), the checked rows themselves (every
- * statement after names its columns), renamed instead of copied with their raw records; else the
- * rows `select` picks.
+ * Gives each row of the typed table `table` that a cheap check could not pass its `_reason`, and
+ * reads what the load needs (`CheckedRows`). On the connection that typed them: for a table
+ * typed aside, the typing lane's, off the writer's.
  */
-async function stageFitting(connection: DuckDBConnection, allFit: boolean, select: string): Promise<void> {
-  if (allFit) await run(connection, 'DROP TABLE IF EXISTS _stage_contacts; ALTER TABLE _stage_contacts_checked RENAME TO _stage_contacts');
-  else await run(connection, `CREATE OR REPLACE TEMP TABLE _stage_contacts AS ${select}`);
+export async function checkTypedRows(connection: DuckDBConnection, table: string): Promise<CheckedRows> {
+  let counts = await readChecked(connection, table);
+  if (Number(counts.suspect) > 0) {
+    await giveReasons(connection, table);
+    counts = await readChecked(connection, table);
+  }
+  return {
+    rejected: Number(counts.rejected),
+    fit: Number(counts.fit),
+    ids: Number(counts.ids),
+    minId: Number(counts.min_id),
+    parts: (counts.parts as unknown[]).map(Number),
+  };
 }
 
-/**
- * The checked rows' figures in one read (each statement costs a few milliseconds of every load
- * whatever its size): rows not yet given a reason that a cheap check could not pass, rejects,
- * fitting rows, their distinct ids, the lowest, and the lake parts (id ranges) they fall in.
- */
-async function readChecked(connection: DuckDBConnection): Promise<Record<string, unknown>> {
+async function readChecked(connection: DuckDBConnection, table: string): Promise<Record<string, unknown>> {
   return (
     await readRows(
       connection,
       `SELECT count(*) FILTER (WHERE _suspect AND _reason IS NULL) AS suspect, count(*) FILTER (WHERE _reason IS NOT NULL) AS rejected,
       count(*) FILTER (WHERE _reason IS NULL) AS fit, count(DISTINCT id) FILTER (WHERE _reason IS NULL) AS ids,
       coalesce(min(id) FILTER (WHERE _reason IS NULL), 0) AS min_id,
-      coalesce(list(DISTINCT id // ${CONTACT_BUCKET_SIZE}) FILTER (WHERE _reason IS NULL), []) AS parts FROM _stage_contacts_checked`,
+      coalesce(list(DISTINCT id // ${CONTACT_BUCKET_SIZE}) FILTER (WHERE _reason IS NULL), []) AS parts FROM ${table}`,
     )
   )[0]!;
 }
 
-async function loadChecked(connection: DuckDBConnection, ctx: LoadContext): Promise<ContactPagesStats> {
+/**
+ * Loads the checked rows of `source`: the rejects go to `_contact_rejects`, and the stage the
+ * append or merge reads is `source` itself when every row fits once (every statement after names
+ * its columns), else a temp table of the rows that do (the last of an id's rows).
+ */
+async function loadChecked(connection: DuckDBConnection, ctx: LoadContext, source: Stage, counts: CheckedRows): Promise<ContactPagesStats> {
   const load = quoteLiteral(ctx.loadId);
   const at = timestampLiteral(ctx.syncedAt);
-  let counts = await readChecked(connection);
-  if (Number(counts.suspect) > 0) {
-    await giveReasons(connection);
-    counts = await readChecked(connection);
-  }
-  const rejected = Number(counts.rejected);
+  const { rejected, ids: total } = counts;
   if (rejected > 0) {
-    await run(connection, `INSERT INTO _contact_rejects SELECT page, position, json_extract_string(raw, '$.id'), _reason, raw, ${load}, ${at} FROM _stage_contacts_checked WHERE _reason IS NOT NULL`);
+    await run(connection, `INSERT INTO _contact_rejects SELECT page, position, json_extract_string(raw, '$.id'), _reason, raw, ${load}, ${at} FROM ${source.table} WHERE _reason IS NOT NULL`);
   }
-  const total = Number(counts.ids);
   if (total === 0) return { inserted: 0, updated: 0, unchanged: 0, deleted: 0, rejected };
   // A page re-read within one batch carries the newer state: the last occurrence of an id wins.
-  const latest = Number(counts.fit) > total ? ' QUALIFY row_number() OVER (PARTITION BY id ORDER BY seq DESC, position DESC) = 1' : '';
-  const fits = (where = '') => `_reason IS NULL${where}${latest}`;
-  const cols = [...CONTACT_FIELD_NAMES, '_fingerprint'].map(quoteIdent).join(', ');
-  if (!(await holdsIdFrom(connection, Number(counts.min_id)))) {
+  const latest = counts.fit > total ? ' QUALIFY row_number() OVER (PARTITION BY id ORDER BY seq DESC, position DESC) = 1' : '';
+  let stage = source;
+  if (rejected > 0 || latest !== '') {
+    const cols = [...CONTACT_FIELD_NAMES, '_fingerprint'].map(quoteIdent).join(', ');
+    await run(connection, `CREATE OR REPLACE TEMP TABLE _stage_contacts AS SELECT ${cols}, raw FROM ${source.table} WHERE _reason IS NULL${latest}`);
+    stage = { table: '_stage_contacts', temp: true };
+  }
+  if (!(await holdsIdFrom(connection, counts.minId))) {
     // The common case: every row fits and every id is new.
-    await stageFitting(connection, rejected === 0 && latest === '', `SELECT ${cols}, raw FROM _stage_contacts_checked WHERE ${fits()}`);
-    // The fitting rows' ids are the stage's, whichever way it was made.
-    await appendStagedContacts(connection, ctx, new Set((counts.parts as unknown[]).map(Number)));
+    await appendStagedContacts(connection, ctx, new Set(counts.parts), stage);
     return { inserted: total, updated: 0, unchanged: 0, deleted: 0, rejected };
   }
   // The stage keeps each row's raw record, DuckDB's own parse: the diff takes it from there for
-  // the rows that changed. Every row fitting once, the checked rows are the stage, not a copy.
-  await stageFitting(connection, rejected === 0 && latest === '', `SELECT ${cols}, raw FROM _stage_contacts_checked WHERE ${fits()}`);
-  const stats = await mergeStagedContacts(connection, total, ctx, 'in-stage');
+  // the rows that changed.
+  const stats = await mergeStagedContacts(connection, total, ctx, 'in-stage', stage);
   return { ...stats, rejected };
 }

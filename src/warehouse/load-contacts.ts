@@ -59,31 +59,50 @@ export async function holdsIdFrom(connection: DuckDBConnection, minId: number): 
 }
 
 /**
- * Every row new: appends the typed stage `_stage_contacts` (with `raw`) to the four tables, in one
- * batch of statements, and marks the lake `parts` (id ranges) dirty.
+ * The typed rows a load writes from (`id`, the contact columns, `_fingerprint`, `raw`): a temp
+ * table of this connection, which the load drops, or a table of another catalog of the instance
+ * (typed aside), which a transaction that writes the file may read but not drop.
  */
-export async function appendStagedContacts(connection: DuckDBConnection, ctx: LoadContext, parts: ReadonlySet<number>): Promise<void> {
+export interface Stage {
+  readonly table: string;
+  readonly temp: boolean;
+}
+
+const STAGE: Stage = { table: '_stage_contacts', temp: true };
+
+/**
+ * Every row new: appends the typed stage (with `raw`) to the four tables, in one batch of
+ * statements, and marks the lake `parts` (id ranges) dirty.
+ */
+export async function appendStagedContacts(connection: DuckDBConnection, ctx: LoadContext, parts: ReadonlySet<number>, stage: Stage = STAGE): Promise<void> {
   const load = quoteLiteral(ctx.loadId);
   const at = timestampLiteral(ctx.syncedAt);
   const cols = [...CONTACT_FIELD_NAMES, 'raw', '_fingerprint'].map(quoteIdent).join(', ');
   // The new versions' history rows are these contacts rows themselves (contacts_history is a view).
   await connection.run(`INSERT INTO contacts (${cols}, _load_id, _synced_at, _deleted_at, _valid_from)
-      SELECT ${cols}, ${load}, ${at}, NULL, coalesce(updated_at, created_at, ${at}) FROM _stage_contacts;
-    INSERT INTO contact_tags SELECT id, unnest(tag_ids), ${load}, ${at} FROM _stage_contacts;
-    INSERT INTO contact_lists SELECT id, unnest(list_ids), ${load}, ${at} FROM _stage_contacts;
-    DROP TABLE _stage_contacts;
+      SELECT ${cols}, ${load}, ${at}, NULL, coalesce(updated_at, created_at, ${at}) FROM ${stage.table};
+    INSERT INTO contact_tags SELECT id, unnest(tag_ids), ${load}, ${at} FROM ${stage.table};
+    INSERT INTO contact_lists SELECT id, unnest(list_ids), ${load}, ${at} FROM ${stage.table};
+    ${stage.temp ? `DROP TABLE ${stage.table};` : ''}
     ${markPartsDirtySql(parts)}`);
 }
 
 /**
- * Diffs the typed stage `_stage_contacts` (`total` rows, unique ids) against `contacts` and writes
+ * Diffs the typed stage (`total` rows, unique ids) against `contacts` and writes
  * the new and changed rows. `raw`: `'in-stage'` when the stage holds each row's `raw` already (a
  * page load: DuckDB parsed it, so it is not copied again); else a function that stages
  * `_stage_contact_raw (id, raw)` for every staged row when all are new, else for the ids in
  * `_stage_contacts_keys` (only changed rows get their raw record serialized).
  */
-export async function mergeStagedContacts(connection: DuckDBConnection, total: number, ctx: LoadContext, raw: 'in-stage' | ((allNew: boolean) => Promise<void>)): Promise<LoadStats> {
-  await connection.run(diffKeysSql());
+export async function mergeStagedContacts(
+  connection: DuckDBConnection,
+  total: number,
+  ctx: LoadContext,
+  raw: 'in-stage' | ((allNew: boolean) => Promise<void>),
+  stage: Stage = STAGE,
+): Promise<LoadStats> {
+  const staged = stage.table;
+  await connection.run(diffKeysSql(staged));
   // One read for the counts and the parts (with every id new, the stage's): a statement costs a few ms of every load.
   const keys = (
     await readRows(connection, `SELECT count(*) FILTER (WHERE _is_new) AS inserted, count(*) AS changed, coalesce(list(DISTINCT id // ${CONTACT_BUCKET_SIZE}), []) AS parts FROM _stage_contacts_keys`)
@@ -94,25 +113,25 @@ export async function mergeStagedContacts(connection: DuckDBConnection, total: n
     if (allNew && raw === 'in-stage') {
       // Every id new though not above the highest held (parallel ranges of a backfill land out of
       // order): the append's one batch of statements, as when every id is above it.
-      await appendStagedContacts(connection, ctx, new Set((keys.parts as unknown[]).map(Number)));
+      await appendStagedContacts(connection, ctx, new Set((keys.parts as unknown[]).map(Number)), stage);
     } else if (raw === 'in-stage') {
-      await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_contacts_diff AS SELECT s.*, k._is_new FROM _stage_contacts_keys k JOIN _stage_contacts s ON s.id = k.id`);
+      await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_contacts_diff AS SELECT s.*, k._is_new FROM _stage_contacts_keys k JOIN ${staged} s ON s.id = k.id`);
       await applyDiff(connection, { typed: '_stage_contacts_diff', withRaw: '_stage_contacts_diff' }, ctx, changed - inserted);
     } else if (allNew) {
       await raw(true);
       // Views, not copies; only the contacts insert needs raw, so only it pays for the join.
-      await connection.run(`CREATE OR REPLACE TEMP VIEW _stage_contacts_all_new AS SELECT *, TRUE AS _is_new FROM _stage_contacts;
+      await connection.run(`CREATE OR REPLACE TEMP VIEW _stage_contacts_all_new AS SELECT *, TRUE AS _is_new FROM ${staged};
         CREATE OR REPLACE TEMP VIEW _stage_contacts_all_new_raw AS SELECT s.*, r.raw FROM _stage_contacts_all_new s JOIN _stage_contact_raw r ON r.id = s.id`);
       await applyDiff(connection, { typed: '_stage_contacts_all_new', withRaw: '_stage_contacts_all_new_raw' }, ctx, 0);
     } else {
       await raw(false);
       await connection.run(`CREATE OR REPLACE TEMP TABLE _stage_contacts_diff AS SELECT s.*, r.raw, k._is_new FROM _stage_contacts_keys k
-        JOIN _stage_contacts s ON s.id = k.id JOIN _stage_contact_raw r ON r.id = s.id`);
+        JOIN ${staged} s ON s.id = k.id JOIN _stage_contact_raw r ON r.id = s.id`);
       await applyDiff(connection, { typed: '_stage_contacts_diff', withRaw: '_stage_contacts_diff' }, ctx, changed - inserted);
     }
   }
   await connection.run(`DROP VIEW IF EXISTS _stage_contacts_all_new_raw; DROP VIEW IF EXISTS _stage_contacts_all_new; DROP TABLE IF EXISTS _stage_contacts_diff; DROP TABLE IF EXISTS _stage_contacts_keys;
-    DROP TABLE IF EXISTS _stage_contacts; DROP TABLE IF EXISTS _stage_contact_raw`);
+    ${stage.temp ? `DROP TABLE IF EXISTS ${staged};` : ''} DROP TABLE IF EXISTS _stage_contact_raw`);
   return { inserted, updated: changed - inserted, unchanged: total - changed, deleted: 0 };
 }
 
@@ -162,10 +181,10 @@ function typedSelectSql(siteTimeZone: string, withRaw: boolean): string {
 }
 
 // Ids of new, changed or tombstoned-and-back rows.
-function diffKeysSql(): string {
+function diffKeysSql(staged: string): string {
   return `CREATE OR REPLACE TEMP TABLE _stage_contacts_keys AS
     SELECT s.id, c.id IS NULL AS _is_new
-    FROM _stage_contacts s LEFT JOIN contacts c ON c.id = s.id
+    FROM ${staged} s LEFT JOIN contacts c ON c.id = s.id
     WHERE c.id IS NULL OR c._fingerprint <> s._fingerprint OR c._deleted_at IS NOT NULL`;
 }
 

@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { typeContactPages, type ContactPage } from './load-contact-pages.js';
+import { checkTypedRows, typeContactPages, type CheckedRows, type ContactPage } from './load-contact-pages.js';
 import { run } from './sql-run.js';
 
 /** Contact pages typed aside (`TypingLane.type`), waiting for their load on the writer's connection. */
@@ -8,6 +8,8 @@ export interface TypedContactPages {
   readonly table: string;
   /** The pages' numbers, for errors. */
   readonly pages: readonly number[];
+  /** The typed rows' figures, and each row a cheap check could not pass given its reason. */
+  readonly checked: CheckedRows;
 }
 
 /**
@@ -27,7 +29,8 @@ export function isTypedTable(name: string): boolean {
  * A second connection of the writer's instance that types contact pages (`typeContactPages`: the
  * stage and the typing statement, the largest part of a load) into tables of the instance's
  * in-memory catalog, while the writer's connection loads, commits or publishes what came before.
- * The DuckDB file keeps its one writer: a load job of the owner reads the typed table
+ * The rows a cheap check could not pass are given their reasons here too (`checkTypedRows`). The
+ * DuckDB file keeps its one writer: a load job of the owner reads the typed table in place
  * (`loadTypedContactPages`) and drops it. Calls run one at a time, in order; both connections share
  * the instance's memory limit and threads.
  */
@@ -46,16 +49,16 @@ export class TypingLane {
 
   /** Types `pages` into a fresh table; rejects as `loadContactPages` would for the same pages. */
   type(pages: readonly ContactPage[]): Promise<TypedContactPages> {
-    const typed = { table: `${SCHEMA}.contacts_${++this.#seq}`, pages: pages.map((p) => p.page) };
+    const table = `${SCHEMA}.contacts_${++this.#seq}`;
     return this.#queue(async (c) => {
       try {
-        await typeContactPages(c, pages, { table: typed.table }, { siteTimeZone: this.#siteTimeZone });
+        await typeContactPages(c, pages, { table }, { siteTimeZone: this.#siteTimeZone });
+        return { table, pages: pages.map((p) => p.page), checked: await checkTypedRows(c, table) };
       } catch (err) {
         // The typing statement and the delete of unasked rows run as one: the first may have left its table.
-        await run(c, `DROP TABLE IF EXISTS ${typed.table}`).catch(() => undefined);
+        await run(c, `DROP TABLE IF EXISTS ${table}`).catch(() => undefined);
         throw err;
       }
-      return typed;
     });
   }
 

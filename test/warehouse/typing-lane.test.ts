@@ -57,11 +57,20 @@ describe('typing contact pages aside (real DuckDB file)', () => {
     });
     expect(await typedLeft(t.w)).toBe(0);
     expect(await t.w.query('SELECT count(*) AS n FROM contacts')).toEqual([{ n: 0 }]);
-    // Only a table the lane made is read or dropped: its name is spliced into SQL.
-    const forged = { table: 'contacts; DROP TABLE contacts', pages: [1] };
-    await expect(t.w.loadTypedContactPages(forged, ctx())).rejects.toMatchObject({ code: 'WAREHOUSE_INPUT_INVALID' });
-    await expect(t.w.dropTypedContactPages(forged)).rejects.toMatchObject({ code: 'WAREHOUSE_INPUT_INVALID' });
+    // Only a table the lane made is read or dropped, with the figures the lane read: the name and the parts are spliced into SQL.
+    const mine = await t.w.typeContactPagesAside([page(1, 1, 10)]);
+    const forged = [
+      { ...mine, table: 'contacts; DROP TABLE contacts' },
+      { ...mine, checked: { ...mine.checked, parts: ['0); DROP TABLE contacts; --'] as unknown as number[] } },
+      { ...mine, checked: { ...mine.checked, minId: Number.NaN } },
+    ];
+    for (const f of forged) {
+      await expect(t.w.loadTypedContactPages(f, ctx())).rejects.toMatchObject({ code: 'WAREHOUSE_INPUT_INVALID' });
+      await expect(t.w.dropTypedContactPages(f)).rejects.toMatchObject({ code: 'WAREHOUSE_INPUT_INVALID' });
+    }
     expect(await t.w.query('SELECT count(*) AS n FROM contacts')).toEqual([{ n: 0 }]);
+    expect(await t.w.loadTypedContactPages(mine, ctx())).toMatchObject({ inserted: 10 });
+    expect(await typedLeft(t.w)).toBe(0);
   });
 
   it('refuses on a read-only handle', async () => {
