@@ -55,6 +55,8 @@ export interface WarehouseHandle extends Warehouse {
   readonly contactsAppended: number;
   /** Flush the write-ahead log into the database file. */
   checkpoint(): Promise<void>;
+  /** Resolves once no lake publish runs beside the writer (`publishBucketsAside`). */
+  publishAsideEnded(): Promise<void>;
   /**
    * Writers of a file: attach it again after a checkpoint that failed invalidated it (its
    * write-ahead log replays). Elsewhere it does nothing.
@@ -280,6 +282,10 @@ export class DuckDbWarehouse implements WarehouseHandle {
 
   async checkpoint(): Promise<void> {
     if (this.#writable) await run(this.connection, 'CHECKPOINT');
+  }
+
+  async publishAsideEnded(): Promise<void> {
+    await this.#publishing?.idle();
   }
 
   async reattach(): Promise<void> {

@@ -128,6 +128,10 @@ export async function openWarehouseOwner(opts: WarehouseOwnerOptions): Promise<W
   // at 1M contacts.
   let appendedAtCheckpoint = 0;
   const checkpoint = async (): Promise<void> => {
+    // Not while lake buckets are published beside the writer: the two at once made a 1M
+    // backfill's largest resident sets, 15-25 MB over the rest (bench/results/notes.md, "a typed
+    // batch loaded in place"); and the publish's read transaction has ended when it runs.
+    await handle.publishAsideEnded();
     const started = process.hrtime.bigint();
     const appended = handle.contactsAppended;
     const how = await checkpointUnderLimit(handle.connection, {

@@ -1,6 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
 import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { checkpointUnderLimit } from '../../src/warehouse/checkpoint-under-limit.js';
 import { openWarehouse, openWarehouseOwner, type WarehouseOwner, type WarehouseOwnerOptions } from '../../src/warehouse/index.js';
 import { makeContact } from './contact-factory.js';
@@ -84,6 +84,34 @@ describe('the warehouse owner checkpoints itself', () => {
     await again.owner.run((w) => w.loadContacts(contacts(211, 60), ctx()));
     expect(checkpoints(again.logs)).toHaveLength(0);
     expect(await count(again.owner)).toBe(270);
+  });
+
+  it('waits for a lake publish beside the writer to end before it checkpoints, and the next job waits with it', async () => {
+    // The two at once made the 1M backfill's largest resident sets (bench/results/notes.md, "a typed batch loaded in place").
+    const t = await open({ checkpointThreshold: '1000GB', checkpointGrowthRows: 10 });
+    let release = (): void => undefined;
+    const gate = new Promise<void>((r) => (release = r));
+    let asked = 0;
+    await t.owner.run(async (w) => {
+      // The handle's own wait, held open here as a long publish would hold it.
+      (w as { publishAsideEnded: () => Promise<void> }).publishAsideEnded = async () => {
+        asked++;
+        await gate;
+      };
+    });
+    await t.owner.run((w) => w.loadContacts(contacts(1, 20), ctx()));
+    let nextRan = false;
+    const next = t.owner.run(async () => {
+      nextRan = true;
+      return t.walBytes();
+    });
+    await vi.waitFor(() => expect(asked).toBe(1));
+    expect(nextRan).toBe(false);
+    expect(checkpoints(t.logs)).toHaveLength(0);
+    expect(t.walBytes()).toBeGreaterThan(0);
+    release();
+    expect(await next).toBe(0);
+    expect(checkpoints(t.logs)).toHaveLength(1);
   });
 
   it('leaves the checkpoints to the write-ahead log alone with checkpointGrowthRows false', async () => {

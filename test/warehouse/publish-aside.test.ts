@@ -95,6 +95,17 @@ describe('publishing lake buckets beside the writer', () => {
     expect(endedBeforeTheNext).toBe(true);
   });
 
+  it('tells the owner when the publish aside has ended (its checkpoints wait for it)', async () => {
+    const { owner, lake } = await ownerWithLake();
+    await owner.run((w) => w.loadContacts([makeContact(11, { city: 'Changed' })], ctx()));
+    let asideEnded = false;
+    const { done } = await owner.run((w) => w.publishBucketsAside(BUCKETED_LAKE_TABLES, [0]));
+    done.then(() => (asideEnded = true));
+    await owner.run((w) => w.publishAsideEnded());
+    expect(asideEnded).toBe(true);
+    expect(await cityInLake(owner, lake, 11)).toBe('Changed');
+  });
+
   it('puts buckets a stopped process left in the middle of a publish back among the dirty ones when the file is opened again', async () => {
     const p = tempPaths();
     const first = await openWarehouseOwner({ dbPath: p.dbPath, lakePath: p.lakePath });
