@@ -166,10 +166,10 @@ export class DuckDbWarehouse implements WarehouseHandle {
     let stats: ContactPagesStats;
     try {
       stats = await loadTypedContactPages(this.connection, typed.table, typed.checked, ctx);
-    } catch (err) {
-      // The load drops the typed table last thing; should that fail, it goes here.
-      await this.#typing?.drop(typed).catch(() => undefined);
-      throw err;
+    } finally {
+      // After the load's commit, and whatever its outcome: a drop that fails does not fail a load
+      // that committed; the lane drops the table then, after what it is typing now.
+      await run(this.connection, `DROP TABLE IF EXISTS ${typed.table}`).catch(() => void this.#typing?.drop(typed).catch(() => undefined));
     }
     this.#contactsAppended += stats.inserted;
     return stats;

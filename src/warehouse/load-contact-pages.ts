@@ -108,16 +108,15 @@ export async function typeContactPages(connection: DuckDBConnection, pages: read
 /**
  * The second half: loads the rows `typeContactPages` put in `table` (a table of another catalog
  * of this instance, which a transaction here may read but not write) and `checkTypedRows`
- * checked there, reading them in place, and drops it. Copied into a stage of this connection
- * first, they cost the writer's connection 165-195 ms per 100,000 rows (bench/results/notes.md,
- * "what is left").
+ * checked there, reading them in place; the caller drops `table` after. Copied into a stage of
+ * this connection first, they cost the writer's connection 165-195 ms per 100,000 rows
+ * (bench/results/notes.md, "what is left").
  */
 export async function loadTypedContactPages(connection: DuckDBConnection, table: string, checked: CheckedRows, ctx: LoadContext): Promise<ContactPagesStats> {
   try {
     return await inTransaction(connection, () => loadChecked(connection, ctx, { table, temp: false }, checked));
   } finally {
     await dropStages(connection);
-    await run(connection, `DROP TABLE IF EXISTS ${table}`);
   }
 }
 
