@@ -169,7 +169,11 @@ export class DuckDbWarehouse implements WarehouseHandle {
     } finally {
       // After the load's commit, and whatever its outcome: a drop that fails does not fail a load
       // that committed; the lane drops the table then, after what it is typing now.
-      await run(this.connection, `DROP TABLE IF EXISTS ${typed.table}`).catch(() => void this.#typing?.drop(typed).catch(() => undefined));
+      const dropped = await run(this.connection, `DROP TABLE IF EXISTS ${typed.table}`).then(
+        () => true,
+        () => false,
+      );
+      if (!dropped && this.#typing) void this.#typing.drop(typed).catch(() => undefined);
     }
     this.#contactsAppended += stats.inserted;
     return stats;

@@ -100,7 +100,10 @@ describe('publishing lake buckets beside the writer', () => {
     await owner.run((w) => w.loadContacts([makeContact(11, { city: 'Changed' })], ctx()));
     let asideEnded = false;
     const { done } = await owner.run((w) => w.publishBucketsAside(BUCKETED_LAKE_TABLES, [0]));
-    done.then(() => (asideEnded = true));
+    done.then(
+      () => (asideEnded = true),
+      () => undefined,
+    );
     await owner.run((w) => w.publishAsideEnded());
     expect(asideEnded).toBe(true);
     expect(await cityInLake(owner, lake, 11)).toBe('Changed');
