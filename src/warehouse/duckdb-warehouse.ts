@@ -258,7 +258,7 @@ export class DuckDbWarehouse implements WarehouseHandle {
     this.#requireWrite('publishLake', []);
     const { lakePath, catalogPath, sqlDir, logger, connect } = this.#deps;
     // One publish of the lake at a time: one aside first ends and is recorded.
-    await this.#publishing?.idle();
+    await this.publishAsideEnded();
     await this.#publishing?.settle(this.connection);
     const ctx = {
       connection: this.connection,
@@ -301,7 +301,7 @@ export class DuckDbWarehouse implements WarehouseHandle {
     this.#closed = true;
     await this.#typing?.close();
     // A publish aside ends first, and is recorded (else the next writer publishes its buckets again).
-    await this.#publishing?.idle();
+    await this.publishAsideEnded();
     if (this.#writable) await this.#publishing?.settle(this.connection).catch(() => undefined);
     await this.#publishing?.close();
     this.connection.closeSync();

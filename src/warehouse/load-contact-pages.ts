@@ -45,16 +45,16 @@ export const MAX_LOAD_BYTES = 512 << 20;
  * fingerprinted merge, history and memberships, in one transaction with the rejects.
  */
 export async function loadContactPages(connection: DuckDBConnection, pages: readonly ContactPage[], ctx: LoadContext, opts: { siteTimeZone: string }): Promise<ContactPagesStats> {
-  await typeContactPages(connection, pages, { table: CHECKED, temp: true }, opts);
+  await typeContactPages(connection, pages, CHECKED, opts);
   try {
-    return await inTransaction(connection, async () => loadChecked(connection, ctx, { table: CHECKED, temp: true }, await checkTypedRows(connection, CHECKED)));
+    return await inTransaction(connection, async () => loadChecked(connection, ctx, CHECKED, await checkTypedRows(connection, CHECKED.table)));
   } finally {
     await dropStages(connection);
   }
 }
 
 /** The typed and checked rows of `loadContactPages`, on the writer's connection. */
-const CHECKED = '_stage_contacts_checked';
+const CHECKED: Stage = { table: '_stage_contacts_checked', temp: true };
 
 /**
  * What the load needs to know of a typed table, in one read (each statement costs a few
@@ -121,7 +121,7 @@ export async function loadTypedContactPages(connection: DuckDBConnection, table:
 }
 
 async function dropStages(connection: DuckDBConnection): Promise<void> {
-  await run(connection, `DROP TABLE IF EXISTS ${CHECKED}; DROP TABLE IF EXISTS _stage_contacts; DROP TABLE IF EXISTS _stage_contact_raw`);
+  await run(connection, `DROP TABLE IF EXISTS ${CHECKED.table}; DROP TABLE IF EXISTS _stage_contacts; DROP TABLE IF EXISTS _stage_contact_raw`);
 }
 
 /**
