@@ -1,19 +1,27 @@
-// The lake's Parquet row-group size: what a bucket's COPY costs the writer, and what readers pay.
-// Fetches --contacts contacts from the simulator (its rows, with custom fields, as a backfill
-// reads them), loads them as the backfill's four ranges deliver them (interleaved runs of 13
-// pages, loads of 5 pages) into a warehouse with the sync worker's owner settings (one thread,
-// 128MB), then, per round and in an order rotated each round:
+// The lake's Parquet row-group size and dictionary pages: what a bucket's COPY costs the writer in
+// time and memory, and what readers pay. Fetches --contacts contacts from the simulator (its
+// rows, with custom fields, as a backfill reads them), loads them as the backfill's four ranges
+// deliver them (interleaved runs of 13 pages, loads of 5 pages) into a warehouse with the sync
+// worker's owner settings (one thread, 128MB), then, per round and in an order rotated each round:
 //   - the writer: one 25,000-id bucket of `contacts` COPYed as publish-lake.ts writes it (zstd),
-//     once per row-group size;
-//   - the readers: the whole table written once per size as 25,000-id buckets, then four queries
-//     (a count, a grouping, a point lookup, a scan of the raw JSON) over each layout, from a
-//     separate in-memory DuckDB as an analyst's would be.
+//     once per variant;
+//   - the writer's memory: the same COPY in a fresh process per variant (the warehouse reopened,
+//     the bucket's rows read once), its resident set sampled every 5 ms. What the COPY adds
+//     above the set before it is held by DuckDB's allocator outside its own memory count, and
+//     comes on top of everything else a backfill's worker holds while a publish runs;
+//   - the readers: the whole table written once per variant as 25,000-id buckets, then four
+//     queries (a count, a grouping, a point lookup, a scan of the raw JSON) over each layout,
+//     from a separate in-memory DuckDB as an analyst's would be.
+// A variant is a row-group size, with `-nodict` for no dictionary pages (DICTIONARY_SIZE_LIMIT 1);
+// DuckDB rounds a size up to whole vectors of 2,048 rows, and the record gives the rows written.
 // Prints medians and writes bench/results/lake-row-groups.json (merged per label). Compare the
-// sizes within one run: the machine is shared.
-//   node --import tsx bench/lake-row-groups.ts [--contacts 100000] [--rounds 6] [--sizes 5000,20000] [--label L]
+// variants within one run: the machine is shared.
+//   node --import tsx bench/lake-row-groups.ts [--contacts 100000] [--rounds 6] [--variants 5000,20000] [--label L]
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { scanContactPage } from '../src/crm/scan-contact-page.js';
 import { startSimulator } from '../src/simulator/index.js';
@@ -24,15 +32,38 @@ const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? process.argv[i + 1]! : fallback;
 };
-const N = Number(arg('contacts', '100000'));
-const ROUNDS = Number(arg('rounds', '6'));
-const SIZES = arg('sizes', '5000,20000').split(',').map(Number);
-const LABEL = arg('label', `${N} contacts`);
 const PER_PAGE = 500;
 const BUCKET = 25_000;
-if (!(N >= 2 * BUCKET) || !(ROUNDS >= 1) || SIZES.some((s) => !Number.isSafeInteger(s) || s < 1)) {
-  throw new Error('--contacts takes at least 50000, --rounds a positive integer, --sizes positive integers');
+
+/** A variant's COPY options: `5000` is ROW_GROUP_SIZE 5000, `5000-nodict` also writes no dictionary pages. */
+function copyOptions(variant: string): string {
+  const m = /^(\d+)(-nodict)?$/.exec(variant);
+  if (!m || !(Number(m[1]) >= 1)) throw new Error(`--variants takes sizes such as 5000 or 5000-nodict, not ${JSON.stringify(variant)}`);
+  return `FORMAT parquet, ROW_GROUP_SIZE ${m[1]}, COMPRESSION zstd${m[2] ? ', DICTIONARY_SIZE_LIMIT 1' : ''}`;
 }
+
+if (process.argv.includes('--copy-child')) {
+  // The memory probe's child: reopen the warehouse, read the bucket once, then COPY it sampled.
+  const [dbPath, lakePath, where, variant, out] = ['db', 'lake', 'where', 'variant', 'out'].map((k) => arg(k, ''));
+  const owner = await openWarehouseOwner({ dbPath: dbPath!, lakePath: lakePath!, siteTimeZone: 'UTC', memoryLimit: '128MB', threads: 1 });
+  await owner.run((w) => w.connection.run(`SELECT sum(hash(c)) FROM (SELECT * FROM contacts WHERE ${where}) c`));
+  const before = process.memoryUsage.rss();
+  let peak = before;
+  const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 5);
+  await owner.run((w) => w.connection.run(`COPY (SELECT * FROM contacts WHERE ${where}) TO '${out}' (${copyOptions(variant!)})`));
+  clearInterval(timer);
+  peak = Math.max(peak, process.memoryUsage.rss());
+  await owner.close();
+  process.stdout.write(JSON.stringify({ addedMb: (peak - before) / 1048576 }));
+  process.exit(0);
+}
+
+const N = Number(arg('contacts', '100000'));
+const ROUNDS = Number(arg('rounds', '6'));
+const SIZES = arg('variants', arg('sizes', '5000,20000')).split(',');
+const LABEL = arg('label', `${N} contacts`);
+SIZES.forEach(copyOptions);
+if (!(N >= 2 * BUCKET) || !(ROUNDS >= 1)) throw new Error('--contacts takes at least 50000, --rounds a positive integer');
 
 const median = (v: number[]): number => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]!;
 const rotated = <T>(xs: readonly T[], r: number): T[] => xs.map((_, i) => xs[(i + r) % xs.length]!);
@@ -58,17 +89,21 @@ try {
   for (let s = 0; s < order.length; s += 5) await owner.run((w) => w.loadContactPages(order.slice(s, s + 5), { loadId: `l${s}`, syncedAt: new Date() }));
 
   const lastBucket = Math.floor(N / BUCKET) - 1;
-  const copy = (where: string, rg: number, path: string) =>
-    owner.run((w) => w.connection.run(`COPY (SELECT * FROM contacts WHERE ${where}) TO '${path}' (FORMAT parquet, ROW_GROUP_SIZE ${rg}, COMPRESSION zstd)`));
-  const writeMs: Record<number, number[]> = {};
-  const fileBytes: Record<number, number> = {};
+  const copy = (where: string, rg: string, path: string) => owner.run((w) => w.connection.run(`COPY (SELECT * FROM contacts WHERE ${where}) TO '${path}' (${copyOptions(rg)})`));
+  const lastWhere = `id >= ${lastBucket * BUCKET} AND id < ${(lastBucket + 1) * BUCKET}`;
+  const writeMs: Record<string, number[]> = {};
+  const fileBytes: Record<string, number> = {};
+  const addedMb: Record<string, number[]> = {};
+  const groupRows: Record<string, number> = {};
   for (let r = 0; r < ROUNDS; r++) {
     for (const rg of rotated(SIZES, r)) {
       const path = join(dir, `bucket-${rg}-${r}.parquet`);
       const t = performance.now();
-      await copy(`id >= ${lastBucket * BUCKET} AND id < ${(lastBucket + 1) * BUCKET}`, rg, path);
+      await copy(lastWhere, rg, path);
       (writeMs[rg] ??= []).push(performance.now() - t);
       fileBytes[rg] = statSync(path).size;
+      // DuckDB closes a row group at the first whole vector (2,048 rows) at or past the size.
+      groupRows[rg] = await owner.run(async (w) => Number((await w.connection.runAndReadAll(`SELECT max(row_group_num_rows) FROM parquet_metadata('${path}')`)).getRows()[0]![0]));
       rmSync(path);
     }
   }
@@ -79,6 +114,16 @@ try {
     }
   }
   await owner.close();
+  const self = fileURLToPath(import.meta.url);
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const rg of rotated(SIZES, r)) {
+      const out = join(dir, `child-${rg}-${r}.parquet`);
+      const args = ['--import', 'tsx', self, '--copy-child', '--db', join(dir, 'crm.duckdb'), '--lake', join(dir, 'lake'), '--where', lastWhere, '--variant', rg, '--out', out];
+      const child = JSON.parse(execFileSync(process.execPath, args, { encoding: 'utf8' })) as { addedMb: number };
+      (addedMb[rg] ??= []).push(child.addedMb);
+      rmSync(out);
+    }
+  }
 
   const reader = await (await DuckDBInstance.create(':memory:')).connect();
   const queries: Record<string, (files: string) => string> = {
@@ -87,7 +132,7 @@ try {
     point: (f) => `SELECT email FROM read_parquet('${f}', hive_partitioning = true) WHERE id = ${Math.floor(N / 2) + 7}`,
     rawScan: (f) => `SELECT count(*) FROM read_parquet('${f}', hive_partitioning = true) WHERE raw::VARCHAR LIKE '%Madrid%'`,
   };
-  const readMs: Record<string, Record<number, number[]>> = {};
+  const readMs: Record<string, Record<string, number[]>> = {};
   for (let r = 0; r < ROUNDS; r++) {
     for (const rg of rotated(SIZES, r)) {
       for (const [name, q] of Object.entries(queries)) {
@@ -112,7 +157,10 @@ try {
           medianMs: +median(writeMs[rg]!).toFixed(1),
           minMs: +Math.min(...writeMs[rg]!).toFixed(1),
           fileMb: +(fileBytes[rg]! / 1e6).toFixed(2),
+          rowsPerGroup: groupRows[rg],
           ratioToFirst: +(median(writeMs[rg]!) / median(writeMs[base]!)).toFixed(2),
+          rssAddedMedianMb: +median(addedMb[rg]!).toFixed(1),
+          rssAddedMaxMb: +Math.max(...addedMb[rg]!).toFixed(1),
         },
       ]),
     ),

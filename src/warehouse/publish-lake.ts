@@ -21,13 +21,20 @@ const LEGACY_BUCKET_SIZE = 50_000;
 // Rewritten files keep their name across generations, so a reader that globbed through the
 // symlink just before a swap still finds every file it listed (now with the newer content).
 const STABLE_FILE = 'data.parquet';
-// Row groups of 5,000 rows, not DuckDB's 122,880: the writer buffers a whole row group (with
-// the raw JSON, a large share of the memory limit) before it compresses, which under the sync's
-// memory limit spilled and made the publish slower, and each step down to 5,000 (from 122,880 to
-// 20,000, then to 5,000) made a bucket's COPY faster again for files barely larger. Smaller
-// groups also give readers finer zone maps and more row groups to read in parallel. Figures:
-// bench/results/notes.md, "publish-lake" and "row groups of 5,000"; bench/lake-row-groups.ts.
-const PARQUET_OPTIONS = 'FORMAT parquet, ROW_GROUP_SIZE 5000';
+/**
+ * Rows per Parquet row group in the lake's files, not DuckDB's 122,880: the writer buffers a
+ * whole row group (with the raw JSON, a large share of the memory limit) before it compresses,
+ * which under the sync's memory limit spilled and made the publish slower. Each step down (to
+ * 20,000, then 5,000) made a bucket's COPY faster for files barely larger. DuckDB closes a group
+ * at the first chunk of rows that takes it to this size or past it, so 5,000 wrote groups of
+ * 6,144 rows and 2,048 writes 2,048-4,095: the same COPY time, and a quarter less of the memory
+ * the COPY holds outside DuckDB's own count while a backfill's publish runs beside its loads.
+ * Smaller groups also give readers finer zone maps. Figures: bench/results/notes.md,
+ * "publish-lake", "row groups of 5,000" and "the lake's row groups and the 1M peak";
+ * bench/lake-row-groups.ts.
+ */
+export const LAKE_ROW_GROUP_SIZE = 2_048;
+const PARQUET_OPTIONS = `FORMAT parquet, ROW_GROUP_SIZE ${LAKE_ROW_GROUP_SIZE}`;
 /**
  * zstd at its default level, not DuckDB's default snappy: the contact files (mostly the raw JSON)
  * come out 2.5 times smaller for a publish that costs about a fifth more CPU, a few tenths of a
