@@ -13,7 +13,8 @@
 //     queries (a count, a grouping, a point lookup, a scan of the raw JSON) over each layout,
 //     from a separate in-memory DuckDB as an analyst's would be.
 // A variant is a row-group size, with `-nodict` for no dictionary pages (DICTIONARY_SIZE_LIMIT 1);
-// DuckDB rounds a size up to whole vectors of 2,048 rows, and the record gives the rows written.
+// DuckDB closes a group at the first chunk of rows that takes it to the size or past it, so the
+// record gives the most rows a group held.
 // Prints medians and writes bench/results/lake-row-groups.json (merged per label). Compare the
 // variants within one run: the machine is shared.
 //   node --import tsx bench/lake-row-groups.ts [--contacts 100000] [--rounds 6] [--variants 5000,20000] [--label L]
@@ -102,7 +103,7 @@ try {
       await copy(lastWhere, rg, path);
       (writeMs[rg] ??= []).push(performance.now() - t);
       fileBytes[rg] = statSync(path).size;
-      // DuckDB closes a row group at the first whole vector (2,048 rows) at or past the size.
+      // Not the size asked: DuckDB closes a row group at the first chunk that takes it there or past.
       groupRows[rg] = await owner.run(async (w) => Number((await w.connection.runAndReadAll(`SELECT max(row_group_num_rows) FROM parquet_metadata('${path}')`)).getRows()[0]![0]));
       rmSync(path);
     }

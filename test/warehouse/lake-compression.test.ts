@@ -23,7 +23,7 @@ afterAll(() => closeTempWarehouse({ p, w }));
 // What parquet_metadata names each codec (lz4 is written as LZ4_RAW, the one readers take).
 const WRITTEN = { zstd: 'ZSTD', 'zstd-1': 'ZSTD', snappy: 'SNAPPY', lz4: 'LZ4_RAW' } as const;
 
-describe('publishLake compression', () => {
+describe('publishLake files', () => {
   it.each(LAKE_COMPRESSIONS)('%s: every column chunk written with it, and the lake reads back the same rows', async (codec) => {
     const lakePath = join(p.dir, `lake-${codec}`);
     await publishLake({ connection: w.connection, lakePath, compression: codec }, ['contacts']);
