@@ -18,6 +18,8 @@ export type SourceSpec = PushSourceTarget & {
 const LEDGER_NAME = /^[A-Za-z0-9_.:-]{1,100}$/;
 const RELATION = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*){0,2}$/;
 const QUERY_START = /^(select|with|from|values|table|\()/i;
+/** Spreadsheet files: a missing one would read as a table of a schema, `nosuch.xlsx` as table xlsx of schema nosuch. */
+const SPREADSHEET = /\.(xlsx|xlsm|xlsb|xls|ods)$/i;
 /** The file names FILE_FORMATS reads, for messages. */
 export const FILE_FORMAT_NAMES = '.csv, .tsv, .parquet, .json, .jsonl or .ndjson (optionally .gz)';
 /** A CSV, Parquet or JSON file, read with DuckDB's own readers (types detected from the data). */
@@ -71,6 +73,11 @@ function parseFrom(from: string): SourceSpec {
   if (!QUERY_START.test(text) && /\.[A-Za-z0-9]{1,10}$/.test(text) && existsSync(resolve(text)) && statSync(resolve(text)).isFile()) {
     // Else `targets.xlsx` reads as table xlsx of schema targets, and DuckDB asks for an extension.
     throw new PushSourceError(`\`--from\` names the file ${resolve(text)}, which is not a format push reads; save it as ${FILE_FORMAT_NAMES} and pass that.`);
+  }
+  if (RELATION.test(text) && SPREADSHEET.test(text)) {
+    throw new PushSourceError(
+      `\`--from\` names the file ${resolve(text)}, which does not exist; push reads ${FILE_FORMAT_NAMES} files, so save the sheet as one of those and pass its path (for a table named so, pass \`SELECT * FROM ${text}\`).`,
+    );
   }
   if (RELATION.test(text)) {
     return { kind: 'relation', sourceId: text.toLowerCase(), name: text.split('.') };

@@ -1,6 +1,6 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MAX_SOURCE_TEXT, parseSourceSpec } from '../../src/push/source-spec.js';
 import { pushSourceSelect } from '../../src/warehouse/push-source.js';
@@ -63,6 +63,17 @@ describe('parseSourceSpec', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  it('says a spreadsheet --from names is missing, not that DuckDB lacks an extension for table xlsx', () => {
+    for (const name of ['nosuch.xlsx', 'reports.Q3.XLS', 'people.ods']) {
+      expect(() => parseSourceSpec(name)).toThrow(
+        `\`--from\` names the file ${resolve(name)}, which does not exist; push reads .csv, .tsv, .parquet, .json, .jsonl or .ndjson (optionally .gz) files, so save the sheet as one of those and pass its path (for a table named so, pass \`SELECT * FROM ${name}\`).`,
+      );
+    }
+    // The way out it names is a query, which still reads a table of that name.
+    expect(parseSourceSpec('SELECT * FROM nosuch.xlsx').kind).toBe('query');
+    expect(parseSourceSpec('main.contacts')).toMatchObject({ kind: 'relation', name: ['main', 'contacts'] });
   });
 
   it('rejects a ledger name that could not be a plain label', () => {
