@@ -76,7 +76,7 @@ function parseFrom(from: string): SourceSpec {
   }
   if (RELATION.test(text) && SPREADSHEET.test(text)) {
     throw new PushSourceError(
-      `\`--from\` names the file ${resolve(text)}, which does not exist; push reads ${FILE_FORMAT_NAMES} files, so save the sheet as one of those and pass its path (for a table named so, pass \`SELECT * FROM ${text}\`).`,
+      `\`--from\` names the file ${resolve(text)}, which does not exist; push reads ${FILE_FORMAT_NAMES} files, so save the sheet as one of those and pass its path (a table so named is read with a query that selects from it).`,
     );
   }
   if (RELATION.test(text)) {

@@ -68,7 +68,7 @@ describe('parseSourceSpec', () => {
   it('says a spreadsheet --from names is missing, not that DuckDB lacks an extension for table xlsx', () => {
     for (const name of ['nosuch.xlsx', 'reports.Q3.XLS', 'people.ods']) {
       expect(() => parseSourceSpec(name)).toThrow(
-        `\`--from\` names the file ${resolve(name)}, which does not exist; push reads .csv, .tsv, .parquet, .json, .jsonl or .ndjson (optionally .gz) files, so save the sheet as one of those and pass its path (for a table named so, pass \`SELECT * FROM ${name}\`).`,
+        `\`--from\` names the file ${resolve(name)}, which does not exist; push reads .csv, .tsv, .parquet, .json, .jsonl or .ndjson (optionally .gz) files, so save the sheet as one of those and pass its path (a table so named is read with a query that selects from it).`,
       );
     }
     // The way out it names is a query, which still reads a table of that name.
