@@ -74,12 +74,12 @@ function parseFrom(from: string): SourceSpec {
     // Else `targets.xlsx` reads as table xlsx of schema targets, and DuckDB asks for an extension.
     throw new PushSourceError(`\`--from\` names the file ${resolve(text)}, which is not a format push reads; save it as ${FILE_FORMAT_NAMES} and pass that.`);
   }
-  if (RELATION.test(text) && SPREADSHEET.test(text)) {
-    throw new PushSourceError(
-      `\`--from\` names the file ${resolve(text)}, which does not exist; push reads ${FILE_FORMAT_NAMES} files, so save the sheet as one of those and pass its path (a table so named is read with a query that selects from it).`,
-    );
-  }
   if (RELATION.test(text)) {
+    if (SPREADSHEET.test(text)) {
+      throw new PushSourceError(
+        `\`--from\` names the file ${resolve(text)}, which does not exist; push reads ${FILE_FORMAT_NAMES} files, so save the sheet as one of those and pass its path (a table so named is read with a query that selects from it).`,
+      );
+    }
     return { kind: 'relation', sourceId: text.toLowerCase(), name: text.split('.') };
   }
   if (!QUERY_START.test(text)) {
