@@ -20,7 +20,8 @@ export interface LoadContactsOptions {
  * Stages the contacts (one delimited text row each, and raw in a column of its own, through the
  * appender) and types and fingerprints them in SQL, in one transaction. When every id is above
  * the highest held (a backfill, or new signups: the sync's usual case) every row is new, so
- * nothing is diffed: the typed stage is appended to the four tables in one batch of statements.
+ * nothing is diffed: the typed stage is appended to `contacts`, `contact_tags` and `contact_lists`
+ * in one batch of statements.
  * Otherwise the contacts are staged without raw, diffed against `contacts`, and only new or
  * changed ones get their raw record serialized and written (new ones appended, changed ones
  * updated in place), with their `contacts_history` versions closed and opened (a changed contact's
@@ -71,8 +72,8 @@ export interface Stage {
 const STAGE: Stage = { table: '_stage_contacts', temp: true };
 
 /**
- * Every row new: appends the typed stage (with `raw`) to the four tables, in one batch of
- * statements, and marks the lake `parts` (id ranges) dirty.
+ * Every row new: appends the typed stage (with `raw`) to `contacts`, `contact_tags` and
+ * `contact_lists`, in one batch of statements, and marks the lake `parts` (id ranges) dirty.
  */
 export async function appendStagedContacts(connection: DuckDBConnection, ctx: LoadContext, parts: ReadonlySet<number>, stage: Stage = STAGE): Promise<void> {
   const load = quoteLiteral(ctx.loadId);
