@@ -1,9 +1,22 @@
 import type { ContactRec } from './model.js';
 
+const UNSEEN: ReadonlySet<keyof ContactRec> = new Set(['updatedAt', 'stats']);
+// fluentcrm-2.9 keeps tags and lists in a pivot table, outside the subscriber row.
+const OUTSIDE_ROW: ReadonlySet<keyof ContactRec> = new Set([...UNSEEN, 'tags', 'lists']);
+
 /** Whether a write changed anything a reader can see (updated_at and stats aside). */
 export function sameContact(a: ContactRec, b: ContactRec): boolean {
+  return sameExcept(a, b, UNSEEN);
+}
+
+/** Whether the subscriber row's own columns are unchanged, whatever happened to tags and lists. */
+export function sameRow(a: ContactRec, b: ContactRec): boolean {
+  return sameExcept(a, b, OUTSIDE_ROW);
+}
+
+function sameExcept(a: ContactRec, b: ContactRec, skip: ReadonlySet<keyof ContactRec>): boolean {
   for (const k of Object.keys(a) as (keyof ContactRec)[]) {
-    if (k === 'updatedAt' || k === 'stats') continue;
+    if (skip.has(k)) continue;
     const x = a[k];
     const y = b[k];
     if (typeof x === 'object' && x !== null) {

@@ -12,6 +12,12 @@ export class ContactStore {
   readonly #overrides = new Map<number, ContactRec>();
   readonly #deletedSeeded = new Set<number>();
   readonly #emailIndex = new Map<string, number>();
+  /**
+   * When a tag or list was attached, by contact id then `tag:7`/`list:3`, only where that differs
+   * from the contact's created_at: a pivot row's timestamps are its attach time, and holding one
+   * per membership for a million seeded contacts would cost more than the contacts themselves.
+   */
+  readonly #attachedAt = new Map<number, Map<string, number>>();
   #nextId: number;
   /** Bumped on every write: caches of derived orderings and counts key on it. */
   version = 0;
@@ -121,10 +127,34 @@ export class ContactStore {
     this.#ids.copyWithin(i, i + 1, this.#length);
     this.#length--;
     this.#overrides.delete(id);
+    this.#attachedAt.delete(id);
     if (id <= this.seededCount) this.#deletedSeeded.add(id);
     if (this.#emailIndex.get(old.email.toLowerCase()) === id) this.#emailIndex.delete(old.email.toLowerCase());
     this.version++;
     return old;
+  }
+
+  /** When `c` gained tag or list `objectId` (seeded and created-with memberships date from the contact). */
+  attachedAt(c: ContactRec, kind: 'tag' | 'list', objectId: number): number {
+    return this.#attachedAt.get(c.id)?.get(`${kind}:${objectId}`) ?? c.createdAt;
+  }
+
+  /** Dates the memberships `next` gained over `old` at `at` and forgets those it lost (a detach deletes the pivot row). */
+  recordMemberships(old: ContactRec | undefined, next: ContactRec, at: number): void {
+    let times = this.#attachedAt.get(next.id);
+    for (const [kind, was, now] of [
+      ['tag', old?.tags ?? [], next.tags],
+      ['list', old?.lists ?? [], next.lists],
+    ] as const) {
+      for (const x of was) if (!now.includes(x)) times?.delete(`${kind}:${x}`);
+      for (const x of now) {
+        if (was.includes(x) || at === next.createdAt) continue;
+        times ??= new Map();
+        times.set(`${kind}:${x}`, at);
+      }
+    }
+    if (times && times.size > 0) this.#attachedAt.set(next.id, times);
+    else this.#attachedAt.delete(next.id);
   }
 
   *values(): IterableIterator<ContactRec> {

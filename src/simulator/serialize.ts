@@ -53,7 +53,7 @@ export class Serializer {
       cache.set(id, base);
     }
     if (!this.real) return base;
-    const when = this.ts(c.createdAt);
+    const when = this.ts(this.state.contacts.attachedAt(c, kind, id));
     return {
       ...base,
       pivot: {

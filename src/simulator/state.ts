@@ -9,7 +9,7 @@ import type { ResolvedOptions } from './options.js';
 import { contactHash, SEED_CUSTOM_FIELDS, seedCompanyCount } from './seed-data.js';
 import { notFound, SimError } from './sim-error.js';
 import { formatLocal } from './time.js';
-import { contactEventData, sameContact } from './contact-diff.js';
+import { contactEventData, sameContact, sameRow } from './contact-diff.js';
 
 export type { Taxonomy } from './catalog.js';
 
@@ -80,10 +80,12 @@ export class SimState {
     return this.#counts.snapshot();
   }
 
-  /** Every contact write goes through here: store, then count changes. */
-  #write(old: ContactRec | undefined, next: ContactRec | undefined): void {
-    if (next) this.contacts.put(next);
-    else if (old) this.contacts.remove(old.id);
+  /** Every contact write goes through here: store, membership times (`at`), then count changes. */
+  #write(old: ContactRec | undefined, next: ContactRec | undefined, at: number): void {
+    if (next) {
+      this.contacts.put(next);
+      this.contacts.recordMemberships(old, next, at);
+    } else if (old) this.contacts.remove(old.id);
     this.#counts.applyWrite(old, next);
   }
 
@@ -165,7 +167,7 @@ export class SimState {
       rec.companyIds = patch.companyIds.filter((c) => this.companies.has(c));
       rec.companyId = rec.companyIds[0] ?? null;
     }
-    this.#write(undefined, rec);
+    this.#write(undefined, rec, now);
     this.emit('contact.created', { contact: contactEventData(rec, this) }, now);
     for (const t of rec.tags) this.emit('contact.tag_added', { contact: contactEventData(rec, this), tag: this.#ref('tag', t) }, now);
     for (const l of rec.lists) this.emit('contact.list_added', { contact: contactEventData(rec, this), list: this.#ref('list', l) }, now);
@@ -224,15 +226,16 @@ export class SimState {
       next.companyIds = patch.companyIds.filter((c) => this.companies.has(c));
       next.companyId = next.companyIds[0] ?? null;
     }
-    const isDirty = !sameContact(old, next);
-    if (!isDirty) return { contact: old, isDirty };
+    if (sameContact(old, next)) return { contact: old, isDirty: false };
     const now = this.now;
     // fluentcrm-2.9 writes tag and list attach/detach to a pivot table only: the contact's
-    // updated_at stays (site-ny README, "updated_at vs membership"). The written interface says
-    // nothing, so spec mode keeps bumping it on every change.
-    const membershipOnly = this.opts.mode === 'real' && sameContact(old, { ...next, tags: old.tags, lists: old.lists });
+    // updated_at stays, and PUT answers isDirty false because that flag is about the row's own
+    // columns (site-ny README, "updated_at vs membership"). The written interface says nothing,
+    // so spec mode keeps bumping updated_at and answering isDirty true on every change.
+    const membershipOnly = this.opts.mode === 'real' && sameRow(old, next);
+    const isDirty = !membershipOnly;
     next.updatedAt = membershipOnly ? old.updatedAt : Math.max(now, old.updatedAt);
-    this.#write(old, next);
+    this.#write(old, next, now);
     const ev = contactEventData(next, this);
     this.emit('contact.updated', { contact: ev }, now);
     if (old.status !== next.status) this.emit('contact.status_changed', { contact: ev, old_status: old.status, new_status: next.status }, now);
@@ -248,7 +251,7 @@ export class SimState {
     if (!old) {
       throw notFound('subscriber', { status: 404, body: { message: 'No query results for model [FluentCrm\\App\\Models\\Subscriber].' } });
     }
-    this.#write(old, undefined);
+    this.#write(old, undefined, this.now);
     for (const [nid, n] of this.notes) if (n.subscriberId === id) this.notes.delete(nid);
     this.emit('contact.deleted', { contact: contactEventData(old, this) });
     return old;
