@@ -28,15 +28,23 @@ const NO_CACHE = { 'cache-control': 'no-cache, must-revalidate, max-age=0' };
 const WP_NO_CACHE = { ...NO_CACHE, expires: 'Wed, 11 Jan 1984 05:00:00 GMT' };
 
 /**
- * The caching headers of an answer. Spec mode: no-cache always. Real mode, as captured:
- * WordPress's REST server sends its no-cache headers to a logged-in caller only (none on the
- * 401s, nor on the unknown route asked without credentials), and to the public bounce handler;
- * a GET by anyone else gets `Vary: Origin` (rest_send_cors_headers) instead.
+ * WordPress's REST server names its paging headers on every REST answer (errors, 401s and
+ * fatal-error pages included), although fluentcrm-2.9 never sends them (no X-WP-Total).
+ */
+const WP_EXPOSE_HEADERS = { 'access-control-expose-headers': 'X-WP-Total, X-WP-TotalPages, Link' };
+
+/**
+ * The caching headers of an answer, and in real mode the other caller-independent headers of
+ * WordPress's REST server (WP_EXPOSE_HEADERS), since this is what every REST answer is sent with.
+ * Spec mode: no-cache always. Real mode, as captured: WordPress's REST server sends its no-cache
+ * headers to a logged-in caller only (none on the 401s, nor on the unknown route asked without
+ * credentials), and to the public bounce handler; a GET by anyone else gets `Vary: Origin`
+ * (rest_send_cors_headers) instead.
  */
 export function cachingHeaders(real: boolean, loggedIn: boolean, publicRoute: boolean, httpMethod: string | undefined): Record<string, string> {
   if (!real) return NO_CACHE;
   const vary: Record<string, string> = !loggedIn && httpMethod === 'GET' ? { vary: 'Origin' } : {};
-  return loggedIn || publicRoute ? { ...WP_NO_CACHE, ...vary } : vary;
+  return loggedIn || publicRoute ? { ...WP_EXPOSE_HEADERS, ...WP_NO_CACHE, ...vary } : { ...WP_EXPOSE_HEADERS, ...vary };
 }
 
 export interface WriteOptions {

@@ -8,6 +8,7 @@ import { contentRoutes } from './routes/content.js';
 import { formRoutes } from './routes/forms.js';
 import { funnelRoutes } from './routes/funnels.js';
 import { miscRoutes, realMiscRoutes } from './routes/misc.js';
+import { realContactActivityRoutes } from './routes/real-contact-activity.js';
 import { realFunnelRoutes } from './routes/real-funnels.js';
 import { reportRoutes } from './routes/reports.js';
 import { taxonomyRoutes } from './routes/taxonomy.js';
@@ -26,7 +27,7 @@ export function routeDefs(mode: SimulatorMode): RouteDef[] {
     ...funnelRoutes(real),
     ...contentRoutes(real),
     ...reportRoutes(real),
-    ...(real ? [...realMiscRoutes, ...realCampaignRoutes, ...realFunnelRoutes] : formRoutes),
+    ...(real ? [...realMiscRoutes, ...realCampaignRoutes, ...realFunnelRoutes, ...realContactActivityRoutes] : formRoutes),
   ];
 }
 

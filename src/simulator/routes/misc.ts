@@ -1,6 +1,7 @@
 import type { RouteCtx, RouteDef, SimResponse } from '../http-types.js';
 import { ok } from '../http-types.js';
 import { queryArray } from '../paging.js';
+import { SimError } from '../sim-error.js';
 
 const FIELD_TYPES = {
   text: { type: 'text', label: 'Single Line Text' },
@@ -62,5 +63,22 @@ function experiments(ctx: RouteCtx): SimResponse {
   return ok({ message: 'Settings has been updated' });
 }
 
+/** fluentcrm-2.9's bounce routes: `{service_name}/{security_code}` and `{service_name}/handle/{security_code}`. */
+const PLUGIN_BOUNCE_PATH = /^\/public\/bounce_handler\/([A-Za-z0-9_-]+)\/(?:handle\/)?[A-Za-z0-9_-]+\/?$/;
+
+/**
+ * A bounce service fluentcrm-2.9 does not know (POST_public_bounce_handler_unknown_service): 200
+ * `{success: 0}` whatever the security code. The simulator's own service keeps its route above.
+ * The plugin's route takes PATCH too, which a RouteDef cannot: its Allow header is set here.
+ */
+function unknownBounceService(ctx: RouteCtx): SimResponse {
+  const service = PLUGIN_BOUNCE_PATH.exec(ctx.path)?.[1];
+  if (service === undefined) throw new SimError(404, 'rest_no_route', 'No route was found matching the URL and request method.');
+  return { ...ok({ success: 0, message: '', service, result: '', time: Math.floor(ctx.state.now / 1000) }), headers: { allow: 'GET, POST, PUT, PATCH, DELETE' } };
+}
+
 /** Routes the real plugin has and the interface does not. */
-export const realMiscRoutes: RouteDef[] = [{ method: 'POST', path: '/setting/experiments', caps: ['crm_manage_settings'], handler: experiments }];
+export const realMiscRoutes: RouteDef[] = [
+  { method: 'POST', path: '/setting/experiments', caps: ['crm_manage_settings'], handler: experiments },
+  ...(['GET', 'POST', 'PUT', 'DELETE'] as const).map((method): RouteDef => ({ method, path: '/public/bounce_handler/*', caps: [], handler: unknownBounceService })),
+];

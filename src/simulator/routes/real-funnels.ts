@@ -83,10 +83,28 @@ function removeSubscribers(ctx: RouteCtx): SimResponse {
   return ok({ message: 'Subscribed has been removed from this automation funnel' });
 }
 
+/**
+ * GET /funnels/{id}/email_reports and /syncable-counts, the funnel screen's panels: the site-ny
+ * capture answers `{email_sequences: []}` and `{syncable_count: 0}` for a funnel with contacts in
+ * it. What a listed email sequence holds is not captured, so every funnel answers as captured
+ * (the simulator's funnels send no real email); an unknown funnel is the plugin's 404.
+ */
+function emailReports(ctx: RouteCtx): SimResponse {
+  ctx.marketing.funnel(Number(ctx.params.id));
+  return ok({ email_sequences: [] });
+}
+
+function syncableCounts(ctx: RouteCtx): SimResponse {
+  ctx.marketing.funnel(Number(ctx.params.id));
+  return ok({ syncable_count: 0 });
+}
+
 /** Funnel routes of fluentcrm-2.9 that the interface lacks: its admin screens' and its own writes. */
 export const realFunnelRoutes: RouteDef[] = [
   { method: 'GET', path: '/funnels/subscriber/:id/automations', caps: READ, handler: automations },
   { method: 'GET', path: '/funnels/all-activities', caps: READ, handler: allActivities },
+  { method: 'GET', path: '/funnels/:id/email_reports', caps: READ, handler: emailReports },
+  { method: 'GET', path: '/funnels/:id/syncable-counts', caps: READ, handler: syncableCounts },
   { method: 'PUT', path: '/funnels/:id', caps: WRITE, handler: setStatus },
   { method: 'DELETE', path: '/funnels/:id/subscribers', caps: WRITE, handler: removeSubscribers },
 ];

@@ -1,0 +1,36 @@
+import type { RouteDef } from '../http-types.js';
+import { ok } from '../http-types.js';
+import { SimError } from '../sim-error.js';
+
+const READ = ['crm_read_contacts', 'crm_manage_contacts'];
+
+/** The support-tickets table's columns as the plugin describes them with an empty list (site-ny capture). */
+const TICKET_COLUMNS = {
+  id: { label: 'ID', width: '100px' },
+  status: { label: 'Status', width: '120px' },
+  'Submitted at': { label: 'Submitted at', width: '150px' },
+  action: { label: 'Action', width: '150px' },
+};
+
+/**
+ * The contact profile's activity panels of fluentcrm-2.9 that read other plugins (forms, shops,
+ * help desks) or a module that is off by default (the event tracker). The site-ny captures answer
+ * each with its empty envelope, or 422 for the tracker; the simulator has none of those plugins, so
+ * it answers the same for every contact. Like the notes listing, they do not look the contact up:
+ * an unknown id gets the same answer. A contact's `emails` and `url-metrics` (rows of its campaign
+ * emails and clicks) are not modelled: the simulator keeps campaign counters, not emails.
+ */
+export const realContactActivityRoutes: RouteDef[] = [
+  { method: 'GET', path: '/subscribers/:id/form-submissions', caps: READ, handler: () => ok({ submissions: { data: [], total: 0 } }) },
+  { method: 'GET', path: '/subscribers/:id/info-widgets', caps: READ, handler: () => ok({ widgets: { top_widgets: [], other_widgets: [], widgets_count: 0 } }) },
+  { method: 'GET', path: '/subscribers/:id/purchase-history', caps: READ, handler: () => ok({ orders: { orders: [], total: 0 } }) },
+  { method: 'GET', path: '/subscribers/:id/support-tickets', caps: READ, handler: () => ok({ tickets: { data: [], total: 0, columns_config: TICKET_COLUMNS } }) },
+  {
+    method: 'GET',
+    path: '/subscribers/:id/tracking-events',
+    caps: READ,
+    handler: () => {
+      throw new SimError(422, 'not_enabled', 'Event Tracker is not enabled', { status: 422, body: { message: 'Event Tracker is not enabled', error_code: 'not_enabled' } });
+    },
+  },
+];
