@@ -1,3 +1,4 @@
+import { emailRowCount } from './campaign-emails.js';
 import type { CampaignRec, FunnelMetricRec, FunnelRec, FunnelStepRec, FunnelSubscriberRec, SequenceRec, TemplateRec } from './model.js';
 import type { Serializer } from './serialize.js';
 import { formatIsoZ } from './time.js';
@@ -43,7 +44,8 @@ export function campaignJson(ser: Serializer, c: CampaignRec, withStats = false)
     updated_at: ser.ts(c.updatedAt),
   };
   if (withStats) {
-    out.stats = { total: c.recipientsCount, sent: c.stats.sent, clicks: c.stats.clicked, views: c.stats.opened, unsubscribers: c.stats.unsubscribed };
+    // fluentcrm-2.9 counts the email rows (site-ny campaign 2: 524 recipients, total 523).
+    out.stats = { total: ser.real ? emailRowCount(c) : c.recipientsCount, sent: c.stats.sent, clicks: c.stats.clicked, views: c.stats.opened, unsubscribers: c.stats.unsubscribed };
   }
   out.labels = [];
   return out;

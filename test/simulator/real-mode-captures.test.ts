@@ -526,8 +526,8 @@ describe('real mode against the New York site captures (fixtures/fluentcrm-2.9/s
     expect(withoutBench(overview.json)).toEqual({ sent_count: r.json.sent_count, stat: r.json.stat, analytics: r.json.analytics });
     const estimate = await run('GET_campaigns_id_estimated-recipients-count', { path: `/campaigns/${c.id}/estimated-recipients-count` });
     expect(estimate.r.json.estimated_count).toBe((await call('GET', `/campaigns/${c.id}`)).json.campaign.recipients_count);
-    // The campaign's emails: the captured envelope and paging. The simulator keeps counters, not
-    // one row per email, so the rows themselves (and filter_type) are not modelled.
+    // The campaign's emails: the captured envelope and paging here; the rows and filter_type are
+    // checked in real-mode-campaigns.test.ts.
     for (const name of ['GET_campaigns_id_emails_per_page_5', 'GET_campaigns_id_emails_filter_type_click_per_page_5']) {
       const e = await run(name, { path: `/campaigns/${c.id}/emails?${ny(name).request.query_string}` });
       expect([name, e.r.status, Object.keys(e.r.json).sort()]).toEqual([name, e.c.status, Object.keys(e.c.body).sort()]);

@@ -1,3 +1,4 @@
+import { campaignEmailsBody, emailRowCount } from '../campaign-emails.js';
 import type { RouteCtx, RouteDef, SimResponse } from '../http-types.js';
 import { ok } from '../http-types.js';
 import { campaignJson } from '../marketing-serialize.js';
@@ -68,7 +69,8 @@ function status(ctx: RouteCtx): SimResponse {
  */
 function sendingStats(ctx: RouteCtx, c: CampaignRec): { stat: unknown[]; sent_count: number; analytics: unknown } {
   const s = c.stats;
-  const pending = Math.max(0, c.recipientsCount - s.sent);
+  // A finished campaign's recipients without an email are in no status (site-ny: 493 recipients, stat 492 sent).
+  const pending = emailRowCount(c) - s.sent;
   const stat = [{ status: 'sent', total: s.delivered }, { status: 'bounced', total: s.bounced }, ...(pending > 0 && c.status !== 'draft' ? [{ status: 'pending', total: pending }] : [])]
     .filter((x) => x.total > 0)
     .map((x) => (ctx.real ? { ...x, total: String(x.total) } : x));
@@ -93,15 +95,15 @@ function overviewStats(ctx: RouteCtx): SimResponse {
 }
 
 /**
- * The campaign analytics routes the simulator keeps no rows for (emails, unsubscribes, orders):
- * fluentcrm-2.9's envelopes, with the counts the simulator has and empty row lists. The captured
- * site had no shop plugin, so its revenue report is empty too.
+ * The campaign analytics routes: email rows modelled from the counters (campaign-emails.ts);
+ * unsubscribes and orders, which the simulator keeps no rows for, as fluentcrm-2.9's envelopes
+ * with empty row lists. The captured site had no shop plugin, so its revenue report is empty too.
  */
 function realAnalytics(ctx: RouteCtx, what: 'emails' | 'link-report' | 'revenues' | 'unsubscribers' | 'estimate'): SimResponse {
   const c = ctx.marketing.campaign(id(ctx));
   switch (what) {
     case 'emails':
-      return ok({ emails: paginator(ctx, readPaging(ctx, 15), 0, []), failed_counts: 0 });
+      return ok(campaignEmailsBody(ctx, c));
     case 'link-report':
       return ok({ links: c.stats.clicked > 0 ? [{ total: String(c.stats.clicked), url: 'https://example.test/', id: 1 }] : [] });
     case 'revenues':
