@@ -1,4 +1,4 @@
-import { emailRowCount } from './campaign-emails.js';
+import { emailRowCount } from './email-row-count.js';
 import type { CampaignRec, FunnelMetricRec, FunnelRec, FunnelStepRec, FunnelSubscriberRec, SequenceRec, TemplateRec } from './model.js';
 import type { Serializer } from './serialize.js';
 import { formatIsoZ } from './time.js';

@@ -17,6 +17,8 @@ export class Marketing extends FunnelBook {
   readonly campaigns = new Map<number, CampaignRec>();
   readonly templates = new Map<number, TemplateRec>();
   readonly sequences = new Map<number, SequenceRec>();
+  /** Campaign email rows deleted through DELETE .../emails (the rows are built from the counters: campaign-emails.ts). */
+  readonly deletedEmailRows = new Set<number>();
   #nextCampaign: number;
   #nextTemplate: number;
   #nextSequence: number;

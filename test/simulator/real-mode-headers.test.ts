@@ -24,7 +24,6 @@ const USERS = [
  */
 const UNSERVED = new Set([
   'GET_wp-json_namespace_fluent-crm_v2',
-  'GET_reports_emails',
   'GET_subscribers_prev-next-ids',
   'GET_subscribers_search-contacts',
   'POST_campaigns',
@@ -33,8 +32,7 @@ const UNSERVED = new Set([
   'POST_funnels_id_sequences',
   'POST_subscribers_bulk-add-update',
   'PUT_custom-fields_contacts',
-  ...['emails', 'emails_page_1_per_page_5'].map((x) => `site-ny/GET_reports_${x}`),
-  ...['emails', 'url-metrics'].map((x) => `site-ny/GET_subscribers_id_${x}`),
+  'site-ny/GET_subscribers_id_url-metrics',
   'site-ny/GET_campaigns_id_contacts-by-segment_per_page_5',
   ...['attach_list', 'attach_tag', 'detach_list', 'detach_tag'].map((x) => `site-ny/POST_subscribers_sync-segments_${x}`),
 ]);

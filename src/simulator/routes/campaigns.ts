@@ -1,4 +1,5 @@
-import { campaignEmailsBody, emailRowCount } from '../campaign-emails.js';
+import { campaignEmailsBody } from '../campaign-emails.js';
+import { emailRowCount } from '../email-row-count.js';
 import type { RouteCtx, RouteDef, SimResponse } from '../http-types.js';
 import { ok } from '../http-types.js';
 import { campaignJson } from '../marketing-serialize.js';

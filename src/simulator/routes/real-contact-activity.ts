@@ -1,8 +1,10 @@
+import { contactEmailsBody, deleteEmailRows } from '../campaign-emails.js';
 import type { RouteDef } from '../http-types.js';
 import { ok } from '../http-types.js';
 import { SimError } from '../sim-error.js';
 
 const READ = ['crm_read_contacts', 'crm_manage_contacts'];
+const WRITE = ['crm_manage_contacts'];
 
 /** The support-tickets table's columns as the plugin describes them with an empty list (site-ny capture). */
 const TICKET_COLUMNS = {
@@ -17,10 +19,13 @@ const TICKET_COLUMNS = {
  * help desks) or a module that is off by default (the event tracker). The site-ny captures answer
  * each with its empty envelope, or 422 for the tracker; the simulator has none of those plugins, so
  * it answers the same for every contact. Like the notes listing, they do not look the contact up:
- * an unknown id gets the same answer. A contact's `emails` and `url-metrics` (rows of its campaign
- * emails and clicks) are not modelled: the simulator keeps campaign counters, not emails.
+ * an unknown id gets the same answer. The contact's `emails` are its rows of the campaign email
+ * rows (campaign-emails.ts); `url-metrics` (its clicks per link) is not modelled: the simulator's
+ * campaigns carry no links.
  */
 export const realContactActivityRoutes: RouteDef[] = [
+  { method: 'GET', path: '/subscribers/:id/emails', caps: READ, handler: (ctx) => ok(contactEmailsBody(ctx, Number(ctx.params.id))) },
+  { method: 'DELETE', path: '/subscribers/:id/emails', caps: WRITE, handler: (ctx) => ok(deleteEmailRows(ctx, Number(ctx.params.id))) },
   { method: 'GET', path: '/subscribers/:id/form-submissions', caps: READ, handler: () => ok({ submissions: { data: [], total: 0 } }) },
   { method: 'GET', path: '/subscribers/:id/info-widgets', caps: READ, handler: () => ok({ widgets: { top_widgets: [], other_widgets: [], widgets_count: 0 } }) },
   { method: 'GET', path: '/subscribers/:id/purchase-history', caps: READ, handler: () => ok({ orders: { orders: [], total: 0 } }) },

@@ -1,4 +1,5 @@
 import type { RouteCtx, RouteDef, SimResponse } from '../http-types.js';
+import { deleteEmailRows, reportEmailsBody } from '../campaign-emails.js';
 import { ok } from '../http-types.js';
 import { queryArray } from '../paging.js';
 import { contactsCreatedBefore } from '../report-math.js';
@@ -100,6 +101,9 @@ export function realReportRoutes(missing: RouteDef['handler']): RouteDef[] {
     r('email-sents', emailSeries('sent')),
     r('email-opens', emailSeries('opened')),
     r('email-clicks', emailSeries('clicked')),
+    r('emails', (ctx) => ok(reportEmailsBody(ctx))),
+    // Deleting email rows is an email manager's, not the dashboard's (not captured).
+    { method: 'DELETE', path: '/reports/emails', caps: ['crm_manage_emails'], handler: (ctx) => ok(deleteEmailRows(ctx)) },
     // Admin-UI helpers, answered as on both captured sites (no add-ons, only WordPress's default
     // post category; ajax-options gave [] even for option_key=tags): they do not read CRM data.
     r('ajax-options', () => ok({ options: [] })),
