@@ -12,7 +12,7 @@ import { paginator, queryArray, readPaging } from './paging.js';
 const ROW_ID_SPAN = 10_000_000;
 
 /** Row k (0-based) of n is one of m marked rows, spread evenly: no row list needs storing. */
-const isMarked = (n: number, m: number, k: number): boolean => Math.floor(((k + 1) * m) / n) > Math.floor((k * m) / n);
+export const isMarked = (n: number, m: number, k: number): boolean => Math.floor(((k + 1) * m) / n) > Math.floor((k * m) / n);
 /** The index of the t-th (0-based) marked row, and the rank of marked row k. */
 const nthMarked = (n: number, m: number, t: number): number => Math.ceil(((t + 1) * n) / m) - 1;
 const rankOf = (n: number, m: number, k: number): number => Math.floor(((k + 1) * m) / n) - 1;
@@ -26,7 +26,7 @@ const rankOf = (n: number, m: number, k: number): number => Math.floor(((k + 1) 
  * report's `stat`; opens spread over the delivered rows and clicks over the opened ones, so the
  * `view` and `click` filters count the campaign's own open and click counters.
  */
-class EmailRows {
+export class EmailRows {
   /** Rows listed: those the counters give, less the deleted ones. */
   readonly total: number;
   /** Rows the counters give (row k, 0-based, for k below it). */
@@ -100,6 +100,11 @@ class EmailRows {
 
   isClicked(k: number): boolean {
     return this.isOpen(k) && isMarked(this.opened, this.clicked, rankOf(this.delivered, this.opened, k));
+  }
+
+  /** Clicked row k's place among the clicked rows (campaign-links.ts spreads the links over it). */
+  clickRank(k: number): number {
+    return rankOf(this.opened, this.clicked, rankOf(this.delivered, this.opened, k));
   }
 
   status(k: number): string {

@@ -1,3 +1,5 @@
+import type { EditedFunnel, EditedStep, SequenceSave, StepInput } from './funnel-editor.js';
+import { waitSeconds } from './funnel-editor.js';
 import type { FunnelRec, FunnelSubscriberRec } from './model.js';
 import { seedFunnels } from './marketing-seed.js';
 import { notFound, SimError } from './sim-error.js';
@@ -59,6 +61,72 @@ export class FunnelBook {
     };
     this.funnels.set(fid, copy);
     return copy;
+  }
+
+  /** The plugin's POST /funnels: a draft without steps, settings or conditions (POST_funnels). */
+  createFunnel(title: string, triggerName: string, description: string): EditedFunnel {
+    const now = this.state.now;
+    const f: EditedFunnel = { id: this.#nextFunnel++, title, triggerName, status: 'draft', description, createdBy: 1, createdAt: now, updatedAt: now, steps: [], settings: [], conditions: [] };
+    this.funnels.set(f.id, f);
+    return f;
+  }
+
+  /**
+   * The plugin's POST /funnels/{id}/sequences: the funnel's title, status, settings, conditions
+   * and description, and its steps replaced by those sent, in order. A step sent with the id of
+   * one of this funnel's steps is updated in place; steps not sent are deleted (runs that point
+   * at them keep their ids, as the plugin's do). A step after a wait carries the wait as `delay`.
+   */
+  saveFunnelSequences(id: number, save: SequenceSave): FunnelRec {
+    const f = this.funnel(id) as EditedFunnel;
+    if (typeof save.status !== 'string' || !(FUNNEL_STATUSES as readonly string[]).includes(save.status)) {
+      // Not captured (the plugin stores any value): the 422 of the simulator's other status change.
+      throw new SimError(400, 'rest_invalid_param', 'Invalid parameter(s): status; use published, draft or paused.', { status: 422, body: { status: { in: 'The selected status is invalid.' } } });
+    }
+    const now = this.state.now;
+    const old = new Map(f.steps.map((s) => [s.id, s]));
+    const steps: EditedStep[] = [];
+    const place = (input: StepInput, at: { parentId: number; conditionType: string; delay: number; cDelay: number }): EditedStep => {
+      const prev = input.id === null ? undefined : old.get(input.id);
+      if (prev) old.delete(prev.id);
+      const step: EditedStep = {
+        id: prev?.id ?? this.#nextStep++,
+        funnelId: f.id,
+        parentId: at.parentId,
+        actionName: input.actionName,
+        title: input.title,
+        type: input.type,
+        status: 'published',
+        conditionType: at.conditionType,
+        sequence: steps.length + 1,
+        delay: at.delay,
+        createdAt: prev?.createdAt ?? now,
+        updatedAt: now,
+        settings: input.settings,
+        description: input.description,
+        cDelay: at.cDelay,
+      };
+      steps.push(step);
+      return step;
+    };
+    let delay = 0;
+    let cDelay = 0;
+    for (const input of save.steps) {
+      const parent = place(input, { parentId: 0, conditionType: '', delay, cDelay });
+      delay = input.actionName === 'fluentcrm_wait_times' ? waitSeconds(input.settings) : 0;
+      cDelay += delay;
+      for (const kind of ['yes', 'no'] as const) {
+        let childDelay = 0;
+        let childCDelay = 0;
+        for (const child of input.children?.[kind] ?? []) {
+          place(child, { parentId: parent.id, conditionType: kind, delay: parent.delay + childDelay, cDelay: parent.cDelay + childCDelay });
+          childDelay = child.actionName === 'fluentcrm_wait_times' ? waitSeconds(child.settings) : 0;
+          childCDelay += childDelay;
+        }
+      }
+    }
+    Object.assign(f, { title: save.title ?? f.title, status: save.status, description: save.description, settings: save.settings, conditions: save.conditions, steps, updatedAt: now });
+    return f;
   }
 
   deleteFunnel(id: number): void {

@@ -43,6 +43,13 @@ export class IncomingWebhooks {
     this.hooks.delete(id);
   }
 
+  /** The webhook whose site URL carries `hash=key` (the plugin looks it up by its stored key). */
+  findByKey(key: string): IncomingWebhookRec | undefined {
+    if (!key) return undefined;
+    for (const h of this.hooks.values()) if (h.key === key) return h;
+    return undefined;
+  }
+
   require(id: number): IncomingWebhookRec {
     const h = this.hooks.get(id);
     if (!h)

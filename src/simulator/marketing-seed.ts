@@ -16,6 +16,16 @@ const CAMPAIGNS: readonly (readonly [string, string])[] = [
   ['Archived Launch Teaser', 'archived'],
 ];
 
+/**
+ * A body shaped like site-ny's (a greeting, then a link or two): link-report and url-metrics split
+ * the click counter over its hrefs (campaign-links.ts). Every third campaign has one link; the
+ * others share the pricing link, so one URL counts clicks from several campaigns, as on the site.
+ */
+function seedBody(title: string, i: number): string {
+  const pricing = i % 3 === 2 ? '' : ' or <a href="https://example.test/pricing">see pricing</a>';
+  return `<h2>Hello {{contact.first_name}}</h2><p>${title}. <a href="https://example.test/${slugify(title)}">Read more</a>${pricing}.</p>`;
+}
+
 export function seedCampaigns(seed: number, contacts: number): CampaignRec[] {
   const rng = createRng(seed ^ 0xca4);
   return CAMPAIGNS.map(([title, status], i) => {
@@ -36,7 +46,7 @@ export function seedCampaigns(seed: number, contacts: number): CampaignRec[] {
       status,
       emailSubject: `${title}: news from the team`,
       emailPreHeader: 'Open to read more',
-      emailBody: `<p>${title}</p>`,
+      emailBody: seedBody(title, i),
       recipientsCount: recipients,
       scheduledAt: status === 'scheduled' ? SEED_EPOCH_MS + 30 * DAY : status === 'sent' || status === 'archived' ? null : created + DAY,
       designTemplate: 'simple',

@@ -59,6 +59,12 @@ function realStepSettings(s: FunnelStepRec): Record<string, unknown> {
   return s.actionName.includes('_list') ? { lists: [] } : { tags: [] };
 }
 
+/** A step saved through the plugin's editor route (funnel-editor.ts) shows the settings it was sent. */
+function stepSettings(ser: Serializer, s: FunnelStepRec): unknown {
+  if (ser.real) return 'settings' in s ? s.settings : realStepSettings(s);
+  return s.actionName === 'fluentcrm_wait_times' ? { wait_time_amount: String(s.delay / 86_400), wait_time_unit: 'days', tags: [] } : { tags: [] };
+}
+
 export function stepJson(ser: Serializer, s: FunnelStepRec): Record<string, unknown> {
   return {
     id: s.id,
@@ -70,7 +76,7 @@ export function stepJson(ser: Serializer, s: FunnelStepRec): Record<string, unkn
     type: s.type,
     status: s.status,
     condition_type: s.conditionType,
-    settings: ser.real ? realStepSettings(s) : s.actionName === 'fluentcrm_wait_times' ? { wait_time_amount: String(s.delay / 86_400), wait_time_unit: 'days', tags: [] } : { tags: [] },
+    settings: stepSettings(ser, s),
     note: null,
     conditions: [],
     sequence: ser.num(s.sequence),
@@ -90,8 +96,9 @@ export function funnelJson(ser: Serializer, f: FunnelRec, extra: { subscribersCo
     title: f.title,
     trigger_name: f.triggerName,
     status: f.status,
-    conditions: ser.real ? { update_type: 'update', user_roles: [] } : { update_type: 'update' },
-    settings: { subscription_status: 'subscribed' },
+    // A funnel made or saved through the plugin's editor routes (funnel-editor.ts) shows its own.
+    conditions: 'conditions' in f ? f.conditions : ser.real ? { update_type: 'update', user_roles: [] } : { update_type: 'update' },
+    settings: 'settings' in f ? f.settings : { subscription_status: 'subscribed' },
     created_by: ser.real ? String(f.createdBy) : f.createdBy,
     created_at: funnelTs(ser, f.createdAt),
     updated_at: funnelTs(ser, f.updatedAt),

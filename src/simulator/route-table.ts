@@ -8,7 +8,11 @@ import { contentRoutes } from './routes/content.js';
 import { formRoutes } from './routes/forms.js';
 import { funnelRoutes } from './routes/funnels.js';
 import { miscRoutes, realMiscRoutes } from './routes/misc.js';
+import { namespaceIndexRoute } from './routes/namespace-index.js';
+import { realCampaignEditorRoutes } from './routes/real-campaigns.js';
 import { realContactActivityRoutes } from './routes/real-contact-activity.js';
+import { realContactLookupRoutes } from './routes/real-contact-lookups.js';
+import { realContactWriteRoutes } from './routes/real-contact-writes.js';
 import { realFunnelRoutes } from './routes/real-funnels.js';
 import { reportRoutes } from './routes/reports.js';
 import { taxonomyRoutes } from './routes/taxonomy.js';
@@ -27,7 +31,9 @@ export function routeDefs(mode: SimulatorMode): RouteDef[] {
     ...funnelRoutes(real),
     ...contentRoutes(real),
     ...reportRoutes(real),
-    ...(real ? [...realMiscRoutes, ...realCampaignRoutes, ...realFunnelRoutes, ...realContactActivityRoutes] : formRoutes),
+    ...(real
+      ? [...realMiscRoutes, ...realCampaignRoutes, ...realCampaignEditorRoutes, ...realFunnelRoutes, ...realContactActivityRoutes, ...realContactWriteRoutes, ...realContactLookupRoutes]
+      : formRoutes),
   ];
 }
 
@@ -37,5 +43,10 @@ export function routeDefs(mode: SimulatorMode): RouteDef[] {
  */
 export function buildRouter(mode: SimulatorMode, unavailable: readonly string[] = []): Router {
   const absent = (path: string): boolean => unavailable.some((p) => path === p || path.startsWith(`${p}/`));
-  return new Router().add(routeDefs(mode).filter((r) => !absent(r.path)));
+  const defs = routeDefs(mode).filter((r) => !absent(r.path));
+  const router = new Router().add(defs);
+  if (mode !== 'real') return router;
+  // WordPress's index of the namespace, listing what this router serves.
+  const paths = defs.map((d) => d.path);
+  return router.add([namespaceIndexRoute(router, paths)]);
 }

@@ -10,8 +10,11 @@ import type { ResolvedOptions } from './options.js';
 import { cachingHeaders, htmlErrorPage, writeResponse } from './responses.js';
 import type { Router } from './router.js';
 import { deadlockMessage } from './deadlock-message.js';
+import { DefinedFieldsSerializer } from './defined-fields-serializer.js';
 import { Serializer } from './serialize.js';
+import { NAMESPACE_INDEX_PATH } from './routes/namespace-index.js';
 import { SimError } from './sim-error.js';
+import { answerSiteWebhook, isSiteWebhookUrl } from './site-webhook.js';
 import type { SimState } from './state.js';
 import type { WebhookDispatcher } from './webhook-dispatcher.js';
 
@@ -72,6 +75,23 @@ function restRouteUrl(url: URL, real: boolean): URL {
 export function createSimServer(deps: ServerDeps): Server {
   const { opts, stats } = deps;
   const real = opts.mode === 'real';
+  /**
+   * The site-URL incoming webhook (site-webhook.ts): outside the base path, without faults
+   * (they stand for the REST API's), and without WordPress's REST headers: as captured, its
+   * answers carry only PHP's and their content type.
+   */
+  const serveSiteWebhook = async (req: IncomingMessage, res: ServerResponse, url: URL, wantsJson: boolean): Promise<void> => {
+    const key = `${req.method ?? 'GET'} /?fluentcrm=1&route=contact`;
+    stats.byRoute[key] = (stats.byRoute[key] ?? 0) + 1;
+    let out: SimResponse;
+    try {
+      out = await answerSiteWebhook({ method: (req.method ?? 'GET').toUpperCase(), query: url.searchParams, readBody: () => readBody(req, opts.maxBodyBytes) }, deps.state, deps.webhooks.incoming);
+    } catch (err) {
+      out = errorResponse(err, real, wantsJson);
+    }
+    req.resume();
+    writeResponse(res, out, { caching: {} });
+  };
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = restRouteUrl(new URL(req.url ?? '/', 'http://sim.invalid'), real);
     const wantsJson = String(req.headers.accept ?? '').includes('json');
@@ -81,6 +101,10 @@ export function createSimServer(deps: ServerDeps): Server {
       return;
     }
     stats.requests++;
+    if (real && isSiteWebhookUrl(url)) {
+      await serveSiteWebhook(req, res, url, wantsJson);
+      return;
+    }
     let method = (req.method ?? 'GET').toUpperCase();
     if (method === 'POST') {
       const override = req.headers['x-http-method-override'] ?? url.searchParams.get('_method');
@@ -105,7 +129,10 @@ export function createSimServer(deps: ServerDeps): Server {
     }
     // Real mode: whether the caller is logged in also decides the caching headers, on every route.
     const user = real || match.def.caps.length > 0 ? authenticate(opts.users, req.headers, url.searchParams) : undefined;
-    const caching = cachingHeaders(real, user !== undefined, match.def.caps.length === 0, req.method);
+    // The public bounce handlers send no-cache whoever asks (captured); WordPress's namespace
+    // index, public too, follows the logged-in rule (GET_wp-json_namespace_fluent-crm_v2).
+    const selfNoCache = match.def.caps.length === 0 && match.def.path !== NAMESPACE_INDEX_PATH;
+    const caching = cachingHeaders(real, user !== undefined, selfNoCache, req.method);
     // Real mode names the route's methods only on what its handler answered (see allowHeader): not
     // on a rate limit or fatal error injected before it runs; a deadlock is the handler's query failing.
     const send = (out: SimResponse, truncate = false, routed = true): void => {
@@ -180,7 +207,7 @@ export function createSimServer(deps: ServerDeps): Server {
         state: deps.state,
         marketing: deps.marketing,
         webhooks: deps.webhooks,
-        ser: new Serializer(deps.state),
+        ser: real ? new DefinedFieldsSerializer(deps.state) : new Serializer(deps.state),
         basePath: deps.basePath,
         origin: `http://${req.headers.host ?? 'localhost'}`,
         real,

@@ -1,4 +1,5 @@
 import { campaignEmailsBody } from '../campaign-emails.js';
+import { linkReportBody } from '../campaign-links.js';
 import { emailRowCount } from '../email-row-count.js';
 import type { RouteCtx, RouteDef, SimResponse } from '../http-types.js';
 import { ok } from '../http-types.js';
@@ -106,7 +107,7 @@ function realAnalytics(ctx: RouteCtx, what: 'emails' | 'link-report' | 'revenues
     case 'emails':
       return ok(campaignEmailsBody(ctx, c));
     case 'link-report':
-      return ok({ links: c.stats.clicked > 0 ? [{ total: String(c.stats.clicked), url: 'https://example.test/', id: 1 }] : [] });
+      return ok(linkReportBody(ctx, c));
     case 'revenues':
       return ok({ orders: [], labels: { order: '#', title: 'Customer', status: 'Status', date: 'Date', total: 'Total' }, total: 0 });
     case 'unsubscribers':

@@ -1,3 +1,4 @@
+import { readCustomFieldDefs, type CustomFieldDef } from '../custom-field-input.js';
 import type { RouteCtx, RouteDef, SimResponse } from '../http-types.js';
 import { ok } from '../http-types.js';
 import { queryArray } from '../paging.js';
@@ -15,14 +16,15 @@ const FIELD_TYPES = {
   email: { type: 'email', label: 'Email' },
 };
 
+function fieldJson(f: CustomFieldDef): Record<string, unknown> {
+  const out: Record<string, unknown> = { label: f.label, slug: f.slug, type: f.type, field_key: f.fieldKey };
+  if (f.options) out.options = [...f.options];
+  out.group = f.group ?? 'default';
+  return out;
+}
+
 function customFields(ctx: RouteCtx): SimResponse {
-  const fields = ctx.state.customFields.map((f) => {
-    const out: Record<string, unknown> = { label: f.label, slug: f.slug, type: f.type, field_key: f.fieldKey };
-    if (f.options) out.options = [...f.options];
-    out.group = 'default';
-    return out;
-  });
-  const body: Record<string, unknown> = { fields };
+  const body: Record<string, unknown> = { fields: ctx.state.customFields.map(fieldJson) };
   if (queryArray(ctx.query, 'with').includes('field_types')) body.field_types = FIELD_TYPES;
   return ok(body);
 }
@@ -63,6 +65,17 @@ function experiments(ctx: RouteCtx): SimResponse {
   return ok({ message: 'Settings has been updated' });
 }
 
+/**
+ * Replaces the definitions in place: contact writes, the webhook form's choices and the incoming
+ * webhook read the same list. Values stay on the contacts; reads show those of defined fields
+ * (DefinedFieldsSerializer), so a field defined again shows its values again.
+ */
+function saveCustomFields(ctx: RouteCtx): SimResponse {
+  const defs = readCustomFieldDefs(ctx.body.fields);
+  ctx.state.customFields.splice(0, ctx.state.customFields.length, ...defs);
+  return ok({ fields: defs.map(fieldJson), message: 'Fields saved successfully!' });
+}
+
 /** fluentcrm-2.9's bounce routes: `{service_name}/{security_code}` and `{service_name}/handle/{security_code}`. */
 const PLUGIN_BOUNCE_PATH = /^\/public\/bounce_handler\/([A-Za-z0-9_-]+)\/(?:handle\/)?[A-Za-z0-9_-]+\/?$/;
 
@@ -80,5 +93,7 @@ function unknownBounceService(ctx: RouteCtx): SimResponse {
 /** Routes the real plugin has and the interface does not. */
 export const realMiscRoutes: RouteDef[] = [
   { method: 'POST', path: '/setting/experiments', caps: ['crm_manage_settings'], handler: experiments },
+  // Captured for the admin only; the simulator asks for the settings capability (not captured).
+  { method: 'PUT', path: '/custom-fields/contacts', caps: ['crm_manage_settings'], handler: saveCustomFields },
   ...(['GET', 'POST', 'PUT', 'DELETE'] as const).map((method): RouteDef => ({ method, path: '/public/bounce_handler/*', caps: [], handler: unknownBounceService })),
 ];

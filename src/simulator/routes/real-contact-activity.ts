@@ -1,4 +1,5 @@
 import { contactEmailsBody, deleteEmailRows } from '../campaign-emails.js';
+import { contactUrlMetricsBody } from '../campaign-links.js';
 import type { RouteDef } from '../http-types.js';
 import { ok } from '../http-types.js';
 import { SimError } from '../sim-error.js';
@@ -20,12 +21,13 @@ const TICKET_COLUMNS = {
  * each with its empty envelope, or 422 for the tracker; the simulator has none of those plugins, so
  * it answers the same for every contact. Like the notes listing, they do not look the contact up:
  * an unknown id gets the same answer. The contact's `emails` are its rows of the campaign email
- * rows (campaign-emails.ts); `url-metrics` (its clicks per link) is not modelled: the simulator's
- * campaigns carry no links.
+ * rows (campaign-emails.ts) and its `url-metrics` the links its clicked rows went to
+ * (campaign-links.ts); that one looks the contact up first, as the plugin's findOrFail does.
  */
 export const realContactActivityRoutes: RouteDef[] = [
   { method: 'GET', path: '/subscribers/:id/emails', caps: READ, handler: (ctx) => ok(contactEmailsBody(ctx, Number(ctx.params.id))) },
   { method: 'DELETE', path: '/subscribers/:id/emails', caps: WRITE, handler: (ctx) => ok(deleteEmailRows(ctx, Number(ctx.params.id))) },
+  { method: 'GET', path: '/subscribers/:id/url-metrics', caps: READ, handler: (ctx) => ok(contactUrlMetricsBody(ctx, Number(ctx.params.id))) },
   { method: 'GET', path: '/subscribers/:id/form-submissions', caps: READ, handler: () => ok({ submissions: { data: [], total: 0 } }) },
   { method: 'GET', path: '/subscribers/:id/info-widgets', caps: READ, handler: () => ok({ widgets: { top_widgets: [], other_widgets: [], widgets_count: 0 } }) },
   { method: 'GET', path: '/subscribers/:id/purchase-history', caps: READ, handler: () => ok({ orders: { orders: [], total: 0 } }) },

@@ -1,3 +1,4 @@
+import { readSequenceSave, savedSequencesJson } from '../funnel-editor.js';
 import type { RouteCtx, RouteDef, SimResponse } from '../http-types.js';
 import { ok } from '../http-types.js';
 import { funnelJson, funnelSubscriberJson, stepJson } from '../marketing-serialize.js';
@@ -99,8 +100,40 @@ function syncableCounts(ctx: RouteCtx): SimResponse {
   return ok({ syncable_count: 0 });
 }
 
+/**
+ * POST /funnels: the plugin validates `funnel.title` and `funnel.trigger_name` (required) and
+ * answers the model it created: a draft with empty settings and conditions, `created_by` an int,
+ * and the description kept apart (POST_funnels). A missing field is not captured: the validator's
+ * `required` map, as POST_tags_missing_title.
+ */
+function createFunnel(ctx: RouteCtx): SimResponse {
+  const input = (ctx.body.funnel !== null && typeof ctx.body.funnel === 'object' ? ctx.body.funnel : {}) as Record<string, unknown>;
+  const text = (k: string): string => (typeof input[k] === 'string' ? (input[k] as string).trim().slice(0, 190) : '');
+  const missing: Record<string, unknown> = {};
+  if (!text('title')) missing.title = { required: 'The title field is required.' };
+  if (!text('trigger_name')) missing.trigger_name = { required: 'The trigger name field is required.' };
+  if (Object.keys(missing).length > 0) throw new SimError(400, 'rest_missing_callback_param', `Missing parameter(s): ${Object.keys(missing).join(', ')}.`, { status: 422, body: missing });
+  const description = typeof input.description === 'string' ? input.description.slice(0, 10_000) : '';
+  const f = ctx.marketing.createFunnel(text('title'), text('trigger_name'), description);
+  const when = ctx.ser.ts(f.createdAt);
+  return ok({
+    funnel: { title: f.title, trigger_name: f.triggerName, status: f.status, settings: [], conditions: [], created_by: f.createdBy, type: 'funnels', updated_at: when, created_at: when, id: f.id },
+    message: 'Funnel has been created. Please configure now',
+  });
+}
+
+/** POST /funnels/{id}/sequences: the editor's save (funnel-book.ts), answered with the steps as saved (POST_funnels_id_sequences). */
+function saveSequences(ctx: RouteCtx): SimResponse {
+  const id = Number(ctx.params.id);
+  ctx.marketing.funnel(id);
+  const f = ctx.marketing.saveFunnelSequences(id, readSequenceSave(ctx.body));
+  return ok({ sequences: savedSequencesJson(ctx.ser, f.steps), message: 'Sequence successfully updated' });
+}
+
 /** Funnel routes of fluentcrm-2.9 that the interface lacks: its admin screens' and its own writes. */
 export const realFunnelRoutes: RouteDef[] = [
+  { method: 'POST', path: '/funnels', caps: WRITE, handler: createFunnel },
+  { method: 'POST', path: '/funnels/:id/sequences', caps: WRITE, handler: saveSequences },
   { method: 'GET', path: '/funnels/subscriber/:id/automations', caps: READ, handler: automations },
   { method: 'GET', path: '/funnels/all-activities', caps: READ, handler: allActivities },
   { method: 'GET', path: '/funnels/:id/email_reports', caps: READ, handler: emailReports },
