@@ -183,6 +183,24 @@ export class Serializer {
     return out;
   }
 
+  /**
+   * Real mode's answer to POST /subscribers/{id}/notes: the attributes the plugin's model was
+   * created with, in that order, ids as integers (POST_subscribers_id_notes); no parent_id, status
+   * or is_private until the row is read back.
+   */
+  createdNote(n: NoteRec): Record<string, unknown> {
+    return {
+      title: n.title,
+      description: n.description,
+      type: n.type,
+      created_at: this.ts(n.createdAt),
+      subscriber_id: n.subscriberId,
+      updated_at: this.ts(n.updatedAt),
+      created_by: n.createdBy,
+      id: n.id,
+    };
+  }
+
   note(n: NoteRec, listed: boolean): Record<string, unknown> {
     // Listed notes carry subscriber_id/created_by as strings (spec: string/integer; captured: strings).
     const asStr = listed;

@@ -94,7 +94,7 @@ describe('real mode: captured values (fixtures/fluentcrm-2.9)', () => {
     expect(tag.json).toEqual(none.body);
   });
 
-  it('a listed note has subscriber_id, created_by and is_private as strings; the POST answer has ints', async () => {
+  it('a listed note has subscriber_id, created_by and is_private as strings; the POST answer is the captured one', async () => {
     const added = loadCapture('POST_subscribers_id_notes');
     const listed = loadCapture('GET_subscribers_id_notes');
     const contact = sim.truth().contacts[1]!.id;
@@ -102,6 +102,9 @@ describe('real mode: captured values (fixtures/fluentcrm-2.9)', () => {
     const post = await replay(sim, added, { path: `/subscribers/${contact}/notes` });
     expect([post.status, typeof post.json.note.subscriber_id, typeof post.json.note.created_by]).toEqual([200, 'number', 'number']);
     expect([typeof added.body.note.subscriber_id, typeof added.body.note.created_by]).toEqual(['number', 'number']);
+    // The created model's attributes only, in their order: no parent_id, status or is_private.
+    expect(Object.keys(post.json.note)).toEqual(Object.keys(added.body.note));
+    expect(post.json.note).toEqual({ ...added.body.note, id: post.json.note.id, subscriber_id: contact });
     const r = await call('GET', `/subscribers/${contact}/notes`);
     const row = r.json.notes.data.find((n: Json) => n.id === post.json.note.id);
     const captured = listed.body.notes.data[0];

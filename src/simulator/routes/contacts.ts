@@ -239,7 +239,7 @@ function listNotes(ctx: RouteCtx): SimResponse {
 
 function addNote(ctx: RouteCtx): SimResponse {
   const note = ctx.state.addNote(contactId(ctx), ctx.body);
-  return ok({ note: ctx.ser.note(note, false), message: 'Note successfully added' });
+  return ok({ note: ctx.real ? ctx.ser.createdNote(note) : ctx.ser.note(note, false), message: 'Note successfully added' });
 }
 
 function updateNote(ctx: RouteCtx): SimResponse {
