@@ -137,8 +137,14 @@ export class Serializer {
     return { subscriber_id: String(c.id), object_id: String(co.id), object_type: 'FluentCrm\\App\\Models\\Company', created_at: when, updated_at: when };
   }
 
+  /**
+   * A contact's custom values. Real mode reads them through the fields defined now, in their
+   * order, as fluentcrm-2.9 does: values of a field dropped by PUT /custom-fields/contacts stay
+   * stored (the plugin keeps the meta rows; `sim.truth()` shows them) but are not shown (not
+   * captured: the plugin's read, not a replayed answer).
+   */
   customValues(c: ContactRec): Record<string, unknown> | unknown[] {
-    const keys = Object.keys(c.custom);
+    const keys = this.real ? this.state.customFields.map((f) => f.slug).filter((k) => k in c.custom) : Object.keys(c.custom);
     if (keys.length === 0 && this.real) return [];
     const out: Record<string, unknown> = {};
     for (const k of keys) {

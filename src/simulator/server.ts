@@ -10,7 +10,6 @@ import type { ResolvedOptions } from './options.js';
 import { cachingHeaders, htmlErrorPage, writeResponse } from './responses.js';
 import type { Router } from './router.js';
 import { deadlockMessage } from './deadlock-message.js';
-import { DefinedFieldsSerializer } from './defined-fields-serializer.js';
 import { Serializer } from './serialize.js';
 import { NAMESPACE_INDEX_PATH } from './routes/namespace-index.js';
 import { SimError } from './sim-error.js';
@@ -207,7 +206,7 @@ export function createSimServer(deps: ServerDeps): Server {
         state: deps.state,
         marketing: deps.marketing,
         webhooks: deps.webhooks,
-        ser: real ? new DefinedFieldsSerializer(deps.state) : new Serializer(deps.state),
+        ser: new Serializer(deps.state),
         basePath: deps.basePath,
         origin: `http://${req.headers.host ?? 'localhost'}`,
         real,

@@ -68,7 +68,7 @@ function experiments(ctx: RouteCtx): SimResponse {
 /**
  * Replaces the definitions in place: contact writes, the webhook form's choices and the incoming
  * webhook read the same list. Values stay on the contacts; reads show those of defined fields
- * (DefinedFieldsSerializer), so a field defined again shows its values again.
+ * (Serializer.customValues), so a field defined again shows its values again.
  */
 function saveCustomFields(ctx: RouteCtx): SimResponse {
   const defs = readCustomFieldDefs(ctx.body.fields);
