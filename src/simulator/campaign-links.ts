@@ -28,11 +28,8 @@ export function bodyLinks(body: string): string[] {
  * campaigns, so that deleting a campaign renumbers nothing; URLs get ids in campaign id order, so
  * the seed's are the same on every run and a later campaign's new URLs come after them.
  */
-const urlTables = new WeakMap<Marketing, Map<string, number>>();
-
 function urlIds(m: Marketing): Map<string, number> {
-  let ids = urlTables.get(m);
-  if (!ids) urlTables.set(m, (ids = new Map()));
+  const ids = m.linkIds;
   for (const c of [...m.campaigns.values()].sort((a, b) => a.id - b.id)) {
     for (const url of bodyLinks(c.emailBody)) if (!ids.has(url)) ids.set(url, ids.size + 1);
   }

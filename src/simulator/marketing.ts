@@ -19,6 +19,8 @@ export class Marketing extends FunnelBook {
   readonly sequences = new Map<number, SequenceRec>();
   /** Campaign email rows deleted through DELETE .../emails (the rows are built from the counters: campaign-emails.ts). */
   readonly deletedEmailRows = new Set<number>();
+  /** Each link URL of the campaigns' bodies and its site-wide id (campaign-links.ts). */
+  readonly linkIds = new Map<string, number>();
   #nextCampaign: number;
   #nextTemplate: number;
   #nextSequence: number;
