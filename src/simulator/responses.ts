@@ -34,14 +34,13 @@ const WP_NO_CACHE = { ...NO_CACHE, expires: 'Wed, 11 Jan 1984 05:00:00 GMT' };
 const WP_EXPOSE_HEADERS = { 'access-control-expose-headers': 'X-WP-Total, X-WP-TotalPages, Link' };
 
 /**
- * The caching headers of an answer, and in real mode the other caller-independent headers of
- * WordPress's REST server (WP_EXPOSE_HEADERS), since this is what every REST answer is sent with.
- * Spec mode: no-cache always. Real mode, as captured: WordPress's REST server sends its no-cache
+ * The headers WordPress's REST server adds to an answer: its caching headers and, in real mode,
+ * WP_EXPOSE_HEADERS. Spec mode: no-cache always. Real mode, as captured: WordPress's REST server sends its no-cache
  * headers to a logged-in caller only (none on the 401s, nor on the unknown route asked without
  * credentials), and to the public bounce handler; a GET by anyone else gets `Vary: Origin`
  * (rest_send_cors_headers) instead.
  */
-export function cachingHeaders(real: boolean, loggedIn: boolean, publicRoute: boolean, httpMethod: string | undefined): Record<string, string> {
+export function restHeaders(real: boolean, loggedIn: boolean, publicRoute: boolean, httpMethod: string | undefined): Record<string, string> {
   if (!real) return NO_CACHE;
   const vary: Record<string, string> = !loggedIn && httpMethod === 'GET' ? { vary: 'Origin' } : {};
   return loggedIn || publicRoute ? { ...WP_EXPOSE_HEADERS, ...WP_NO_CACHE, ...vary } : { ...WP_EXPOSE_HEADERS, ...vary };
@@ -51,7 +50,7 @@ export interface WriteOptions {
   /** Cut the body short and close the connection (fault injection). */
   truncate?: boolean;
   headers?: Record<string, string>;
-  /** Instead of no-cache (see cachingHeaders). */
+  /** Instead of no-cache (see restHeaders). */
   caching?: Record<string, string>;
 }
 

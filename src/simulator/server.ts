@@ -7,7 +7,7 @@ import type { FaultInjector } from './faults.js';
 import type { RouteCtx, SimResponse } from './http-types.js';
 import type { Marketing } from './marketing.js';
 import type { ResolvedOptions } from './options.js';
-import { cachingHeaders, htmlErrorPage, writeResponse } from './responses.js';
+import { restHeaders, htmlErrorPage, writeResponse } from './responses.js';
 import type { Router } from './router.js';
 import { deadlockMessage } from './deadlock-message.js';
 import { Serializer } from './serialize.js';
@@ -115,7 +115,7 @@ export function createSimServer(deps: ServerDeps): Server {
       stats.byRoute['(no route)'] = (stats.byRoute['(no route)'] ?? 0) + 1;
       req.resume();
       const loggedIn = real && authenticate(opts.users, req.headers, url.searchParams) !== undefined;
-      writeResponse(res, errorResponse(noRoute(), real, true), { caching: cachingHeaders(real, loggedIn, false, req.method) });
+      writeResponse(res, errorResponse(noRoute(), real, true), { caching: restHeaders(real, loggedIn, false, req.method) });
       return;
     }
     const routeKey = `${match.def.method} ${match.def.path}`;
@@ -131,7 +131,7 @@ export function createSimServer(deps: ServerDeps): Server {
     // The public bounce handlers send no-cache whoever asks (captured); WordPress's namespace
     // index, public too, follows the logged-in rule (GET_wp-json_namespace_fluent-crm_v2).
     const selfNoCache = match.def.caps.length === 0 && match.def.path !== NAMESPACE_INDEX_PATH;
-    const caching = cachingHeaders(real, user !== undefined, selfNoCache, req.method);
+    const caching = restHeaders(real, user !== undefined, selfNoCache, req.method);
     // Real mode names the route's methods only on what its handler answered (see allowHeader): not
     // on a rate limit or fatal error injected before it runs; a deadlock is the handler's query failing.
     const send = (out: SimResponse, truncate = false, routed = true): void => {
