@@ -1,5 +1,5 @@
 import { emailRowCount } from './email-row-count.js';
-import type { CampaignRec, FunnelMetricRec, FunnelRec, FunnelStepRec, FunnelSubscriberRec, SequenceRec, TemplateRec } from './model.js';
+import type { CampaignRec, FunnelMetricRec, FunnelRec, FunnelStepRec, FunnelSubscriberRec, MailerSettings, SequenceRec, TemplateRec } from './model.js';
 import type { Serializer } from './serialize.js';
 import { formatIsoZ } from './time.js';
 
@@ -181,6 +181,8 @@ export function templateJson(ser: Serializer, t: TemplateRec): Record<string, un
   };
 }
 
+export const BLANK_MAILER: MailerSettings = { from_name: '', from_email: '', reply_to_name: '', reply_to_email: '', is_custom: 'no' };
+
 export function sequenceJson(ser: Serializer, s: SequenceRec, withStats: boolean): Record<string, unknown> {
   const out: Record<string, unknown> = {
     id: s.id,
@@ -189,7 +191,7 @@ export function sequenceJson(ser: Serializer, s: SequenceRec, withStats: boolean
     status: s.status,
     type: 'email_sequence',
     design_template: s.designTemplate,
-    settings: { mailer_settings: { from_name: '', from_email: '', reply_to_name: '', reply_to_email: '', is_custom: 'no' } },
+    settings: { mailer_settings: { ...(s.mailer ?? BLANK_MAILER) } },
     created_by: ser.num(s.createdBy),
     created_at: ser.ts(s.createdAt),
     updated_at: ser.ts(s.updatedAt),
@@ -206,6 +208,7 @@ export function sequenceEmailJson(s: SequenceRec, e: SequenceRec['emails'][numbe
     title: e.title,
     email_subject: e.subject,
     delay: String(e.delayDays * 1440),
-    settings: { timings: { delay_unit: 'days', delay: String(e.delayDays) } },
+    // Mailer settings a PUT of the sequence set are propagated to its emails (the interface).
+    settings: { timings: { delay_unit: 'days', delay: String(e.delayDays) }, ...(s.mailer ? { mailer_settings: { ...s.mailer } } : {}) },
   };
 }

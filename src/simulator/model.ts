@@ -196,6 +196,17 @@ export interface SequenceRec {
   updatedAt: number;
   emails: { id: number; title: string; subject: string; delayDays: number }[];
   subscriberIds: number[];
+  /** Set by PUT /sequences/{id}; until then the blank settings every sequence starts with. */
+  mailer?: MailerSettings;
+}
+
+/** A sequence's `settings.mailer_settings` (all strings, as the interface gives them). */
+export interface MailerSettings {
+  from_name: string;
+  from_email: string;
+  reply_to_name: string;
+  reply_to_email: string;
+  is_custom: string;
 }
 
 export interface WebhookRec {

@@ -293,7 +293,7 @@ export class SimState {
 
   addNote(subscriberId: number, body: Record<string, unknown>): NoteRec {
     this.requireContact(subscriberId);
-    const note = readNote(body, this.opts.timezone);
+    const note = readNote(body, this.opts.timezone, this.opts.mode === 'real');
     const now = this.now;
     const rec: NoteRec = { id: this.#nextNote++, subscriberId, parentId: null, createdBy: 1, status: 'open', isPrivate: 1, ...note, createdAt: note.createdAt ?? now, updatedAt: now };
     this.notes.set(rec.id, rec);
@@ -303,7 +303,7 @@ export class SimState {
   updateNote(subscriberId: number, noteId: number, body: Record<string, unknown>): NoteRec {
     const old = this.notes.get(noteId);
     if (!old || old.subscriberId !== subscriberId) throw notFound('note');
-    const note = readNote(body, this.opts.timezone);
+    const note = readNote(body, this.opts.timezone, this.opts.mode === 'real');
     const next = { ...old, ...note, createdAt: note.createdAt ?? old.createdAt, updatedAt: this.now };
     this.notes.set(noteId, next);
     return next;

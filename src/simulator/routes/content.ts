@@ -1,9 +1,9 @@
 import type { RouteCtx, RouteDef, SimResponse } from '../http-types.js';
 import { ok } from '../http-types.js';
-import { sequenceEmailJson, sequenceJson, templateJson } from '../marketing-serialize.js';
-import type { SequenceRec, TemplateRec } from '../model.js';
+import { BLANK_MAILER, sequenceEmailJson, sequenceJson, templateJson } from '../marketing-serialize.js';
+import type { MailerSettings, SequenceRec, TemplateRec } from '../model.js';
 import { paginator, queryArray, readPaging } from '../paging.js';
-import { SimError } from '../sim-error.js';
+import { invalidParam, SimError } from '../sim-error.js';
 
 const EMAILS_READ = ['crm_read_emails', 'crm_manage_emails'];
 const EMAILS_WRITE = ['crm_manage_emails'];
@@ -76,9 +76,27 @@ function sequenceSubscribers(ctx: RouteCtx): SimResponse {
   return ok({ subscribers: paginator(ctx, paging, live.length, data) });
 }
 
+/**
+ * PUT /sequences/{id}: `title` and `settings.mailer_settings` (the five strings; those not sent
+ * keep their value). A mailer field that is not a string is a 400, before anything changes.
+ */
 function updateSequence(ctx: RouteCtx): SimResponse {
   const s = ctx.marketing.sequence(id(ctx));
+  const settings = ctx.body.settings;
+  const sent = typeof settings === 'object' && settings !== null ? (settings as Record<string, unknown>).mailer_settings : undefined;
+  let mailer: MailerSettings | undefined;
+  if (sent !== undefined) {
+    if (typeof sent !== 'object' || sent === null || Array.isArray(sent)) throw invalidParam('settings', 'settings.mailer_settings must be an object of strings.');
+    const m = sent as Record<string, unknown>;
+    mailer = { ...(s.mailer ?? BLANK_MAILER) };
+    for (const k of Object.keys(BLANK_MAILER) as (keyof MailerSettings)[]) {
+      if (m[k] === undefined) continue;
+      if (typeof m[k] !== 'string') throw invalidParam('settings', `settings.mailer_settings.${k} must be a string.`);
+      mailer[k] = (m[k] as string).slice(0, 190);
+    }
+  }
   if (typeof ctx.body.title === 'string' && ctx.body.title.trim()) s.title = ctx.body.title.trim().slice(0, 190);
+  if (mailer) s.mailer = mailer;
   s.updatedAt = ctx.state.now;
   return ok({ sequence: sequenceJson(ctx.ser, s, false), message: 'Sequence has been updated' });
 }
@@ -134,7 +152,11 @@ export function contentRoutes(real: boolean): RouteDef[] {
       method: 'GET',
       path: '/sequences/subscriber/:id/sequences',
       caps: EMAILS_READ,
-      handler: (ctx) => ok({ sequences: [...ctx.marketing.sequences.values()].filter((s) => s.subscriberIds.includes(id(ctx))).map((s) => sequenceJson(ctx.ser, s, false)) }),
+      handler: (ctx) => {
+        // An unknown contact is the interface's 404, as on the contact's other routes.
+        if (!ctx.real) ctx.state.requireContact(id(ctx));
+        return ok({ sequences: [...ctx.marketing.sequences.values()].filter((s) => s.subscriberIds.includes(id(ctx))).map((s) => sequenceJson(ctx.ser, s, false)) });
+      },
     },
     {
       method: 'POST',
