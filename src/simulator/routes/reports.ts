@@ -2,6 +2,7 @@ import type { RouteCtx, RouteDef, SimResponse } from '../http-types.js';
 import { ok } from '../http-types.js';
 import { isValidEmail } from '../contact-input.js';
 import { funnelJson } from '../marketing-serialize.js';
+import type { CampaignRec } from '../model.js';
 import { queryArray } from '../paging.js';
 import { contactsCreatedBefore, DATE_RANGES, rangeBounds, round2, startOfDay } from '../report-math.js';
 import { SimError } from '../sim-error.js';
@@ -253,6 +254,16 @@ function simple(name: string) {
   };
 }
 
+const CSV_COLUMNS = ['campaign_id', 'title', 'status', 'recipients_count', 'sent', 'delivered', 'opened', 'clicked', 'unsubscribed', 'bounced'] as const;
+
+/** The export's default, csv with `include[]=basic`: a header line, then the campaign's row (the interface does not name the columns). */
+function campaignCsv(c: CampaignRec): SimResponse {
+  const cell = (v: string | number): string => (/[",\r\n]/.test(String(v)) ? `"${String(v).replace(/"/g, '""')}"` : String(v));
+  const s = c.stats;
+  const row = [c.id, c.title, c.status, c.recipientsCount, s.sent, s.delivered, s.opened, s.clicked, s.unsubscribed, s.bounced];
+  return { status: 200, body: null, raw: `${CSV_COLUMNS.join(',')}\r\n${row.map(cell).join(',')}\r\n`, contentType: 'text/csv; charset=UTF-8' };
+}
+
 const notFoundReport: RouteDef['handler'] = () => {
   throw new SimError(404, 'report_not_found', 'Unknown report; see the Reports table of the interface for the names.', {
     status: 404,
@@ -280,6 +291,7 @@ export function reportRoutes(real: boolean): RouteDef[] {
       const c = ctx.marketing.campaign(Number(ctx.params.id));
       const format = ctx.query.get('format') ?? 'csv';
       if (!['csv', 'xlsx', 'json'].includes(format)) throw new SimError(400, 'rest_invalid_param', 'Invalid parameter(s): format; use csv, xlsx or json.');
+      if (format === 'csv') return campaignCsv(c);
       return ok({ campaign_id: c.id, format, include: queryArray(ctx.query, 'include').length ? queryArray(ctx.query, 'include') : ['basic'], rows: [{ title: c.title, sent: c.stats.sent }] });
     }),
     r('funnels/:id', (ctx) => ok({ funnel: funnelJson(ctx.ser, ctx.marketing.funnel(Number(ctx.params.id))) })),
