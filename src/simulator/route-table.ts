@@ -7,7 +7,7 @@ import { contactRoutes } from './routes/contacts.js';
 import { contentRoutes } from './routes/content.js';
 import { formRoutes } from './routes/forms.js';
 import { funnelRoutes } from './routes/funnels.js';
-import { miscRoutes, realMiscRoutes } from './routes/misc.js';
+import { miscRoutes, realMiscRoutes, specMiscRoutes } from './routes/misc.js';
 import { namespaceIndexRoute } from './routes/namespace-index.js';
 import { realCampaignEditorRoutes } from './routes/real-campaigns.js';
 import { realContactActivityRoutes } from './routes/real-contact-activity.js';
@@ -26,6 +26,7 @@ export function routeDefs(mode: SimulatorMode): RouteDef[] {
     ...taxonomyRoutes,
     ...companyRoutes(real),
     ...miscRoutes,
+    ...(real ? [] : specMiscRoutes),
     ...webhookRoutes,
     ...campaignRoutes,
     ...funnelRoutes(real),

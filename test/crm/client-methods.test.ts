@@ -148,6 +148,11 @@ for (const mode of ['spec', 'real'] as const) {
       const templates = await client.templates.listPage({ page: 1, perPage: 5, order: 'asc' });
       expect(templates.total).toBe(sim.truth().templates.length);
       expect(templates.items.every((t) => Number.isInteger(t.id) && t.id > 0 && t.title)).toBe(true);
+      if (mode === 'real') {
+        // Email sequences are the pro add-on's: the captured free plugin has no /sequences route.
+        await expect(client.sequences.listPage({ page: 1, perPage: 50 })).rejects.toMatchObject({ code: 'CRM_NOT_FOUND', routeMissing: true });
+        return;
+      }
       const sequences = await client.sequences.listPage({ page: 1, perPage: 50, withStats: true });
       expect(sequences.total).toBe(sim.truth().sequences.length);
       const s = sequences.items[0]!;

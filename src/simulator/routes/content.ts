@@ -144,38 +144,42 @@ export function contentRoutes(real: boolean): RouteDef[] {
       caps: TEMPLATES,
       handler: (ctx) => ok({ template: templateJson(ctx.ser, ctx.marketing.duplicateTemplate(id(ctx))), message: 'Template has been duplicated' }),
     },
-    { method: 'GET', path: '/sequences', caps: EMAILS_READ, handler: listSequences },
-    { method: 'POST', path: '/sequences/do-bulk-action', caps: ['crm_manage_email_delete'], handler: bulk },
-    { method: 'GET', path: '/sequences/:id', caps: EMAILS_READ, handler: getSequence },
-    { method: 'GET', path: '/sequences/:id/subscribers', caps: EMAILS_READ, handler: sequenceSubscribers },
-    {
-      method: 'GET',
-      path: '/sequences/subscriber/:id/sequences',
-      caps: EMAILS_READ,
-      handler: (ctx) => {
-        // An unknown contact is the interface's 404, as on the contact's other routes.
-        if (!ctx.real) ctx.state.requireContact(id(ctx));
-        return ok({ sequences: [...ctx.marketing.sequences.values()].filter((s) => s.subscriberIds.includes(id(ctx))).map((s) => sequenceJson(ctx.ser, s, false)) });
-      },
-    },
-    {
-      method: 'POST',
-      path: '/sequences/:id/duplicate',
-      caps: EMAILS_WRITE,
-      handler: (ctx) => ok({ sequence: sequenceJson(ctx.ser, ctx.marketing.duplicateSequence(id(ctx)), false), message: 'Sequence has been duplicated' }),
-    },
-    {
-      method: 'DELETE',
-      path: '/sequences/:id',
-      caps: ['crm_manage_email_delete'],
-      handler: (ctx) => {
-        ctx.marketing.sequence(id(ctx));
-        ctx.marketing.sequences.delete(id(ctx));
-        return ok({ message: 'Sequence has been deleted' });
-      },
-    },
   ];
-  // PUT /sequences/{id} exists only with the pro add-on; the captured deployment is the free plugin.
-  if (!real) routes.push({ method: 'PUT', path: '/sequences/:id', caps: EMAILS_READ.concat(EMAILS_WRITE), handler: updateSequence });
-  return routes;
+  // Email sequences are the pro add-on's: the free plugin's route index (GET_wp-json_namespace_fluent-crm_v2)
+  // has no /sequences route, so real mode answers them 404 rest_no_route, as the captured site would.
+  return real ? routes : [...routes, ...sequenceRoutes];
 }
+
+const sequenceRoutes: RouteDef[] = [
+  { method: 'GET', path: '/sequences', caps: EMAILS_READ, handler: listSequences },
+  { method: 'POST', path: '/sequences/do-bulk-action', caps: ['crm_manage_email_delete'], handler: bulk },
+  { method: 'GET', path: '/sequences/:id', caps: EMAILS_READ, handler: getSequence },
+  { method: 'GET', path: '/sequences/:id/subscribers', caps: EMAILS_READ, handler: sequenceSubscribers },
+  {
+    method: 'GET',
+    path: '/sequences/subscriber/:id/sequences',
+    caps: EMAILS_READ,
+    handler: (ctx) => {
+      // An unknown contact is the interface's 404, as on the contact's other routes.
+      ctx.state.requireContact(id(ctx));
+      return ok({ sequences: [...ctx.marketing.sequences.values()].filter((s) => s.subscriberIds.includes(id(ctx))).map((s) => sequenceJson(ctx.ser, s, false)) });
+    },
+  },
+  {
+    method: 'POST',
+    path: '/sequences/:id/duplicate',
+    caps: EMAILS_WRITE,
+    handler: (ctx) => ok({ sequence: sequenceJson(ctx.ser, ctx.marketing.duplicateSequence(id(ctx)), false), message: 'Sequence has been duplicated' }),
+  },
+  {
+    method: 'DELETE',
+    path: '/sequences/:id',
+    caps: ['crm_manage_email_delete'],
+    handler: (ctx) => {
+      ctx.marketing.sequence(id(ctx));
+      ctx.marketing.sequences.delete(id(ctx));
+      return ok({ message: 'Sequence has been deleted' });
+    },
+  },
+  { method: 'PUT', path: '/sequences/:id', caps: EMAILS_READ.concat(EMAILS_WRITE), handler: updateSequence },
+];

@@ -129,7 +129,15 @@ function report(ctx: RouteCtx): SimResponse {
  * The interface's funnel writes fluentcrm-2.9 lacks (its route index, GET_wp-json_namespace_fluent-crm_v2):
  * real mode answers them 404 rest_no_route and serves the plugin's own instead (real-funnels.ts).
  */
-const NOT_IN_PLUGIN = new Set(['PUT /funnels/:id/status', 'POST /funnels/:id/subscribers', 'DELETE /funnels/:id/subscribers/:contactId']);
+// The interface's funnel routes that fluentcrm-2.9's route index (GET_wp-json_namespace_fluent-crm_v2) lacks.
+const NOT_IN_PLUGIN = new Set([
+  'PUT /funnels/:id/status',
+  'POST /funnels/:id/subscribers',
+  'DELETE /funnels/:id/subscribers/:contactId',
+  'POST /funnels/:id/duplicate',
+  'GET /funnels/:id/sequences/:sequenceId',
+  'GET /funnels/:id/conversion-rates',
+]);
 
 export function funnelRoutes(real: boolean): RouteDef[] {
   return real ? routes.filter((r) => !NOT_IN_PLUGIN.has(`${r.method} ${r.path}`)) : routes;

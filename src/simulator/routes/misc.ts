@@ -51,8 +51,10 @@ function repairIndexes(ctx: RouteCtx): SimResponse {
   return ok({ pending: false, message: 'Database indexes have been repaired.' });
 }
 
+/** The interface's index repair, which fluentcrm-2.9's route index lacks (real mode: 404 rest_no_route). */
+export const specMiscRoutes: RouteDef[] = [{ method: 'POST', path: '/setting/db-index-health/repair', caps: ['crm_manage_settings'], handler: repairIndexes }];
+
 export const miscRoutes: RouteDef[] = [
-  { method: 'POST', path: '/setting/db-index-health/repair', caps: ['crm_manage_settings'], handler: repairIndexes },
   { method: 'GET', path: '/custom-fields/contacts', caps: ['crm_read_contacts', 'crm_manage_contacts'], handler: customFields },
   { method: 'POST', path: '/public/bounce_handler/simulator', caps: [], handler: bounce, bench: false },
   { method: 'POST', path: '/public/bounce-handler', caps: [], handler: bounce, bench: false },
