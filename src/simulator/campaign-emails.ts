@@ -141,8 +141,7 @@ function rowJson(ctx: RouteCtx, e: EmailRows, k: number, embed: 'subscriber' | '
   const contactId = ctx.state.contacts.idAt(k);
   const contact = ctx.state.contact(contactId);
   // As the row embeds it (site-ny GET_campaigns_id_emails_per_page_5): without its relations.
-  const subscriber = contact && embed !== 'none' ? ctx.ser.contact(contact) : null;
-  if (subscriber) for (const key of ['tags', 'lists', 'company', 'companies']) delete subscriber[key];
+  const subscriber = contact && embed !== 'none' ? ctx.ser.bareContact(contact) : null;
   // The day the report series count the campaign's emails on.
   const sentAt = ctx.ser.ts(c.scheduledAt ?? c.updatedAt);
   const status = e.status(k);

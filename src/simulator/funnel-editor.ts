@@ -1,6 +1,6 @@
 import type { FunnelRec, FunnelStepRec } from './model.js';
 import type { Serializer } from './serialize.js';
-import { SimError, WP_CRITICAL_ERROR_BODY } from './sim-error.js';
+import { criticalError, type SimError } from './sim-error.js';
 
 /**
  * A funnel created or saved through fluentcrm-2.9's editor routes keeps the trigger settings and
@@ -48,8 +48,7 @@ function decode(v: unknown): unknown {
  * on a non-string, or its own refusal), which WordPress answers with its critical-error page, as
  * captured for per_page=0. The funnel is left as it was.
  */
-const unreadable = (what: string): SimError =>
-  new SimError(500, 'internal_server_error', `${what}; send sequences as a JSON array of steps with action_name.`, { status: 500, body: WP_CRITICAL_ERROR_BODY });
+const unreadable = (what: string): SimError => criticalError(`${what}; send sequences as a JSON array of steps with action_name.`);
 
 function readSteps(raw: unknown): StepInput[] {
   return Array.isArray(raw) ? raw.map(readStep) : [];

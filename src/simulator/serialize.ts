@@ -118,6 +118,15 @@ export class Serializer {
   }
 
   /**
+   * A contact as another record embeds it (a funnel-subscriber row, a campaign email row):
+   * without its tags, lists and companies.
+   */
+  bareContact(c: ContactRec): Record<string, unknown> {
+    const { tags: _tags, lists: _lists, company: _company, companies: _companies, ...out } = this.contact(c);
+    return out;
+  }
+
+  /**
    * A contact as fluentcrm-2.9 answers a write (every POST_subscribers_* and PUT_subscribers_*
    * capture of both sites): the relations the write loaded and no others, in its order: `lists`
    * when the write set lists, `tags` when it set tags, `companies` when `companies` is asked (a

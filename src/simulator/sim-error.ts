@@ -32,6 +32,9 @@ export const WP_CRITICAL_ERROR_BODY = {
   additional_errors: [],
 };
 
+/** A PHP fatal error: 500 in spec mode, WordPress's critical-error JSON in real mode. */
+export const criticalError = (message: string): SimError => new SimError(500, 'internal_server_error', message, { status: 500, body: WP_CRITICAL_ERROR_BODY });
+
 export const notFound = (what: string, real?: SimError['real']): SimError => new SimError(404, 'rest_post_invalid_id', `Invalid ${what} ID; check the id (it may have been deleted).`, real);
 
 export const invalidParam = (field: string, message: string, realRule = 'invalid'): SimError =>

@@ -86,8 +86,7 @@ function subscribers(ctx: RouteCtx): SimResponse {
   const offset = (paging.page - 1) * paging.perPage;
   const data = rows.slice(offset, offset + paging.perPage).map((s) => {
     const c = ctx.state.contact(s.subscriberId);
-    const sub = c ? ctx.ser.contact(c) : null;
-    if (sub) for (const k of ['tags', 'lists', 'company', 'companies']) delete sub[k];
+    const sub = c ? ctx.ser.bareContact(c) : null;
     return funnelSubscriberJson(ctx.ser, s, f, sub, { metrics: true });
   });
   const withs = queryArray(q, 'with');

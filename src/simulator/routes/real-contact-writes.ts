@@ -3,7 +3,7 @@ import { CONTACT_STATUSES, isValidEmail } from '../contact-input.js';
 import type { RouteCtx, RouteDef, SimResponse } from '../http-types.js';
 import { ok } from '../http-types.js';
 import type { ContactRec } from '../model.js';
-import { SimError, WP_CRITICAL_ERROR_BODY } from '../sim-error.js';
+import { criticalError, SimError } from '../sim-error.js';
 
 const WRITE = ['crm_manage_contacts'];
 
@@ -13,9 +13,6 @@ const isObject = (v: unknown): v is Body => typeof v === 'object' && v !== null 
 const asList = (v: unknown): unknown[] => (Array.isArray(v) ? v : v === undefined || v === null || v === '' ? [] : [v]);
 /** What PHP's `empty()` and `array_filter` drop. */
 const phpEmpty = (v: unknown): boolean => v === undefined || v === null || v === '' || v === '0' || v === 0 || v === false || (Array.isArray(v) && v.length === 0);
-
-/** A PHP fatal error, which WordPress answers with its critical-error JSON (as captured for DELETE /tags/999999). */
-const fatal = (why: string): SimError => new SimError(500, 'internal_server_error', why, { status: 500, body: WP_CRITICAL_ERROR_BODY });
 
 /** Columns of the tags and lists tables a `find_by` may name. */
 const FIND_BY = ['id', 'title', 'slug', 'description'] as const;
@@ -57,7 +54,7 @@ function syncSegments(ctx: RouteCtx): SimResponse {
   const attach = segmentIds(ctx, kind, asList(b.attach), findBy);
   const detach = segmentIds(ctx, kind, asList(b.detach), findBy);
   // Not captured: the plugin counts `subscribers` for its message, a PHP TypeError unless an array.
-  if (!Array.isArray(b.subscribers)) throw fatal('subscribers must be an array of contact ids.');
+  if (!Array.isArray(b.subscribers)) throw criticalError('subscribers must be an array of contact ids.');
   const ids = b.subscribers.map(Number);
   const change = kind === 'tag' ? { attach_tags: attach, detach_tags: detach } : { attach_lists: attach, detach_lists: detach };
   // With nothing matched the plugin touches no contact, known or not.
@@ -65,7 +62,7 @@ function syncSegments(ctx: RouteCtx): SimResponse {
   for (const id of writes) {
     // Not captured: the plugin changes the contacts before an unknown id, then calls attachTags on
     // Subscriber::find's null, a fatal error.
-    if (!Number.isInteger(id) || !ctx.state.contact(id)) throw fatal(`No contact with id ${String(id).slice(0, 20)}.`);
+    if (!Number.isInteger(id) || !ctx.state.contact(id)) throw criticalError(`No contact with id ${String(id).slice(0, 20)}.`);
     ctx.state.updateContact(id, change);
   }
   const rows = [...new Set(ids.filter((id) => Number.isInteger(id) && id > 0))]

@@ -21,15 +21,6 @@ function page(ctx: RouteCtx, rows: FunnelSubscriberRec[], row: (s: FunnelSubscri
   return paginator(ctx, paging, rows.length, data);
 }
 
-/** The contact as a funnel-subscriber row embeds it: without tags, lists and companies. */
-function bareContact(ctx: RouteCtx, id: number): Record<string, unknown> | null {
-  const c = ctx.state.contact(id);
-  if (!c) return null;
-  const out = ctx.ser.contact(c);
-  for (const k of ['tags', 'lists', 'company', 'companies']) delete out[k];
-  return out;
-}
-
 /** GET /funnels/subscriber/{contact}/automations: the contact's runs in every funnel, each with its funnel (site-ny capture). */
 function automations(ctx: RouteCtx): SimResponse {
   const contactId = Number(ctx.params.id);
@@ -44,6 +35,12 @@ function automations(ctx: RouteCtx): SimResponse {
   });
 }
 
+/** The contact as a funnel-subscriber row embeds it, or null when it is gone. */
+function bareContactOf(ctx: RouteCtx, id: number): Record<string, unknown> | null {
+  const c = ctx.state.contact(id);
+  return c ? ctx.ser.bareContact(c) : null;
+}
+
 /** GET /funnels/all-activities: every funnel's runs, `status` filtering literally as on the per-funnel listing. */
 function allActivities(ctx: RouteCtx): SimResponse {
   const status = ctx.query.get('status');
@@ -53,7 +50,7 @@ function allActivities(ctx: RouteCtx): SimResponse {
       const f = ctx.marketing.funnels.get(s.funnelId);
       if (!f) return undefined;
       const funnel = { ...funnelJson(ctx.ser, f), actions: f.steps.map((st) => stepJson(ctx.ser, st)) };
-      return { ...funnelSubscriberJson(ctx.ser, s, f, bareContact(ctx, s.subscriberId), { metrics: true }), funnel };
+      return { ...funnelSubscriberJson(ctx.ser, s, f, bareContactOf(ctx, s.subscriberId), { metrics: true }), funnel };
     }),
   });
 }

@@ -3,7 +3,7 @@ import { ok } from '../http-types.js';
 import type { TaxonomyRec } from '../model.js';
 import { paginator, queryBool, readPaging } from '../paging.js';
 import type { Taxonomy } from '../state.js';
-import { SimError, WP_CRITICAL_ERROR_BODY } from '../sim-error.js';
+import { criticalError, SimError } from '../sim-error.js';
 
 const CATS = ['crm_manage_contact_cats'];
 const CATS_DELETE = ['crm_manage_contact_cats_delete'];
@@ -120,7 +120,7 @@ const remove =
     const id = Number(ctx.params.id);
     if (ctx.real && !ctx.state.taxonomy(kind).has(id)) {
       if (kind === 'list') return ok({ message: 'Successfully removed the list.' });
-      throw new SimError(500, 'internal_server_error', 'Unknown tag.', { status: 500, body: WP_CRITICAL_ERROR_BODY });
+      throw criticalError('Unknown tag.');
     }
     ctx.state.deleteTaxonomy(kind, id);
     return ok({ message: `Successfully removed the ${kind}.` });
