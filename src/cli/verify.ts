@@ -44,10 +44,13 @@ export function verifyProgressPrinter(write: (line: string) => void = (line) => 
   };
 }
 
-/** `verify funnel_subscribers: funnel 2/4, page 1/2, 100 rows read`: rows count over the stream. */
+/**
+ * `verify funnel_subscribers: funnel 2/4, page 1/2, 100 rows read`: rows count over the stream. An
+ * empty listing answers `last_page: 0` on real sites, so its one page is `page 1/1`, not `1/0`.
+ */
 export function formatVerifyProgress(p: VerifyProgress): string {
   const listing = p.listing ? `${p.listing.noun} ${p.listing.done}/${p.listing.total}, ` : '';
-  const of = p.pagesTotal !== undefined ? `/${p.pagesTotal}` : '';
+  const of = p.pagesTotal !== undefined ? `/${Math.max(p.pagesTotal, p.pagesDone)}` : '';
   return `verify ${p.stream}: ${listing}page ${p.pagesDone}${of}, ${p.rows.toLocaleString('en-US')} rows read`;
 }
 

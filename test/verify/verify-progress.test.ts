@@ -61,4 +61,9 @@ describe('verify progress of funnel subscribers', () => {
     ]);
     expect(formatVerifyProgress({ stream: 'contacts', pagesDone: 3, pagesTotal: undefined, rows: 1500 })).toBe('verify contacts: page 3, 1,500 rows read');
   });
+
+  it('names an empty listing, which real sites answer with last_page 0, page 1/1', () => {
+    const p = { stream: 'funnel_subscribers', listing: { noun: 'funnel', done: 1, total: 4 }, pagesDone: 1, pagesTotal: 0, rows: 0 };
+    expect(formatVerifyProgress(p)).toBe('verify funnel_subscribers: funnel 1/4, page 1/1, 0 rows read');
+  });
 });
