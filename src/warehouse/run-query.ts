@@ -1,4 +1,4 @@
-import { StatementType, type DuckDBConnection, type DuckDBPreparedStatement } from '@duckdb/node-api';
+import { DuckDBTypeId, JSDuckDBValueConverter, StatementType, type DuckDBConnection, type DuckDBPreparedStatement, type DuckDBValueConverter, type JS } from '@duckdb/node-api';
 import { missingDuckDbExtension } from './duckdb-extensions.js';
 import { WarehouseInputError, WarehouseQueryError, WarehouseQueryNotReadOnlyError } from './errors.js';
 import { parseAlone } from './parse-alone.js';
@@ -56,10 +56,22 @@ export async function runQuery(connection: DuckDBConnection, sql: string, maxRow
     throw new WarehouseQueryError(err instanceof Error ? err.message : String(err), { cause: err });
   }
   const columns = reader.columnNames();
-  const all = reader.getRowObjectsJS();
+  const all = reader.convertRowObjects(analystValue);
   const rows = all.slice(0, maxRows).map((r) => plain(r) as Record<string, unknown>);
   return { columns, rows, truncated: all.length > maxRows || !reader.done };
 }
+
+/** Types whose JavaScript form misleads an analyst: a DATE as a midnight instant, a TIME as microseconds. */
+const AS_DUCKDB_TEXT = new Set<DuckDBTypeId>([DuckDBTypeId.DATE, DuckDBTypeId.TIME, DuckDBTypeId.TIME_NS, DuckDBTypeId.TIME_TZ, DuckDBTypeId.INTERVAL]);
+
+/**
+ * The node client's JavaScript values, except dates, times and intervals, which keep DuckDB's own
+ * text (`2020-01-02`, `10:11:12`, `3 days`), also inside lists and structs.
+ */
+const analystValue: DuckDBValueConverter<JS> = (value, type) => {
+  if (value !== null && AS_DUCKDB_TEXT.has(type.typeId)) return String(value);
+  return JSDuckDBValueConverter(value, type, analystValue);
+};
 
 /** Applies LOCKDOWN once per connection (a locked configuration refuses any later SET). */
 async function lockDown(connection: DuckDBConnection): Promise<void> {

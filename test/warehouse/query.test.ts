@@ -41,6 +41,13 @@ describe('runQuery and formatRows', () => {
     expect(table[1]).toMatch(/^-+-\+-/);
   });
 
+  it('shows dates, times and intervals as DuckDB writes them, not as instants or microseconds', async () => {
+    const sql = "SELECT DATE '2020-01-02' AS d, TIME '10:11:12.5' AS t, INTERVAL 3 DAY AS iv, [DATE '2021-03-04'] AS ds, {'at': TIME '01:02:03'} AS st, TIMESTAMP '2020-01-02 03:04:05' AS ts";
+    const r = await runQuery(w.connection, sql, 10);
+    expect(r.rows[0]).toEqual({ d: '2020-01-02', t: '10:11:12.5', iv: '3 days', ds: ['2021-03-04'], st: { at: '01:02:03' }, ts: new Date('2020-01-02T03:04:05Z') });
+    expect(formatRows(r.columns, r.rows, 'csv').split('\n')[1]).toBe('2020-01-02,10:11:12.5,3 days,"[""2021-03-04""]","{""at"":""01:02:03""}",2020-01-02T03:04:05.000Z');
+  });
+
   it('turns DuckDB errors and writes on the read-only file into an error that says what to do', async () => {
     await expect(runQuery(w.connection, 'SELEC 1', 10)).rejects.toMatchObject({ code: 'WAREHOUSE_QUERY_FAILED' });
     // A write is refused before DuckDB sees it (the file is read-only too).
