@@ -6,6 +6,7 @@ import {
   continueAsNew,
   defineQuery,
   isCancellation,
+  patched,
   proxyActivities,
   setHandler,
   workflowInfo,
@@ -41,7 +42,7 @@ export async function pushWorkflow(input: PushWorkflowInput): Promise<PushWorkfl
   let toSend = input.resume?.plan.toSend ?? 0;
   setHandler(pushProgressQuery, () => ({ phase, toSend, cursor, ...totals }));
 
-  const plan = input.resume?.plan ?? (await planPush({ from: input.from, ledgerName: input.ledgerName, runId: workflowInfo().workflowId, createMissing: input.createMissing ?? false }));
+  const plan = input.resume?.plan ?? (await planPush({ from: input.from, ledgerName: input.ledgerName, runId: pushRunId(), createMissing: input.createMissing ?? false }));
   toSend = plan.toSend;
   phase = 'sending';
   try {
@@ -69,4 +70,15 @@ export async function pushWorkflow(input: PushWorkflowInput): Promise<PushWorkfl
   await finishPush({ runId: plan.runId, status: 'succeeded', totals });
   phase = 'done';
   return { ...totals, runId: plan.runId, source: plan.source, rowsRead: plan.rowsRead, counts: plan.counts, toSend: plan.toSend };
+}
+
+/**
+ * The ledger's and `_push_runs`' name for this push: the workflow id (one per source) and the
+ * time this start began, so a later push of the source is a run of its own and sends again the
+ * rows an earlier one failed. A continued-as-new run keeps its plan's id. (Histories recorded
+ * before the patch named the run by the workflow id alone.)
+ */
+function pushRunId(): string {
+  const info = workflowInfo();
+  return patched('push-run-per-start') ? `${info.workflowId}@${info.runStartTime.toISOString()}` : info.workflowId;
 }

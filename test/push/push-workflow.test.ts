@@ -138,9 +138,11 @@ describe('pushWorkflow against a rate-limited simulator', () => {
             workflowId,
             args: [{ from: 'upserts', batchSize: 2, batchesPerRun: 2 }],
           });
-          expect(result).toMatchObject({ runId: workflowId, toSend: 7, sent: 7, succeeded: 7, failed: 0, counts: { new: 7 } });
+          expect(result).toMatchObject({ toSend: 7, sent: 7, succeeded: 7, failed: 0, counts: { new: 7 } });
+          // The push is named by its workflow and its first run's start, kept across the continuation.
+          expect(result.runId).toMatch(new RegExp(`^${workflowId}@\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z$`));
           // 4 batches of at most 2 rows, 2 per run: the first run and one continuation.
-          const runs = await db.query(`SELECT status, succeeded FROM _push_runs WHERE run_id = ?`, [workflowId]);
+          const runs = await db.query(`SELECT status, succeeded FROM _push_runs WHERE run_id = ?`, [result.runId]);
           expect(runs).toEqual([{ status: 'succeeded', succeeded: 7 }]);
           expect(await temporal.workflow.getHandle(workflowId).query('pushProgress')).toEqual({
             phase: 'done',
@@ -153,7 +155,7 @@ describe('pushWorkflow against a rate-limited simulator', () => {
           });
           const history = await temporal.workflow.getHandle(workflowId).describe();
           expect(history.runId).not.toBe(history.raw.workflowExecutionInfo?.firstRunId);
-          expect(await db.query(`SELECT count(*)::INTEGER AS n FROM _push_plan WHERE run_id = ?`, [workflowId])).toEqual([{ n: 0 }]);
+          expect(await db.query(`SELECT count(*)::INTEGER AS n FROM _push_plan WHERE run_id = ?`, [result.runId])).toEqual([{ n: 0 }]);
           expect(upsertRequests(sim)).toBe(7);
 
           // Rows and credentials never enter history: only the source name, counts and cursors.
