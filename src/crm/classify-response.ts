@@ -76,7 +76,7 @@ export function classifyErrorResponse(f: ResponseFacts): CrmError {
     const flat = Object.fromEntries(Object.entries(fieldErrors).map(([k, v]) => [k, v.map((r) => r.message)]));
     const detail = named.length ? named.map((k) => `${k}: ${(flat[k] ?? []).join(' ')}`).join('; ') : truncate(quoted ?? 'invalid parameters', SNIPPET);
     const fix = named.length ? `fix field${named.length > 1 ? 's' : ''} ${named.join(', ')}` : 'fix the request parameters';
-    return new ValidationError(`The CRM rejected ${route} (${statusCode}${serverCode ? ` ${serverCode}` : ''}): ${fix} (${detail})`, flat, opts);
+    return new ValidationError(`The CRM rejected ${route} (${statusCode}${serverCode ? ` ${serverCode}` : ''}): ${fix} (${detail})`, flat, opts, serverMessage);
   }
   if (statusCode === 423) {
     return classifyServerException({ route, statusCode, serverMessage, says, query: f.query });

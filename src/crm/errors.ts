@@ -54,9 +54,12 @@ export class DuplicateError extends CrmError {
 export class ValidationError extends CrmError {
   /** Field name to the server's messages for it. */
   readonly fields: Readonly<Record<string, string[]>>;
-  constructor(message: string, fields: Readonly<Record<string, string[]>>, opts: Opts = {}) {
+  /** The server's own message, tags stripped (the interface's 422 names the field only there). */
+  readonly serverMessage: string | undefined;
+  constructor(message: string, fields: Readonly<Record<string, string[]>>, opts: Opts = {}, serverMessage?: string) {
     super('CRM_VALIDATION', message, { ...opts, retryable: false });
     this.fields = fields;
+    this.serverMessage = serverMessage;
   }
 }
 

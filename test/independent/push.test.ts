@@ -325,7 +325,8 @@ describe('crmsync push against a CRM written from the spec', () => {
       expect(l!.pushed_fingerprint).toBe(l!.fingerprint);
     }
     const refused = ledger.find((x) => x.push_key === REJECTED)!;
-    expect(refused).toMatchObject({ outcome: 'failed', http_status: 422, retryable: false, pushed_fingerprint: null });
+    // Spec, Errors: "422 | validation failed; the message names the field".
+    expect(refused).toMatchObject({ outcome: 'failed', http_status: 422, retryable: false, pushed_fingerprint: null, error_field: 'phone' });
     expect(String(refused.error_message)).toContain('The phone field must be a valid phone number.');
     expect(deadLetters.map((d) => lower(d.email))).toEqual([REJECTED]);
     expect(runs).toHaveLength(1);
