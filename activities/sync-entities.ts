@@ -30,7 +30,8 @@ export function createEntityActivities(deps: SyncActivityDeps) {
       case 'campaigns':
         return await readAllPages(client, (page, perPage) => client.campaigns.listPage({ page, perPage, withStats: true }), beat);
       case 'funnels':
-        return await readAllPages(client, (page, perPage) => client.funnels.listPage({ page, perPage }), beat);
+        // The interface gives subscribers_count only with with[]=subscribers_count (fluentcrm-2.9 always does).
+        return await readAllPages(client, (page, perPage) => client.funnels.listPage({ page, perPage, withSubscribersCount: true }), beat);
     }
   }
 

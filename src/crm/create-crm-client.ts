@@ -128,9 +128,11 @@ function assemble(ctx: ClientContext, shared: { username: string; stats: ClientS
         try {
           await reports.options(['statuses']);
         } catch (e) {
-          // A CRM without the reports module: one contact read proves the credentials instead
-          // (and when that route is missing too, its error names the base URL).
-          if (!(e instanceof NotFoundError && e.routeMissing)) throw e;
+          // A CRM without the reports module, or a user who may not view reports (403: the
+          // credentials are good): one contact read proves the credentials instead (and when that
+          // route is missing too, its error names the base URL). A stream the user may not read
+          // fails on its own, naming the capability.
+          if (!(e instanceof NotFoundError && e.routeMissing) && !(e instanceof ForbiddenError)) throw e;
           await contacts.listPage({ page: 1, perPage: 1 });
         }
       } catch (e) {

@@ -34,7 +34,7 @@ export interface SyncCrmClient {
   customFields: { list(): Promise<CustomField[]> };
   campaigns: { listPage(opts: { page: number; perPage: number; withStats: boolean }): Promise<Page<Campaign>> };
   funnels: {
-    listPage(opts: { page: number; perPage: number }): Promise<Page<Funnel>>;
+    listPage(opts: { page: number; perPage: number; withSubscribersCount?: boolean }): Promise<Page<Funnel>>;
     /** Send no status for every subscriber: the real CRM filters `status=all` literally and returns none. */
     subscribersPage(funnelId: number, opts: { page: number; perPage: number; status?: 'all' }): Promise<Page<FunnelSubscriber>>;
   };

@@ -11,8 +11,10 @@ export function isRouteMissing(err: unknown): boolean {
 
 /** The reason a small stream is not available on this CRM, or undefined when `err` is a real failure. */
 export function unavailableReason(stream: string, err: unknown): string | undefined {
-  // The company module is optional in the CRM: with it off, /companies answers 403 even for an admin.
-  if (stream === 'companies' && err instanceof CrmsyncError && err.code === 'CRM_FORBIDDEN') return `${NOT_AVAILABLE} (company module disabled; enable it in the CRM to sync companies)`;
+  // The company module is optional in the CRM: with it off, /companies answers 403 even for an
+  // admin, in the same words as to a user without the capability, so the reason names both.
+  if (stream === 'companies' && err instanceof CrmsyncError && err.code === 'CRM_FORBIDDEN')
+    return `${NOT_AVAILABLE} (403 on /companies: the company module is off, or the API user lacks crm_manage_contact_cats; enable the module or grant the capability to sync companies)`;
   if (isRouteMissing(err)) return `${NOT_AVAILABLE} (${(err as NotFoundError).route ?? 'its route'} answers 404 rest_no_route)`;
   return undefined;
 }

@@ -62,7 +62,7 @@ export async function verifyEntities(deps: VerifyDeps, streams: readonly string[
   }
   if (streams.includes('campaigns')) await compare('campaigns', await all('campaigns', (page, perPage) => client.campaigns.listPage({ page, perPage, withStats: true })));
   if (streams.includes('funnels') || streams.includes('funnel_subscribers')) {
-    const funnels = await all('funnels', (page, perPage) => client.funnels.listPage({ page, perPage }));
+    const funnels = await all('funnels', (page, perPage) => client.funnels.listPage({ page, perPage, withSubscribersCount: true }));
     if (streams.includes('funnels')) await compare('funnels', funnels);
     if (streams.includes('funnel_subscribers')) {
       const crmRows: object[] = [];

@@ -51,24 +51,29 @@ describe('client construction', () => {
     }
   });
 
-  it('verifyCredentials names the missing permission for a user who may not read reports', async () => {
+  it('verifyCredentials takes a 403 on reports as good credentials, and names what a user who may read nothing lacks', async () => {
     const sim = await startSimulator({
       contacts: 3,
       users: [
         { username: 'admin', password: 'admin-pass-1', capabilities: [...ALL_CAPABILITIES] },
         { username: 'no-dash', password: 'no-dash-pass-1', capabilities: ['crm_read_contacts'] },
+        { username: 'nothing', password: 'nothing-pass-1', capabilities: [] },
       ],
       credentials: { username: 'admin', password: 'admin-pass-1' },
     });
     try {
+      // A contacts-only user: the reports route refuses (403), so the credentials are proven by a contact read.
       await withCrmClient({ baseUrl: sim.baseUrl, username: 'no-dash', password: 'no-dash-pass-1' }, async (client) => {
+        await client.verifyCredentials();
+        expect((await client.contacts.listPage({ page: 1, perPage: 5 })).total).toBe(3);
+        await expect(client.reports.options(['statuses'])).rejects.toMatchObject({ capabilities: ['crm_view_dashboard'] });
+      });
+      await withCrmClient({ baseUrl: sim.baseUrl, username: 'nothing', password: 'nothing-pass-1' }, async (client) => {
         const e = await client.verifyCredentials().catch((x: unknown) => x);
         expect(e).toBeInstanceOf(ForbiddenError);
-        expect((e as ForbiddenError).capabilities).toEqual(['crm_view_dashboard']);
-        expect((e as Error).message).toMatch(/no-dash/);
-        expect((e as Error).message).not.toContain('no-dash-pass-1');
-        // Reading contacts is allowed.
-        expect((await client.contacts.listPage({ page: 1, perPage: 5 })).total).toBe(3);
+        expect((e as ForbiddenError).capabilities).toContain('crm_read_contacts');
+        expect((e as Error).message).toMatch(/"nothing" but refused to read \(403\)/);
+        expect((e as Error).message).not.toContain('nothing-pass-1');
       });
     } finally {
       await sim.close();
