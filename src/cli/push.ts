@@ -18,6 +18,7 @@ import { lingers, withInProcessWorkers } from '../worker/with-in-process-workers
 import { WarehouseLockedError, WarehouseOwnedError } from '../warehouse/errors.js';
 import { withWarehouse } from '../warehouse/index.js';
 import type { PushProgress, PushWorkflowInput, PushWorkflowResult } from '../../workflows/push-types.js';
+import { runWatched } from './watch-workers.js';
 
 export const PushOptions = z.object({
   from: z.string({ error: '--from is required: a table or view name, or a SELECT query' }).min(1).max(MAX_SOURCE_TEXT),
@@ -111,6 +112,7 @@ export async function pushCommand(config: Config, opts: PushOptions, logger: Log
     process.stderr.write('crmsync: cancelling the push; rows already pushed stay in the ledger (Ctrl-C again to quit at once)\n');
     interrupt.abort();
     process.once('SIGINT', () => process.exit(130));
+    process.once('SIGTERM', () => process.exit(143));
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
@@ -163,7 +165,10 @@ async function runPushWorkflow(
           signal.removeEventListener('abort', cancel);
         }
       };
-      if (!embedded) return await run();
+      if (!embedded) {
+        const write = (l: string): boolean => process.stderr.write(l);
+        return await runWatched(t, { queues: taskQueues(config), address: t.address, what: 'push', workflowId, signal, write }, run);
+      }
       return await withInProcessWorkers({ config, logger, client: t.client, nativeConnection: t.nativeConnection, namespace: t.namespace }, run);
     },
     { worker: embedded && !lingers(config) },

@@ -10,8 +10,10 @@ import { resolveStreams } from '../sync/streams.js';
 import { withTemporal } from '../temporal/connect.js';
 import { taskQueues } from '../temporal/task-queues.js';
 import { lingers, withInProcessWorkers } from '../worker/with-in-process-workers.js';
+import { syncWorkflowId } from '../../workflows/sync-ids.js';
 import { DEFAULT_TUNING, type FreshSummary, type SyncResult, type SyncTuning } from '../../workflows/sync-types.js';
 import { createProgressRenderer } from './progress.js';
+import { runWatched } from './watch-workers.js';
 
 const positiveInt = (flag: string) =>
   z.coerce
@@ -74,6 +76,7 @@ export async function syncCommand(config: Config, opts: SyncOptions, logger: Log
     process.stderr.write('crmsync: cancelling the sync (Ctrl-C again to quit at once)\n');
     interrupt.abort();
     process.once('SIGINT', () => process.exit(130));
+    process.once('SIGTERM', () => process.exit(143));
   };
   process.once('SIGINT', onSigint);
   process.once('SIGTERM', onSigint);
@@ -101,7 +104,11 @@ export async function syncCommand(config: Config, opts: SyncOptions, logger: Log
             onJoin: (e) => out.write(`${describeJoin(e)}\n`),
             signal: interrupt.signal,
           });
-        if (!embedded) return await run();
+        if (!embedded) {
+          const queues = taskQueues(config);
+          const write = (l: string): boolean => process.stderr.write(l);
+          return await runWatched(t, { queues, address: t.address, what: 'sync', workflowId: syncWorkflowId(queues.main), signal: interrupt.signal, write }, run);
+        }
         return await withInProcessWorkers({ config, logger, client: t.client, nativeConnection: t.nativeConnection, namespace: t.namespace }, run);
       },
       { worker: inProcess },

@@ -31,13 +31,18 @@ export function pollerIsLive(p: PollerSeen, now: number, host = hostname(), aliv
  * True when a worker polls `taskQueue` for activities (DescribeTaskQueue's pollers): the
  * warehouse worker, which owns the DuckDB file, runs already and a command should use it.
  */
-export async function warehouseWorkerPolls(client: Client, taskQueue: string, now = Date.now()): Promise<boolean> {
+export function warehouseWorkerPolls(client: Client, taskQueue: string, now = Date.now()): Promise<boolean> {
+  return workerPolls(client, taskQueue, 'activity', now);
+}
+
+/** True when a running worker polls `taskQueue` for tasks of this kind. */
+export async function workerPolls(client: Client, taskQueue: string, kind: 'workflow' | 'activity', now = Date.now()): Promise<boolean> {
   const response = await client.workflowService.describeTaskQueue({
     namespace: client.options.namespace,
-    // TASK_QUEUE_KIND_NORMAL and TASK_QUEUE_TYPE_ACTIVITY (the enums live in @temporalio/proto,
-    // not a dependency of ours).
+    // TASK_QUEUE_KIND_NORMAL, and TASK_QUEUE_TYPE_WORKFLOW (1) or _ACTIVITY (2) (the enums live in
+    // @temporalio/proto, not a dependency of ours).
     taskQueue: { name: taskQueue, kind: 1 },
-    taskQueueType: 2,
+    taskQueueType: kind === 'workflow' ? 1 : 2,
   });
   return (response.pollers ?? []).some((p) => {
     const seconds = p.lastAccessTime?.seconds;
