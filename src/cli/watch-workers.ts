@@ -43,14 +43,18 @@ export function watchWorkers(o: WatchWorkersOptions): { unserved: Promise<never>
   unserved.catch(() => undefined);
   const onAbort = (): void => wake?.();
   o.signal.addEventListener('abort', onAbort, { once: true });
+  // A cancel that came while the pollers were being read is looked at at once, not a pause later.
+  let lookedAfterCancel = false;
   const pause = (ms: number): Promise<void> =>
-    new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
+    o.signal.aborted && !lookedAfterCancel
+      ? Promise.resolve()
+      : new Promise((resolve) => {
+          const timer = setTimeout(resolve, ms);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
 
   const missing = async (): Promise<string[]> => {
     const [workflows, activities] = await Promise.all([workerPolls(o.client, o.queues.main, 'workflow'), workerPolls(o.client, o.queues.warehouse, 'activity')]);
@@ -60,6 +64,7 @@ export function watchWorkers(o: WatchWorkersOptions): { unserved: Promise<never>
   const loop = async (): Promise<void> => {
     await pause(o.firstCheckMs ?? 3_000);
     while (!stopped) {
+      lookedAfterCancel = o.signal.aborted;
       const absent = await missing().catch(() => []);
       if (stopped) return;
       if (absent.length > 0) {
