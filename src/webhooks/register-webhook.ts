@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { NotFoundError, type CrmClient } from '../crm/index.js';
+import { CrmError, NotFoundError, type CrmClient } from '../crm/index.js';
 import type { Webhook } from '../crm/types.js';
 import { ConfigError } from '../errors.js';
 import { KNOWN_EVENTS } from './event-names.js';
@@ -7,11 +7,12 @@ import { FRESH_WITHOUT_WEBHOOKS, NoOutboundWebhooksError } from './no-outbound-w
 import { generateWebhookSecret, readSecretsFile, writeSecretsFile } from './secrets-file.js';
 
 export const RegisterWebhookOptions = z.object({
+  // Checks go on after a failed one, so none of them may parse a URL that does not parse.
   url: z
     .string()
-    .url('--url must be a full URL such as https://example.com/webhooks/crm')
     .max(2000)
-    .refine((u) => !new URL(u).username && !new URL(u).password, '--url must not contain credentials'),
+    .refine((u) => URL.canParse(u), '--url must be a full URL such as https://example.com/webhooks/crm')
+    .refine((u) => !URL.canParse(u) || (!new URL(u).username && !new URL(u).password), '--url must not contain credentials'),
   name: z.string().min(1).max(190).default('crmsync'),
   rotate: z.boolean().default(false),
   allowHttp: z.boolean().default(false),
@@ -56,7 +57,19 @@ export async function registerWebhook(client: Pick<CrmClient, 'webhooks'>, raw: 
       stored.set(existing.id, keep ? [secret, keep] : [secret]);
       writeSecretsFile(secretsFile, stored);
     }
-    await client.webhooks.update(existing.id, { name: opts.name, url: opts.url, events, status: 'active', secret });
+    try {
+      await client.webhooks.update(existing.id, { name: opts.name, url: opts.url, events, status: 'active', secret });
+    } catch (e) {
+      // Refused (4xx), the update changed nothing in the CRM: the file goes back to what it held, or
+      // a webhook it did not list (verified with CRM_WEBHOOK_SECRET) would be refused from now on.
+      // After an answer that may hide an applied update (5xx, network) the new secret stays.
+      if (secret !== keep && e instanceof CrmError && e.statusCode !== undefined && e.statusCode >= 400 && e.statusCode < 500) {
+        if (current) stored.set(existing.id, current);
+        else stored.delete(existing.id);
+        writeSecretsFile(secretsFile, stored);
+      }
+      throw e;
+    }
     const after = (await client.webhooks.list()).find((h) => h.id === existing.id);
     if (after && after.url !== opts.url) {
       throw new NoOutboundWebhooksError(
