@@ -289,6 +289,8 @@ export class SpecServer {
   onRequest: ((r: LoggedRequest) => void) | undefined;
   /** Most rows a page serves, whatever per_page asks. */
   perPageCap = Infinity;
+  /** The funnel subscribers served (a copy of `funnelSubscribers()` until a test edits it). */
+  funnelSubscriberRows: Json[] = funnelSubscribers();
   baseUrl = '';
   private server = createServer((req, res) => this.handle(req, res));
 
@@ -404,7 +406,7 @@ export class SpecServer {
     if (path === '/funnels') {
       const withCount = q.getAll('with[]').includes('subscribers_count');
       const all = FUNNELS.map((f) =>
-        withCount ? { ...(f as object), subscribers_count: funnelSubscribers().filter((s) => Number((s as { funnel_id: Json }).funnel_id) === Number((f as { id: Json }).id)).length } : f,
+        withCount ? { ...(f as object), subscribers_count: this.funnelSubscriberRows.filter((s) => Number((s as { funnel_id: Json }).funnel_id) === Number((f as { id: Json }).id)).length } : f,
       ) as Json[];
       const p = paginate(all, q, 10, url, bad, this.perPageCap) as Record<string, Json>;
       if ('error' in p) return p;
@@ -416,7 +418,7 @@ export class SpecServer {
       const status = q.get('status');
       if (status !== null && !['all', 'active', 'completed', 'cancelled', 'pending', 'waiting'].includes(status)) return bad('Invalid status.');
       // Newest first; `all` (and no status) means every subscriber.
-      const rows = funnelSubscribers()
+      const rows = this.funnelSubscriberRows
         .filter((s) => Number((s as { funnel_id: Json }).funnel_id) === id)
         .filter((s) => status === null || status === 'all' || (s as { status: string }).status === status)
         .reverse();
@@ -496,11 +498,30 @@ export class SpecServer {
     if (orderType !== 'ASC' && orderType !== 'DESC') return bad('order_type must be ASC or DESC');
     const statuses = q.getAll('statuses[]');
     if (statuses.some((s) => !STATUSES.includes(s))) return bad('Invalid status in statuses.');
+    const customFields = q.get('custom_fields') === 'true' || q.get('custom_fields') === '1';
+    // A bare paginator: the spec names no wrapper key for this listing, unlike notes or funnel
+    // subscribers. `total` is a count from a database aggregate, which "may be strings" (conventions 4).
+    const page = paginate(
+      this.matching(q).map((c) => this.render(c, customFields)),
+      q,
+      10,
+      url,
+      bad,
+      this.perPageCap,
+    ) as Record<string, Json>;
+    if (typeof page.total === 'number') page.total = String(page.total);
+    return page;
+  }
+
+  /** The contacts a (valid) listing query selects, in the order it serves them. */
+  matching(q: URLSearchParams): SpecContact[] {
+    const orderBy = q.get('order_by') ?? 'id';
+    const orderType = (q.get('order_type') ?? 'DESC').toUpperCase();
+    const statuses = q.getAll('statuses[]');
     const tags = q.getAll('tags[]').map(Number);
     const lists = q.getAll('lists[]').map(Number);
     const search = (q.get('search') ?? '').toLowerCase();
-    const customFields = q.get('custom_fields') === 'true' || q.get('custom_fields') === '1';
-    const rows = [...this.contacts.values()]
+    return [...this.contacts.values()]
       .filter((c) => statuses.length === 0 || statuses.includes(c.status))
       .filter((c) => tags.length === 0 || c.tagIds.some((t) => tags.includes(t)))
       .filter((c) => lists.length === 0 || c.listIds.some((l) => lists.includes(l)))
@@ -510,18 +531,6 @@ export class SpecServer {
         const cmp = a[k] < b[k] ? -1 : a[k] > b[k] ? 1 : a.id - b.id;
         return orderType === 'ASC' ? cmp : -cmp;
       });
-    // A bare paginator: the spec names no wrapper key for this listing, unlike notes or funnel
-    // subscribers. `total` is a count from a database aggregate, which "may be strings" (conventions 4).
-    const page = paginate(
-      rows.map((c) => this.render(c, customFields)),
-      q,
-      10,
-      url,
-      bad,
-      this.perPageCap,
-    ) as Record<string, Json>;
-    if (typeof page.total === 'number') page.total = String(page.total);
-    return page;
   }
 }
 
