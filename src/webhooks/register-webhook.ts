@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { CrmError, NotFoundError, type CrmClient } from '../crm/index.js';
+import { CrmError, NotFoundError, ValidationError, type CrmClient } from '../crm/index.js';
 import type { Webhook } from '../crm/types.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError, CrmsyncError } from '../errors.js';
 import { KNOWN_EVENTS } from './event-names.js';
 import { FRESH_WITHOUT_WEBHOOKS, NoOutboundWebhooksError } from './no-outbound-webhooks-error.js';
 import { generateWebhookSecret, readSecretsFile, writeSecretsFile } from './secrets-file.js';
@@ -68,7 +68,7 @@ export async function registerWebhook(client: Pick<CrmClient, 'webhooks'>, raw: 
         else stored.delete(existing.id);
         writeSecretsFile(secretsFile, stored);
       }
-      throw e;
+      eventsRefused(e);
     }
     const after = (await client.webhooks.list()).find((h) => h.id === existing.id);
     if (after && after.url !== opts.url) {
@@ -81,7 +81,7 @@ export async function registerWebhook(client: Pick<CrmClient, 'webhooks'>, raw: 
 
   // Created inactive, activated once the receiver can know its secret (the id is known only now).
   const secret = generateWebhookSecret();
-  const created = await routeOrNoWebhooks(() => client.webhooks.create({ name: opts.name, url: opts.url, events, status: 'inactive', secret }));
+  const created = await routeOrNoWebhooks(() => client.webhooks.create({ name: opts.name, url: opts.url, events, status: 'inactive', secret }).catch(eventsRefused));
   const id = created?.id ?? (await findByUrl(client, opts.url))?.id;
   if (id === undefined) throw new ConfigError(`The CRM did not return the new webhook for ${opts.url}; list webhooks in the CRM and run register again.`);
   // What the CRM stored decides, not what it answered: the free plugin stores its own URL instead.
@@ -97,6 +97,22 @@ export async function registerWebhook(client: Pick<CrmClient, 'webhooks'>, raw: 
   writeSecretsFile(secretsFile, stored);
   await client.webhooks.update(id, { status: 'active' });
   return { id, action: 'created', newSecret: true, secretsFile };
+}
+
+/**
+ * The interface's 400 `invalid_webhook_event`: the CRM knows fewer events than the interface
+ * names, and crmsync registers them all, so no option of ours fixes it. Said so, with the server's
+ * words (which name the event), instead of the client's "fix the request parameters".
+ */
+function eventsRefused(e: unknown): never {
+  if (e instanceof ValidationError && /invalid_webhook_event/.test(e.message)) {
+    throw new CrmsyncError(
+      'CRM_WEBHOOK_EVENT_REFUSED',
+      `The CRM refused an event crmsync subscribes to (400 invalid_webhook_event: ${e.serverMessage ?? 'no message'}): it knows fewer events than its interface names, so no webhook was registered; please report the CRM's version. ${FRESH_WITHOUT_WEBHOOKS}.`,
+      { cause: e },
+    );
+  }
+  throw e;
 }
 
 /** A `/webhooks` route the CRM does not have means it has no webhooks at all. */

@@ -328,6 +328,8 @@ describe.concurrent('crmsync webhooks register against a CRM built from the inte
     expect(res.code).toBe(1);
     expect(res.stderr).toContain('invalid_webhook_event');
     expect(res.stderr).toContain('commerce.revenue_recorded');
+    // No option of register chooses events: the message says what is wrong instead of "fix the request parameters".
+    expect(res.stderr).toMatch(/knows fewer events than its interface names, so no webhook was registered.*\[CRM_WEBHOOK_EVENT_REFUSED\]/s);
     expect(res.stderr).not.toMatch(/unexpected error|\n\s+at /);
     expect(server.webhooks.size).toBe(1);
     expect(existsSync(file)).toBe(false);
