@@ -1,9 +1,9 @@
--- Live contacts created per day, week (from Monday) and month, by their current status: one row
--- per period and status, gaps filled with zero, with the running total per status. `crmsync
--- report` draws it; `period` picks the granularity.
+-- Live contacts created per day, week (from Monday) and month of the site (site_date), by their
+-- current status: one row per period and status, gaps filled with zero, with the running total
+-- per status. `crmsync report` draws it; `period` picks the granularity.
 CREATE OR REPLACE VIEW subscriber_growth_by_period AS
 WITH base AS (
-  SELECT CAST(created_at AS DATE) AS day, coalesce(status, 'unknown') AS status
+  SELECT site_date(created_at) AS day, coalesce(status, 'unknown') AS status
   FROM contacts WHERE _deleted_at IS NULL AND created_at IS NOT NULL
 ), periods AS (
   SELECT 'day' AS period, day AS period_start, status FROM base

@@ -78,7 +78,7 @@ export async function dryRunCommand(config: Config, opts: PushOptions) {
   try {
     // A write scope: it runs pending migrations, so the ledger exists even before the first push.
     const plan = () =>
-      withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write: true }, (w) =>
+      withWarehouse({ dbPath: config.dbPath, lakePath: config.lakePath, write: true, siteTimeZone: config.crm.timezone }, (w) =>
         planPush(
           { crm: pushCrmFromClient(client), db: w },
           { from: opts.from, ledgerName: opts.ledgerName, runId: 'dry-run', createMissing: opts.createMissingTags, dryRun: true, sampleSize: opts.sample },

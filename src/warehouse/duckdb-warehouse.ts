@@ -129,7 +129,7 @@ export class DuckDbWarehouse implements WarehouseHandle {
 
   async migrate(): Promise<void> {
     this.#requireWrite('migrate');
-    await migrate(this.connection, { sqlDir: this.#deps.sqlDir, ...(this.#deps.logger ? { logger: this.#deps.logger } : {}) });
+    await migrate(this.connection, { sqlDir: this.#deps.sqlDir, siteTimeZone: this.#deps.siteTimeZone, ...(this.#deps.logger ? { logger: this.#deps.logger } : {}) });
     await recoverLakePublishing(this.connection);
   }
 
@@ -264,6 +264,7 @@ export class DuckDbWarehouse implements WarehouseHandle {
       connection: this.connection,
       lakePath,
       sqlDir,
+      siteTimeZone: this.#deps.siteTimeZone,
       marks: this.#marks,
       ...(catalogPath ? { catalogPath } : {}),
       ...(logger ? { logger } : {}),
@@ -280,7 +281,7 @@ export class DuckDbWarehouse implements WarehouseHandle {
       return { done: Promise.resolve() };
     }
     this.#publishing ??= new LakePublishLane(connect);
-    const ctx = { lakePath, catalogPath: catalogPath ?? join(lakePath, CATALOG_FILE), sqlDir, ...(logger ? { logger } : {}) };
+    const ctx = { lakePath, catalogPath: catalogPath ?? join(lakePath, CATALOG_FILE), sqlDir, siteTimeZone: this.#deps.siteTimeZone, ...(logger ? { logger } : {}) };
     return this.#publishing.start(this.connection, ctx, tables, buckets);
   }
 

@@ -31,7 +31,14 @@ export function listMigrations(sqlDir: string): MigrationFile[] {
     });
 }
 
-export function listViewFiles(sqlDir: string): { name: string; sql: string }[] {
+/** Written in view SQL where the site's time zone goes (sql/views/000_site_date.sql). */
+export const SITE_TIME_ZONE_TOKEN = '{{site_time_zone}}';
+
+/**
+ * The files of `sql/views/`, in order, with the site's time zone (CRM_TIMEZONE) written where
+ * they ask for it: the days analysts count by are the CRM's days, whatever zone reads them.
+ */
+export function listViewFiles(sqlDir: string, siteTimeZone: string): { name: string; sql: string }[] {
   const dir = join(sqlDir, 'views');
   let names: string[];
   try {
@@ -41,7 +48,8 @@ export function listViewFiles(sqlDir: string): { name: string; sql: string }[] {
   } catch {
     return [];
   }
-  return names.map((name) => ({ name, sql: readFileSync(join(dir, name), 'utf8') }));
+  const zone = siteTimeZone.replaceAll("'", "''");
+  return names.map((name) => ({ name, sql: readFileSync(join(dir, name), 'utf8').replaceAll(SITE_TIME_ZONE_TOKEN, zone) }));
 }
 
 /**
@@ -49,7 +57,7 @@ export function listViewFiles(sqlDir: string): { name: string; sql: string }[] {
  * `_migrations`), then re-applies every file of `sql/views/` (CREATE OR REPLACE), so running it
  * twice changes nothing. Returns the names of the migrations applied now.
  */
-export async function migrate(connection: DuckDBConnection, opts: { sqlDir: string; logger?: Logger }): Promise<string[]> {
+export async function migrate(connection: DuckDBConnection, opts: { sqlDir: string; siteTimeZone: string; logger?: Logger }): Promise<string[]> {
   await run(connection, CREATE_LEDGER);
   const rows = await readRows(connection, 'SELECT version, checksum FROM _migrations');
   const applied = new Map(rows.map((r) => [Number(r.version), String(r.checksum)]));
@@ -74,12 +82,12 @@ export async function migrate(connection: DuckDBConnection, opts: { sqlDir: stri
     done.push(m.name);
     opts.logger?.info({ migration: m.name }, 'applied migration');
   }
-  await applyViews(connection, opts.sqlDir);
+  await applyViews(connection, opts.sqlDir, opts.siteTimeZone);
   return done;
 }
 
-export async function applyViews(connection: DuckDBConnection, sqlDir: string): Promise<void> {
-  for (const v of listViewFiles(sqlDir)) {
+export async function applyViews(connection: DuckDBConnection, sqlDir: string, siteTimeZone: string): Promise<void> {
+  for (const v of listViewFiles(sqlDir, siteTimeZone)) {
     try {
       await run(connection, v.sql);
     } catch (err) {

@@ -157,7 +157,7 @@ async function publishMoved(lane: DuckDBConnection, ctx: AsideContext, moved: re
       await writeLakeManifest(ctx.lakePath, manifest);
       ctx.logger?.info({ tables: published }, 'published lake');
     }
-    await refreshLakeCatalog({ lakePath: ctx.lakePath, catalogPath: ctx.catalogPath, sqlDir: ctx.sqlDir, ...(ctx.logger ? { logger: ctx.logger } : {}) });
+    await refreshLakeCatalog({ lakePath: ctx.lakePath, catalogPath: ctx.catalogPath, sqlDir: ctx.sqlDir, siteTimeZone: ctx.siteTimeZone ?? 'UTC', ...(ctx.logger ? { logger: ctx.logger } : {}) });
   } finally {
     await run(lane, 'COMMIT').catch(() => run(lane, 'ROLLBACK').catch(() => undefined));
   }

@@ -50,6 +50,8 @@ export interface PublishContext {
   catalogPath?: string;
   /** Where the analyst views come from (default: the project's sql/). */
   sqlDir?: string;
+  /** CRM_TIMEZONE, for the views that count the CRM's days (default UTC). */
+  siteTimeZone?: string;
   logger?: Logger;
   /**
    * The writer's knowledge of which whole tables are unchanged since their publish: those are
@@ -126,7 +128,7 @@ export async function publishLake(ctx: PublishContext, tables?: readonly string[
   // After every publish, also one that published nothing (a lake from before catalogs existed
   // gets one); refreshLakeCatalog skips the write when the catalog would come out the same.
   const catalogPath = ctx.catalogPath ?? join(ctx.lakePath, CATALOG_FILE);
-  await refreshLakeCatalog({ lakePath: ctx.lakePath, catalogPath, sqlDir: ctx.sqlDir ?? findSqlDir(), ...(ctx.logger ? { logger: ctx.logger } : {}) });
+  await refreshLakeCatalog({ lakePath: ctx.lakePath, catalogPath, sqlDir: ctx.sqlDir ?? findSqlDir(), siteTimeZone: ctx.siteTimeZone ?? 'UTC', ...(ctx.logger ? { logger: ctx.logger } : {}) });
   return published;
 }
 

@@ -14,6 +14,8 @@ export interface WriteLakeCatalogOptions {
   lakePath: string;
   catalogPath: string;
   sqlDir: string;
+  /** CRM_TIMEZONE, written into the views that count the CRM's days. */
+  siteTimeZone: string;
   logger?: Logger;
 }
 
@@ -70,7 +72,7 @@ async function writeStamp(catalogPath: string, stamp: WrittenCatalogStamp): Prom
  */
 export async function refreshLakeCatalog(opts: WriteLakeCatalogOptions): Promise<boolean> {
   const lake = resolve(opts.lakePath);
-  const views = listViewFiles(opts.sqlDir);
+  const views = listViewFiles(opts.sqlDir, opts.siteTimeZone);
   const signature = createHash('sha256')
     .update(JSON.stringify([CATALOG_FORMAT, lake, Object.keys(LAKE_TABLES).filter((t) => existsSync(join(lake, t))), views]))
     .digest('hex');
@@ -110,7 +112,7 @@ export async function writeLakeCatalog(opts: WriteLakeCatalogOptions): Promise<W
     try {
       const connection = await instance.connect();
       try {
-        written = await defineViews(connection, lake, opts.sqlDir);
+        written = await defineViews(connection, lake, opts.sqlDir, opts.siteTimeZone);
         await connection.run('CHECKPOINT');
       } finally {
         connection.closeSync();
@@ -127,7 +129,7 @@ export async function writeLakeCatalog(opts: WriteLakeCatalogOptions): Promise<W
   }
 }
 
-async function defineViews(connection: DuckDBConnection, lake: string, sqlDir: string): Promise<WrittenCatalog> {
+async function defineViews(connection: DuckDBConnection, lake: string, sqlDir: string, siteTimeZone: string): Promise<WrittenCatalog> {
   const tables: string[] = [];
   for (const [table, layout] of Object.entries(LAKE_TABLES)) {
     if (!existsSync(join(lake, table))) continue;
@@ -145,7 +147,7 @@ async function defineViews(connection: DuckDBConnection, lake: string, sqlDir: s
   // One statement at a time: a file may define several views, and only those over tables the
   // lake does not carry (the push ledger, the dead letters) are left out.
   const skipped: WrittenCatalog['skipped'] = [];
-  for (const v of listViewFiles(sqlDir)) {
+  for (const v of listViewFiles(sqlDir, siteTimeZone)) {
     const statements = await connection.extractStatements(v.sql);
     for (let i = 0; i < statements.count; i++) {
       try {

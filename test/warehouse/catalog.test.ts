@@ -72,7 +72,7 @@ async function one(c: DuckDBConnection, sql: string): Promise<unknown> {
 
 /** Every view and macro sql/views/ defines, by name. */
 function analystObjects(): { name: string; kind: 'VIEW' | 'MACRO'; file: string }[] {
-  return listViewFiles(findSqlDir()).flatMap((f) =>
+  return listViewFiles(findSqlDir(), 'UTC').flatMap((f) =>
     [...f.sql.matchAll(/CREATE\s+OR\s+REPLACE\s+(VIEW|MACRO)\s+(\w+)/gi)].map((m) => ({ name: m[2]!, kind: m[1]!.toUpperCase() as 'VIEW' | 'MACRO', file: f.name })),
   );
 }
@@ -134,7 +134,7 @@ describe('the catalog', () => {
         await w.loadContacts([makeContact(2000 + i)], ctx());
         await w.publishLake();
         // Written whole each time (publishLake itself skips a rewrite that would change nothing).
-        await writeLakeCatalog({ lakePath: p.lakePath, catalogPath: catalog, sqlDir: findSqlDir() });
+        await writeLakeCatalog({ lakePath: p.lakePath, catalogPath: catalog, sqlDir: findSqlDir(), siteTimeZone: 'UTC' });
       }
     })().finally(() => (publishing = false));
     while (publishing || opens === 0) {
@@ -166,7 +166,7 @@ describe('the catalog', () => {
     expect(await withCatalog({ catalogPath: catalog }, (r) => r.query('SELECT count(*) AS n FROM contacts WHERE id = 3000'))).toEqual([{ n: 1 }]);
 
     // Another publisher replaced it (as a second process would): written again at the next publish.
-    await writeLakeCatalog({ lakePath: p.lakePath, catalogPath: catalog, sqlDir: findSqlDir() });
+    await writeLakeCatalog({ lakePath: p.lakePath, catalogPath: catalog, sqlDir: findSqlDir(), siteTimeZone: 'UTC' });
     const replaced = statSync(catalog).ino;
     await w.publishLake();
     expect(statSync(catalog).ino).not.toBe(replaced);
@@ -191,11 +191,11 @@ describe('the catalog', () => {
     const before = statSync(catalog);
     vi.resetModules();
     const fresh = await import('../../src/warehouse/write-lake-catalog.js');
-    expect(await fresh.refreshLakeCatalog({ lakePath: p.lakePath, catalogPath: catalog, sqlDir: findSqlDir() })).toBe(false);
+    expect(await fresh.refreshLakeCatalog({ lakePath: p.lakePath, catalogPath: catalog, sqlDir: findSqlDir(), siteTimeZone: 'UTC' })).toBe(false);
     expect(statSync(catalog).ino).toBe(before.ino);
     // A stamp that names another file (a catalog replaced without one) is not trusted.
-    await writeLakeCatalog({ lakePath: p.lakePath, catalogPath: catalog, sqlDir: findSqlDir() });
-    expect(await fresh.refreshLakeCatalog({ lakePath: p.lakePath, catalogPath: catalog, sqlDir: findSqlDir() })).toBe(true);
+    await writeLakeCatalog({ lakePath: p.lakePath, catalogPath: catalog, sqlDir: findSqlDir(), siteTimeZone: 'UTC' });
+    expect(await fresh.refreshLakeCatalog({ lakePath: p.lakePath, catalogPath: catalog, sqlDir: findSqlDir(), siteTimeZone: 'UTC' })).toBe(true);
   });
 
   it('withCatalog reads while the writer holds the warehouse file, refuses writes and never touches the file', async () => {
