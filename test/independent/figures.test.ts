@@ -4,13 +4,12 @@
 // data and the words of the interface (../shared/spec/crm-rest-api.md) and the user docs (README.md,
 // docs/warehouse.md, docs/report.md, docs/sync.md), never from crmsync's code.
 import { spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CAMPAIGNS, CAMPAIGN_STATS, COMPANIES, FIELDS, FUNNELS, LISTS, PASSWORD, SpecServer, TAGS, USER, seedContact, type Json, type SpecContact } from './spec-server.js';
+import { CAMPAIGNS, CAMPAIGN_STATS, COMPANIES, FIELDS, FUNNELS, LISTS, SpecServer, TAGS, seedContact, type Json, type SpecContact, specServerCliEnv } from './spec-server.js';
 
 const BIN = fileURLToPath(new URL('../../bin/crmsync.js', import.meta.url));
 const TZ = 'America/New_York';
@@ -133,21 +132,7 @@ describe('the figures crmsync shows after a sync against an independent reading 
     server.contacts.set(48, { ...seedContact(48), created_at: '2025-05-31 21:10:00', updated_at: '2025-06-01 09:00:00' });
     const baseUrl = await server.start();
     dir = await mkdtemp(join(tmpdir(), 'crmsync-indep-figures-'));
-    env = {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      ...Object.fromEntries(['TEMPORAL_CLI_PATH', 'XDG_CACHE_HOME'].flatMap((k) => (process.env[k] ? [[k, process.env[k]]] : []))),
-      CRMSYNC_EMBEDDED_IDLE: '0',
-      CRM_BASE_URL: baseUrl,
-      CRM_USERNAME: USER,
-      CRM_PASSWORD: PASSWORD,
-      CRM_TIMEZONE: TZ,
-      CRMSYNC_DB: join(dir, 'crm.duckdb'),
-      CRMSYNC_LAKE: join(dir, 'lake'),
-      CRMSYNC_DATA_DIR: dir,
-      CRMSYNC_LOG_LEVEL: 'warn',
-      CRMSYNC_TASK_QUEUE: `indep-${randomUUID().slice(0, 12)}`,
-    };
+    env = specServerCliEnv(baseUrl, dir, TZ);
     const sync = await crmsync(['sync', '--per-page', '10']);
     if (sync.code !== 0) throw new Error(`crmsync sync failed (${String(sync.code)}):\n${sync.stdout}\n${sync.stderr}`);
 
@@ -164,10 +149,12 @@ describe('the figures crmsync shows after a sync against an independent reading 
       perTag: 'SELECT tag_title, count(*)::INT AS contacts FROM contact_tags_named t JOIN contacts_current c ON c.id = t.contact_id GROUP BY ALL ORDER BY contacts DESC, tag_title',
       perList: 'SELECT list_title, count(*)::INT AS contacts FROM contact_lists_named t JOIN contacts_current c ON c.id = t.contact_id GROUP BY ALL ORDER BY contacts DESC, list_title',
       campaigns: 'SELECT id, title, status, sent, opens, clicks, unsubscribes, open_rate, click_rate, click_to_open_rate, unsubscribe_rate FROM campaign_performance ORDER BY id',
-      dropoff: 'SELECT funnel_id, funnel_title, sequence_id, label, type, reached, previous_step_count, dropped, drop_percent, percent_of_entrants FROM funnel_step_dropoff ORDER BY funnel_id, previous_step_count DESC, reached DESC',
+      dropoff:
+        'SELECT funnel_id, funnel_title, sequence_id, label, type, reached, previous_step_count, dropped, drop_percent, percent_of_entrants FROM funnel_step_dropoff ORDER BY funnel_id, previous_step_count DESC, reached DESC',
       growth: 'SELECT CAST(day AS VARCHAR) AS day, new_contacts::INT AS new_contacts, new_subscribed::INT AS new_subscribed, total_contacts::INT AS total_contacts FROM subscriber_growth ORDER BY day',
       growthMonth: "SELECT CAST(date_trunc('month', day) AS DATE)::VARCHAR AS month, sum(new_contacts)::INT AS n FROM subscriber_growth GROUP BY ALL ORDER BY 1",
-      byPeriod: 'SELECT period, CAST(period_start AS VARCHAR) AS period_start, status, new_contacts::INT AS new_contacts, total_contacts::INT AS total_contacts FROM subscriber_growth_by_period ORDER BY ALL',
+      byPeriod:
+        'SELECT period, CAST(period_start AS VARCHAR) AS period_start, status, new_contacts::INT AS new_contacts, total_contacts::INT AS total_contacts FROM subscriber_growth_by_period ORDER BY ALL',
       memberCounts: 'SELECT kind, id, title, members, previous_members, change, crm_subscribers FROM tag_list_member_counts ORDER BY kind, id',
       runs: 'SELECT stream, status, rows_read::INT AS rows_read, deleted::INT AS deleted FROM sync_run_health ORDER BY stream',
     };
@@ -243,10 +230,14 @@ describe('the figures crmsync shows after a sync against an independent reading 
   it('contact_tags_named and contact_lists_named: every membership with its title, and members per tag and list', () => {
     const key = (r: Row): string => JSON.stringify(r);
     expect(views.tagsNamed!.map((r) => key({ c: num(r.contact_id), t: num(r.tag_id), title: r.tag_title, slug: r.tag_slug })).sort()).toEqual(
-      contacts().flatMap((c) => c.tagIds.map((t) => key({ c: c.id, t, title: titleOf(TAGS, t), slug: TAGS.find((x) => x.id === t)!.slug }))).sort(),
+      contacts()
+        .flatMap((c) => c.tagIds.map((t) => key({ c: c.id, t, title: titleOf(TAGS, t), slug: TAGS.find((x) => x.id === t)!.slug })))
+        .sort(),
     );
     expect(views.listsNamed!.map((r) => key({ c: num(r.contact_id), l: num(r.list_id), title: r.list_title, slug: r.list_slug })).sort()).toEqual(
-      contacts().flatMap((c) => c.listIds.map((l) => key({ c: c.id, l, title: titleOf(LISTS, l), slug: LISTS.find((x) => x.id === l)!.slug }))).sort(),
+      contacts()
+        .flatMap((c) => c.listIds.map((l) => key({ c: c.id, l, title: titleOf(LISTS, l), slug: LISTS.find((x) => x.id === l)!.slug })))
+        .sort(),
     );
     const per = (rows: { id: number; title: string }[], k: 'tagIds' | 'listIds', col: string): Row[] =>
       rows
@@ -258,18 +249,17 @@ describe('the figures crmsync shows after a sync against an independent reading 
   });
 
   it('tag_list_member_counts: members now, none at a previous sync yet, and the CRM own subscribed count beside', () => {
-    const want = [
-      ...LISTS.map((l) => ({ kind: 'list', id: l.id, title: l.title, k: 'listIds' as const })),
-      ...TAGS.map((t) => ({ kind: 'tag', id: t.id, title: t.title, k: 'tagIds' as const })),
-    ].map(({ k, ...r }) => ({
-      ...r,
-      members: members(k, r.id).length,
-      // "previous_members and change are empty until the second contact sync" (docs/report.md).
-      previous_members: null,
-      change: null,
-      // "the tag's or list's own subscribersCount from the CRM" = subscribed contacts (spec, Tag).
-      crm_subscribers: members(k, r.id).filter((c) => c.status === 'subscribed').length,
-    }));
+    const want = [...LISTS.map((l) => ({ kind: 'list', id: l.id, title: l.title, k: 'listIds' as const })), ...TAGS.map((t) => ({ kind: 'tag', id: t.id, title: t.title, k: 'tagIds' as const }))].map(
+      ({ k, ...r }) => ({
+        ...r,
+        members: members(k, r.id).length,
+        // "previous_members and change are empty until the second contact sync" (docs/report.md).
+        previous_members: null,
+        change: null,
+        // "the tag's or list's own subscribersCount from the CRM" = subscribed contacts (spec, Tag).
+        crm_subscribers: members(k, r.id).filter((c) => c.status === 'subscribed').length,
+      }),
+    );
     expect(views.memberCounts!.map((r) => ({ ...r, id: num(r.id) }))).toEqual(want);
   });
 
@@ -348,7 +338,14 @@ describe('the figures crmsync shows after a sync against an independent reading 
       const starts = [...new Set(mine.map((r) => r.period_start as string))].sort();
       expect(starts.length, period).toBeGreaterThan(0);
       // "one row per period ... and status, zero-filled".
-      for (const s of starts) expect(mine.filter((r) => r.period_start === s).map((r) => r.status).sort(), `${period} ${s}`).toEqual([...STATUSES].sort());
+      for (const s of starts)
+        expect(
+          mine
+            .filter((r) => r.period_start === s)
+            .map((r) => r.status)
+            .sort(),
+          `${period} ${s}`,
+        ).toEqual([...STATUSES].sort());
       for (const status of STATUSES) {
         const series = mine.filter((r) => r.status === status).sort((a, b) => String(a.period_start).localeCompare(String(b.period_start)));
         let running = 0;
@@ -365,9 +362,10 @@ describe('the figures crmsync shows after a sync against an independent reading 
       const mine = rows.filter((r) => r.period === period);
       const starts = [...new Set(mine.map((r) => r.period_start as string))];
       for (const p of periodsWithContacts(period)) expect(starts, `${period} ${p}`).toContain(p);
-      for (const r of mine) expect({ n: r.new_contacts, t: r.total_contacts }, `${period} ${String(r.period_start)} ${String(r.status)}`).toEqual(
-        (({ new_contacts, total_contacts }) => ({ n: new_contacts, t: total_contacts }))(expectedByPeriod(period, r.period_start as string, r.status as string)),
-      );
+      for (const r of mine)
+        expect({ n: r.new_contacts, t: r.total_contacts }, `${period} ${String(r.period_start)} ${String(r.status)}`).toEqual(
+          (({ new_contacts, total_contacts }) => ({ n: new_contacts, t: total_contacts }))(expectedByPeriod(period, r.period_start as string, r.status as string)),
+        );
     }
   });
 
@@ -378,7 +376,15 @@ describe('the figures crmsync shows after a sync against an independent reading 
     const start = html.indexOf(`<table id="${id}"`);
     expect(start, `table ${id} in the report`).toBeGreaterThan(-1);
     const body = html.slice(start, html.indexOf('</table>', start));
-    const unescape = (s: string): string => s.replace(/<[^>]+>/g, '').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&').trim();
+    const unescape = (s: string): string =>
+      s
+        .replace(/<[^>]+>/g, '')
+        .replace(/&quot;/g, '"')
+        .replace(/&#39;/g, "'")
+        .replace(/&lt;/g, '<')
+        .replace(/&gt;/g, '>')
+        .replace(/&amp;/g, '&')
+        .trim();
     return [...body.matchAll(/<tr>(.*?)<\/tr>/gs)]
       .map((m) => Object.fromEntries([...m[1]!.matchAll(/<td[^>]*data-col="([^"]+)"[^>]*>(.*?)<\/td>/gs)].map((c) => [c[1]!, unescape(c[2]!)])))
       .filter((r) => Object.keys(r).length > 0);
@@ -398,7 +404,11 @@ describe('the figures crmsync shows after a sync against an independent reading 
 
   it('report: campaign table, counters and rates as shares of the emails sent', () => {
     const rows = table('campaigns-table');
-    expect(rows.map((r) => r.title).sort()).toEqual(expectedCampaigns().map((c) => c.title as string).sort());
+    expect(rows.map((r) => r.title).sort()).toEqual(
+      expectedCampaigns()
+        .map((c) => c.title as string)
+        .sort(),
+    );
     for (const want of expectedCampaigns()) {
       const got = rows.find((r) => r.title === want.title)!;
       expect({ status: got.status, sent: got.sent, opens: got.opens, clicks: got.clicks, unsubscribes: got.unsubscribes }).toEqual({
@@ -433,7 +443,10 @@ describe('the figures crmsync shows after a sync against an independent reading 
       expect(got.map((r) => r.title).sort(), id).toEqual(rows.map((r) => r.title).sort());
       for (const t of rows) {
         const m = members(k, t.id);
-        expect(got.find((r) => r.title === t.title), `${id} ${t.title}`).toEqual({
+        expect(
+          got.find((r) => r.title === t.title),
+          `${id} ${t.title}`,
+        ).toEqual({
           title: t.title,
           members: String(m.length),
           previous_members: '–',
@@ -456,7 +469,10 @@ describe('the figures crmsync shows after a sync against an independent reading 
       const last = rows.at(-1)!;
       for (const s of STATUSES) expect(last[`status:${s}`], `${period} ${s}`).toBe(String(contacts().filter((c) => c.status === s).length));
       expect(last.total, period).toBe(String(server.contacts.size));
-      expect(rows.reduce((a, r) => a + Number(r.new_contacts), 0), period).toBe(server.contacts.size);
+      expect(
+        rows.reduce((a, r) => a + Number(r.new_contacts), 0),
+        period,
+      ).toBe(server.contacts.size);
     }
   });
 

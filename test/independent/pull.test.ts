@@ -1,15 +1,15 @@
 // crmsync's pull against an independent CRM written from the interface text alone
 // (test/independent/spec-server.ts), run as a user runs it: the built CLI in a child process.
 // Expected values come from the server's state and the spec's rules, never from crmsync's code.
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CAMPAIGNS, CAMPAIGN_STATS, COMPANIES, FIELDS, FUNNELS, LISTS, PASSWORD, SpecServer, TAGS, USER, funnelSubscribers, seedContact, type Json, type SpecContact } from './spec-server.js';
+import { CAMPAIGNS, CAMPAIGN_STATS, COMPANIES, FIELDS, FUNNELS, LISTS, SpecServer, TAGS, funnelSubscribers, seedContact, type Json, type SpecContact, specServerCliEnv } from './spec-server.js';
 
 const BIN = fileURLToPath(new URL('../../bin/crmsync.js', import.meta.url));
 const TZ = 'America/New_York';
@@ -137,23 +137,7 @@ describe('crmsync pull against an independent reading of the interface', () => {
     server = new SpecServer(FIRST_IDS);
     const baseUrl = await server.start();
     dir = await mkdtemp(join(tmpdir(), 'crmsync-indep-pull-'));
-    env = {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      ...Object.fromEntries(['TEMPORAL_CLI_PATH', 'XDG_CACHE_HOME'].flatMap((k) => (process.env[k] ? [[k, process.env[k]]] : []))),
-      CRMSYNC_EMBEDDED_IDLE: '0',
-      CRM_BASE_URL: baseUrl,
-      CRM_USERNAME: USER,
-      CRM_PASSWORD: PASSWORD,
-      CRM_TIMEZONE: TZ,
-      CRMSYNC_DB: join(dir, 'crm.duckdb'),
-      CRMSYNC_LAKE: join(dir, 'lake'),
-      CRMSYNC_DATA_DIR: dir,
-      CRMSYNC_LOG_LEVEL: 'warn',
-      // No TEMPORAL_ADDRESS: the user's default, an embedded dev server under the data directory that
-      // stops with each command (CRMSYNC_EMBEDDED_IDLE=0), with the workers inside the command.
-      CRMSYNC_TASK_QUEUE: `indep-${randomUUID().slice(0, 12)}`,
-    };
+    env = specServerCliEnv(baseUrl, dir, TZ);
   });
   afterAll(async () => {
     // SPEC_SERVER_LOG=file keeps what crmsync asked for (method, path, query, status) for reading.

@@ -1,6 +1,8 @@
 // A second, minimal CRM written from the interface text alone (../shared/spec/crm-rest-api.md),
 // without reading crmsync's client or simulator. It serves the read endpoints a pull uses, with the
 // envelopes, types and errors the spec names, and logs every request it receives.
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -42,6 +44,29 @@ export interface LoggedRequest {
 const STATUSES = ['subscribed', 'unsubscribed', 'pending', 'bounced', 'complained'];
 export const USER = 'spec-reader';
 export const PASSWORD = 'app pass word 1234';
+
+/**
+ * The environment a user gives `crmsync` for this server: its URL and credentials, the site's zone,
+ * the warehouse under `dir`, and the default embedded Temporal (stopping with each command), on a
+ * task queue of the test's own.
+ */
+export function specServerCliEnv(baseUrl: string, dir: string, timeZone: string): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    ...Object.fromEntries(['TEMPORAL_CLI_PATH', 'XDG_CACHE_HOME'].flatMap((k) => (process.env[k] ? [[k, process.env[k]]] : []))),
+    CRMSYNC_EMBEDDED_IDLE: '0',
+    CRM_BASE_URL: baseUrl,
+    CRM_USERNAME: USER,
+    CRM_PASSWORD: PASSWORD,
+    CRM_TIMEZONE: timeZone,
+    CRMSYNC_DB: join(dir, 'crm.duckdb'),
+    CRMSYNC_LAKE: join(dir, 'lake'),
+    CRMSYNC_DATA_DIR: dir,
+    CRMSYNC_LOG_LEVEL: 'warn',
+    CRMSYNC_TASK_QUEUE: `indep-${randomUUID().slice(0, 12)}`,
+  };
+}
 
 // Tags: id as integer or numeric string (Response conventions 4); counts may be strings.
 export const TAGS = [

@@ -4,13 +4,12 @@
 // the server's data before and after it was changed behind crmsync's back (the kinds and fields are
 // those README.md and docs/sync.md "Verify" promise), never from crmsync's code.
 import { spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CAMPAIGNS, CAMPAIGN_STATS, COMPANIES, FIELDS, FUNNELS, LISTS, PASSWORD, SpecServer, TAGS, USER, seedContact, type Json, type LoggedRequest, type SpecContact } from './spec-server.js';
+import { CAMPAIGNS, CAMPAIGN_STATS, COMPANIES, FIELDS, FUNNELS, LISTS, SpecServer, TAGS, seedContact, type Json, type LoggedRequest, type SpecContact, specServerCliEnv } from './spec-server.js';
 
 const BIN = fileURLToPath(new URL('../../bin/crmsync.js', import.meta.url));
 const TZ = 'America/New_York';
@@ -251,21 +250,7 @@ describe('crmsync verify against an independent reading of the interface', () =>
     server = new SpecServer(Array.from({ length: 30 }, (_, i) => i + 1));
     const baseUrl = await server.start();
     dir = await mkdtemp(join(tmpdir(), 'crmsync-indep-verify-'));
-    env = {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      ...Object.fromEntries(['TEMPORAL_CLI_PATH', 'XDG_CACHE_HOME'].flatMap((k) => (process.env[k] ? [[k, process.env[k]]] : []))),
-      CRMSYNC_EMBEDDED_IDLE: '0',
-      CRM_BASE_URL: baseUrl,
-      CRM_USERNAME: USER,
-      CRM_PASSWORD: PASSWORD,
-      CRM_TIMEZONE: TZ,
-      CRMSYNC_DB: join(dir, 'crm.duckdb'),
-      CRMSYNC_LAKE: join(dir, 'lake'),
-      CRMSYNC_DATA_DIR: dir,
-      CRMSYNC_LOG_LEVEL: 'warn',
-      CRMSYNC_TASK_QUEUE: `indep-${randomUUID().slice(0, 12)}`,
-    };
+    env = specServerCliEnv(baseUrl, dir, TZ);
   });
   afterAll(async () => {
     if (process.env.SPEC_SERVER_LOG && server) await writeFile(process.env.SPEC_SERVER_LOG, server.requests.map((r) => JSON.stringify(r)).join('\n'));
