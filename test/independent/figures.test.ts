@@ -3,15 +3,13 @@
 // and the tables of `crmsync report`. Every expected figure is computed here from the server's own
 // data and the words of the interface (../shared/spec/crm-rest-api.md) and the user docs (README.md,
 // docs/warehouse.md, docs/report.md, docs/sync.md), never from crmsync's code.
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CAMPAIGNS, CAMPAIGN_STATS, COMPANIES, FIELDS, FUNNELS, LISTS, SpecServer, TAGS, seedContact, type Json, type SpecContact, specServerCliEnv } from './spec-server.js';
+import { runBuiltCli } from './built-cli.js';
 
-const BIN = fileURLToPath(new URL('../../bin/crmsync.js', import.meta.url));
 const TZ = 'America/New_York';
 const STATUSES = ['subscribed', 'unsubscribed', 'pending', 'bounced', 'complained'];
 type Row = Record<string, unknown>;
@@ -21,19 +19,7 @@ let dir: string;
 let env: Record<string, string>;
 
 function crmsync(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 40_000);
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return runBuiltCli(args, env, dir, 40_000);
 }
 
 /** `crmsync query -f json SQL`, parsed. */

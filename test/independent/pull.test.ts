@@ -2,16 +2,14 @@
 // (test/independent/spec-server.ts), run as a user runs it: the built CLI in a child process.
 // Expected values come from the server's state and the spec's rules, never from crmsync's code.
 import { randomUUID } from 'node:crypto';
-import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CAMPAIGNS, CAMPAIGN_STATS, COMPANIES, FIELDS, FUNNELS, LISTS, SpecServer, TAGS, funnelSubscribers, seedContact, type Json, type SpecContact, specServerCliEnv } from './spec-server.js';
+import { runBuiltCli } from './built-cli.js';
 
-const BIN = fileURLToPath(new URL('../../bin/crmsync.js', import.meta.url));
 const TZ = 'America/New_York';
 type Row = Record<string, unknown>;
 
@@ -37,19 +35,7 @@ let dir: string;
 let env: Record<string, string>;
 
 function crmsync(args: string[], extra: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: dir, env: { ...env, ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 35_000);
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return runBuiltCli(args, { ...env, ...extra }, dir);
 }
 
 async function withDb<T>(fn: (q: (sql: string) => Promise<Row[]>) => Promise<T>): Promise<T> {

@@ -3,15 +3,13 @@
 // embedded Temporal, temp directories. The differences verify must name are worked out here from
 // the server's data before and after it was changed behind crmsync's back (the kinds and fields are
 // those README.md and docs/sync.md "Verify" promise), never from crmsync's code.
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CAMPAIGNS, CAMPAIGN_STATS, COMPANIES, FIELDS, FUNNELS, LISTS, SpecServer, TAGS, seedContact, type Json, type LoggedRequest, type SpecContact, specServerCliEnv } from './spec-server.js';
+import { runBuiltCli } from './built-cli.js';
 
-const BIN = fileURLToPath(new URL('../../bin/crmsync.js', import.meta.url));
 const TZ = 'America/New_York';
 const STREAMS = ['contacts', 'tags', 'lists', 'custom_fields', 'companies', 'campaigns', 'funnels', 'funnel_subscribers'];
 type Obj = Record<string, Json>;
@@ -47,19 +45,7 @@ let dir: string;
 let env: Record<string, string>;
 
 function crmsync(args: string[], extra: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: dir, env: { ...env, ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 35_000);
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return runBuiltCli(args, { ...env, ...extra }, dir);
 }
 
 async function verifyJson(args: string[] = []): Promise<{ code: number | null; report: Report; stderr: string }> {
