@@ -1,8 +1,9 @@
--- Webhook receiver health from `webhook_events`: per day, deliveries, how late they arrived after
+-- Webhook receiver health from `webhook_events`: per day of the site (site_date, as the growth
+-- views count), deliveries, how late they arrived after
 -- the event (delivery lag) and how long they waited to be applied (apply lag); and the dead
 -- letters the applier set aside and no retry has applied yet (`crmsync webhooks dead-letters`).
 CREATE OR REPLACE VIEW webhook_lag_daily AS
-SELECT CAST(received_at AS DATE) AS day,
+SELECT site_date(received_at) AS day,
   count(*) AS deliveries,
   count(*) FILTER (WHERE status = 'failed') AS failed,
   round(quantile_cont(epoch(received_at) - epoch(event_at), 0.5), 3) AS delivery_lag_p50_s,

@@ -41,6 +41,27 @@ describe('the growth views count the CRM days, in the site time zone', () => {
     });
   });
 
+  it('puts webhook deliveries on the site day they were received', async () => {
+    const p = tempPaths();
+    cleanups.push(p.cleanup);
+    const days = await writeScope(
+      p,
+      async (w) => {
+        await w.query(
+          `INSERT INTO webhook_events (delivery_id, event, received_at, event_at, status) VALUES
+             ('d1', 'contact.updated', TIMESTAMPTZ '2025-03-17 00:30:00+00', TIMESTAMPTZ '2025-03-17 00:29:59+00', 'applied'),
+             ('d2', 'contact.updated', TIMESTAMPTZ '2025-03-17 05:00:00+00', TIMESTAMPTZ '2025-03-17 04:59:59+00', 'applied')`,
+        );
+        return await w.query(`SELECT CAST(day AS VARCHAR) AS day, deliveries::INTEGER AS n FROM webhook_lag_daily ORDER BY day`);
+      },
+      { siteTimeZone: 'America/New_York' },
+    );
+    expect(days).toEqual([
+      { day: '2025-03-16', n: 1 },
+      { day: '2025-03-17', n: 1 },
+    ]);
+  });
+
   it('keeps the UTC days for a site in UTC', async () => {
     expect((await growth('UTC')).daily).toEqual([
       { day: '2025-03-17', n: 1 },
