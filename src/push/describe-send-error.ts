@@ -19,7 +19,7 @@ const FATAL_STATUSES = new Set([401, 403]);
  * the CRM lists no field errors (the interface's 422 only says "the message names the field"), the
  * field is the first push field its message names.
  */
-export function describeSendError(err: unknown, body?: Readonly<Record<string, unknown>>): SendErrorInfo {
+export function describeSendError(err: unknown, body?: object): SendErrorInfo {
   if (!(err instanceof CrmsyncError)) {
     return { code: 'UNEXPECTED', message: err instanceof Error ? err.message : String(err), httpStatus: null, field: null, retryable: false, retryAfterMs: undefined, fatal: true };
   }
@@ -50,7 +50,7 @@ const PUSH_FIELDS = ['email', 'status', ...TEXT_COLUMNS, 'date_of_birth', 'tags'
  * one, or one of the body's custom values as `custom_values.<slug>`, as the local checks name it.
  * Null when it names none.
  */
-export function fieldNamedIn(message: string, body: Readonly<Record<string, unknown>>): string | null {
+export function fieldNamedIn(message: string, body: object): string | null {
   // The fields a push may send, named also when this row left them out (an empty cell).
   const candidates: [word: string, field: string][] = PUSH_FIELDS.map((f) => [f, f]);
   for (const [key, value] of Object.entries(body)) {

@@ -142,7 +142,7 @@ export async function sendBatch(deps: SendBatchDeps, opts: SendBatchOptions): Pr
       return finish(row, 'succeeded');
     } catch (err) {
       if (!(err instanceof CrmsyncError) || err.code.startsWith('PUSH_')) throw err;
-      const info = describeSendError(err, row.body as unknown as Readonly<Record<string, unknown>>);
+      const info = describeSendError(err, row.body);
       if (info.fatal) {
         fatal ??= err;
         return;

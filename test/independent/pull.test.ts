@@ -7,25 +7,29 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CAMPAIGNS, CAMPAIGN_STATS, COMPANIES, FIELDS, FUNNELS, LISTS, SpecServer, TAGS, funnelSubscribers, seedContact, type Json, type SpecContact, specServerCliEnv } from './spec-server.js';
+import {
+  CAMPAIGNS,
+  CAMPAIGN_STATS,
+  COMPANIES,
+  FIELDS,
+  FUNNELS,
+  LISTS,
+  SpecServer,
+  TAGS,
+  funnelSubscribers,
+  seedContact,
+  type Json,
+  type SpecContact,
+  specServerCliEnv,
+  siteWallMs,
+} from './spec-server.js';
 import { runBuiltCli } from './built-cli.js';
 
 const TZ = 'America/New_York';
 type Row = Record<string, unknown>;
 
-/** Site wall time `YYYY-MM-DD HH:MM:SS` in TZ to epoch ms, with Intl only; refuses a wall time at a clock change. */
-function siteMs(wall: string): number {
-  const fmt = new Intl.DateTimeFormat('en-CA', { timeZone: TZ, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
-  const show = (ms: number): string => {
-    const p = Object.fromEntries(fmt.formatToParts(new Date(ms)).map((x) => [x.type, x.value]));
-    return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second}`;
-  };
-  const naive = Date.parse(`${wall.replace(' ', 'T')}Z`);
-  let ms = naive;
-  for (let i = 0; i < 3; i++) ms = naive - (Date.parse(`${show(ms).replace(' ', 'T')}Z`) - ms);
-  if (show(ms) !== wall || show(ms - 3_600_000) === wall || show(ms + 3_600_000) === wall) throw new Error(`seed time ${wall} is at a clock change`);
-  return ms;
-}
+/** Site wall time `YYYY-MM-DD HH:MM:SS` in TZ to epoch ms; refuses a wall time at a clock change. */
+const siteMs = (wall: string): number => siteWallMs(wall, TZ, { refuseRepeated: true });
 
 const num = (v: Json | unknown): number => Number(v);
 const ids = (v: unknown): number[] => (v as unknown[]).map(Number).sort((a, b) => a - b);

@@ -10,8 +10,8 @@
  */
 import { Buffer } from 'node:buffer';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { listenOnLoopback } from './loopback.js';
 
 export const CONTACT_STATUSES = ['subscribed', 'unsubscribed', 'pending', 'bounced', 'complained'] as const;
 /** Spec, Endpoints, Contacts, "Create body": the optional string fields. */
@@ -286,17 +286,12 @@ export async function startPushServer(opts: PushServerOptions): Promise<PushServ
       handle(rec, res);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const { port, close } = await listenOnLoopback(server);
   return {
     baseUrl: `http://127.0.0.1:${port}${PREFIX}`,
     requests,
     contacts,
     notes,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close,
   };
 }

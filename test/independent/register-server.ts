@@ -26,7 +26,7 @@
  */
 import { Buffer } from 'node:buffer';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback } from './loopback.js';
 
 /** Spec, Events, "Event names" (26). */
 export const SPEC_EVENT_NAMES: readonly string[] = [
@@ -313,16 +313,11 @@ export async function startRegisterServer(opts: RegisterServerOptions): Promise<
       handle(rec, res);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const { port, close } = await listenOnLoopback(server);
   return {
     baseUrl: `http://127.0.0.1:${port}${PREFIX}`,
     requests,
     webhooks,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close,
   };
 }

@@ -46,6 +46,25 @@ export const USER = 'spec-reader';
 export const PASSWORD = 'app pass word 1234';
 
 /**
+ * A site wall time `YYYY-MM-DD HH:MM:SS` in `timeZone` to epoch ms, with Intl only (so the tests'
+ * expectations share no code with crmsync's reading). Refuses a wall time the clock skipped, and
+ * with `refuseRepeated` also one it showed twice (the hour after a fall-back).
+ */
+export function siteWallMs(wall: string, timeZone: string, opts: { refuseRepeated?: boolean } = {}): number {
+  const fmt = new Intl.DateTimeFormat('en-CA', { timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+  const show = (ms: number): string => {
+    const p = Object.fromEntries(fmt.formatToParts(new Date(ms)).map((x) => [x.type, x.value]));
+    return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second}`;
+  };
+  const naive = Date.parse(`${wall.replace(' ', 'T')}Z`);
+  let ms = naive;
+  for (let i = 0; i < 3; i++) ms = naive - (Date.parse(`${show(ms).replace(' ', 'T')}Z`) - ms);
+  const repeated = opts.refuseRepeated === true && (show(ms - 3_600_000) === wall || show(ms + 3_600_000) === wall);
+  if (show(ms) !== wall || repeated) throw new Error(`${wall} is at a clock change`);
+  return ms;
+}
+
+/**
  * The environment a user gives `crmsync` for this server: its URL and credentials, the site's zone,
  * the warehouse under `dir`, and the default embedded Temporal (stopping with each command), on a
  * task queue of the test's own.

@@ -7,7 +7,22 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CAMPAIGNS, CAMPAIGN_STATS, COMPANIES, FIELDS, FUNNELS, LISTS, SpecServer, TAGS, seedContact, type Json, type LoggedRequest, type SpecContact, specServerCliEnv } from './spec-server.js';
+import {
+  CAMPAIGNS,
+  CAMPAIGN_STATS,
+  COMPANIES,
+  FIELDS,
+  FUNNELS,
+  LISTS,
+  SpecServer,
+  TAGS,
+  seedContact,
+  type Json,
+  type LoggedRequest,
+  type SpecContact,
+  specServerCliEnv,
+  siteWallMs,
+} from './spec-server.js';
 import { runBuiltCli } from './built-cli.js';
 
 const TZ = 'America/New_York';
@@ -59,19 +74,8 @@ async function verifyJson(args: string[] = []): Promise<{ code: number | null; r
   return { code: res.code, report, stderr: res.stderr };
 }
 
-/** Site wall time `YYYY-MM-DD HH:MM:SS` in TZ to the ISO 8601 UTC instant, with Intl only. */
-function siteIso(wall: string): string {
-  const fmt = new Intl.DateTimeFormat('en-CA', { timeZone: TZ, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
-  const show = (ms: number): string => {
-    const p = Object.fromEntries(fmt.formatToParts(new Date(ms)).map((x) => [x.type, x.value]));
-    return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second}`;
-  };
-  const naive = Date.parse(`${wall.replace(' ', 'T')}Z`);
-  let ms = naive;
-  for (let i = 0; i < 3; i++) ms = naive - (Date.parse(`${show(ms).replace(' ', 'T')}Z`) - ms);
-  if (show(ms) !== wall) throw new Error(`${wall} is at a clock change`);
-  return new Date(ms).toISOString();
-}
+/** Site wall time `YYYY-MM-DD HH:MM:SS` in TZ to the ISO 8601 UTC instant. */
+const siteIso = (wall: string): string => new Date(siteWallMs(wall, TZ)).toISOString();
 
 /** Everything the server serves, copied: the state crmsync last synced, or the state now. */
 interface World {
