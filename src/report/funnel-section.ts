@@ -13,6 +13,11 @@ export function funnelSection(rows: readonly FunnelStepRow[]): string {
     const steps = rows.filter((r) => r.funnel_id === id);
     const title = steps[0]?.funnel_title ?? `Funnel #${id}`;
     const color = seriesColor(i);
+    // From the counts (the root row comes first), not from the view's percent_of_entrants: that is
+    // rounded to two places already, and one place more showed 20 of 17 entrants as 117.7 %.
+    const entrants = steps[0]?.reached ?? null;
+    const ofEntrants = (s: FunnelStepRow): number | null =>
+      entrants && s.reached !== null ? (100 * Number(s.reached)) / Number(entrants) : s.percent_of_entrants;
     const groups = steps.map((s) => ({
       label: s.label ?? `step ${s.sequence_id}`,
       bars: [{ series: 'reached', value: s.reached, color, text: `${fmtInt(s.reached)}${s.dropped ? ` (−${fmtInt(s.dropped)})` : ''}` }],
@@ -27,7 +32,7 @@ export function funnelSection(rows: readonly FunnelStepRow[]): string {
         { key: 'reached', label: 'reached', numeric: true, cell: (s) => fmtInt(s.reached) },
         { key: 'dropped', label: 'dropped', numeric: true, cell: (s) => fmtInt(s.dropped) },
         { key: 'drop_percent', label: 'drop %', numeric: true, cell: (s) => fmtPercent(s.drop_percent) },
-        { key: 'percent_of_entrants', label: '% of entrants', numeric: true, cell: (s) => fmtPercent(s.percent_of_entrants) },
+        { key: 'percent_of_entrants', label: '% of entrants', numeric: true, cell: (s) => fmtPercent(ofEntrants(s)) },
       ],
     });
     return `<div class="funnel"><h3>${esc(title)}</h3>${chart}${table}</div>`;
