@@ -98,7 +98,8 @@ function refs(row: Record<string, unknown>, column: 'tags' | 'lists'): (number |
 function mapCustomValues(row: Record<string, unknown>, fields: ReadonlyMap<string, CustomField>): Record<string, string | string[]> {
   const merged: Record<string, unknown> = { ...parseCustomValuesCell(row.custom_values) };
   for (const [column, value] of Object.entries(row)) {
-    if (column.startsWith(CUSTOM_COLUMN_PREFIX)) merged[column.slice(CUSTOM_COLUMN_PREFIX.length)] = value;
+    // An empty cf_ cell has nothing to win with: the slug's value in custom_values stays.
+    if (column.startsWith(CUSTOM_COLUMN_PREFIX) && !isEmptyCell(value)) merged[column.slice(CUSTOM_COLUMN_PREFIX.length)] = value;
   }
   const out: Record<string, string | string[]> = {};
   for (const slug of Object.keys(merged).sort()) {
@@ -107,6 +108,10 @@ function mapCustomValues(row: Record<string, unknown>, fields: ReadonlyMap<strin
     if ('value' in result) out[slug] = result.value;
   }
   return out;
+}
+
+function isEmptyCell(value: unknown): boolean {
+  return value === null || value === undefined || (typeof value === 'string' && value.trim() === '');
 }
 
 function parseCustomValuesCell(cell: unknown): Record<string, unknown> {

@@ -64,6 +64,16 @@ describe('mapSourceRow', () => {
     });
   });
 
+  it('keeps a custom_values slug whose cf_ column is empty or NULL, and still checks it', () => {
+    const row = { email: 'a@b.test', status: 'pending', custom_values: { membership_number: 1001, favorite_color: 'Green' }, cf_membership_number: null, cf_favorite_color: ' ' };
+    const r = mapSourceRow(row, 1, FIELDS);
+    expect(r.ok && r.draft.body.custom_values).toEqual({ membership_number: '1001', favorite_color: 'Green' });
+    const bad = mapSourceRow({ ...row, custom_values: { membership_number: '12abc' } }, 2, FIELDS);
+    expect(bad.ok ? 'sent' : bad.rejection.reason).toMatch(/^custom_values\.membership_number: "12abc" is not a number/);
+    const wins = mapSourceRow({ ...row, cf_membership_number: 7 }, 3, FIELDS);
+    expect(wins.ok && wins.draft.body.custom_values).toEqual({ membership_number: '7', favorite_color: 'Green' });
+  });
+
   it.each([
     [{ email: 'not-an-email', status: 'subscribed' }, /^email: "not-an-email" is not a valid email/],
     [{ email: 'a@b', status: 'subscribed' }, /^email: .*not a valid email/],
