@@ -5,6 +5,7 @@ import { createContactLoadBatch } from '../src/sync/contact-load-batch.js';
 import { readContactsState, writeContactsState, type ContactsState } from '../src/sync/contacts-state.js';
 import { rawPageBodies } from '../src/sync/raw-page-bodies.js';
 import { isNewestUpdatedFirst, updatedMs, updatedOrderVerdict } from '../src/sync/updated-order.js';
+import { TieTracker, windowFor, type TieGroup } from '../src/sync/updated-ties.js';
 import type { LoadStats } from '../src/warehouse/types.js';
 import { activityClient, startHeartbeats, type SyncActivityDeps } from './sync-deps.js';
 
@@ -19,6 +20,8 @@ export interface UpdatedScanResult extends LoadStats {
   orderBroken: boolean;
   /** Rows of raw pages that did not fit the contact schema, kept in `_contact_rejects` (absent in results before it). */
   rejected?: number;
+  /** Groups of contacts sharing an updated_at across a page boundary, re-read whole on one page (absent in results before it). */
+  tiesReread?: number;
 }
 
 /** A page of the scan: parsed, or raw with each row's id and `updated_at` read by the scan. */
@@ -27,6 +30,12 @@ type UpdatedPage = Page<Contact> | RawPage;
 /** Rows of the ascending probe page: enough to see an order, cheap. */
 const PROBE_ROWS = 20;
 const MAX_PAGES = 100_000;
+/**
+ * Largest page asked for to re-read a tied group whole (fluentcrm-2.9 has no page cap and answers
+ * 1,000 rows in about a quarter of a second: fixtures README, "Timings"). A larger group is left
+ * to a sweep, which the scan then asks for.
+ */
+const MAX_TIE_WINDOW = 1_000;
 
 /** The CRM refused the ordering parameter (the written interface names only id, email and created_at). */
 function refused(err: unknown): boolean {
@@ -99,6 +108,39 @@ export function createUpdatedContactActivities(deps: SyncActivityDeps) {
         result.requests++;
         return await fetchUpdatedPage(n, 'desc', perPage);
       };
+      const ties = new TieTracker(cutoffMs);
+      let tiesUnread = 0;
+      // Rows read, each contact once: a tied group's rows can come on two pages and again on its re-read.
+      const seen = new Set<number>();
+      // The order was checked, so the rows to load are the page's first ones: a raw page loads
+      // those (DuckDB parses them), a parsed one the same rows.
+      const loadFirstRows = async (p: UpdatedPage, pageNo: number, rows: readonly (Contact | RowRef)[]): Promise<void> => {
+        if ('body' in p) await batch.addPages(rawPageBodies(p, pageNo, { firstRows: rows.length }), rows.length);
+        else await batch.add(rows as Contact[]);
+        for (const r of rows) {
+          if (r.id === undefined) result.rows++;
+          else if (!seen.has(Number(r.id))) {
+            seen.add(Number(r.id));
+            result.rows++;
+          }
+        }
+      };
+      // One page holding the whole tied group, loaded down to its last row (the newer rows before
+      // it again are unchanged). False when that page is too large, or the listing moved under the
+      // scan so that the page does not hold the group whole: a sweep then reads what may be missing.
+      const rereadTied = async (g: TieGroup): Promise<boolean> => {
+        const w = windowFor(g, MAX_TIE_WINDOW);
+        if (!w) return false;
+        result.requests++;
+        const p = await fetchUpdatedPage(w.page, 'desc', w.perPage);
+        if (!isNewestUpdatedFirst(p.items)) {
+          result.orderBroken = true;
+          return false;
+        }
+        const upTo = p.items.filter((r) => updatedMs(r) >= g.ms).length;
+        if (upTo > 0) await loadFirstRows(p, result.pages + 1, p.items.slice(0, upTo));
+        return p.items.filter((r) => updatedMs(r) === g.ms).length >= g.end - g.start;
+      };
       try {
         // Past the watermark (less the overlap): every later row is older still.
         const pastCutoff = (p: Page<Contact | RowRef>) => {
@@ -113,18 +155,24 @@ export function createUpdatedContactActivities(deps: SyncActivityDeps) {
             result.orderBroken = true;
             break;
           }
+          ties.page(p.items.map(updatedMs));
           const changed: (Contact | RowRef)[] = p.items.filter((c) => updatedMs(c) >= cutoffMs);
           if (changed.length > 0) {
-            // The order was just checked, so the changed rows are the page's first ones: a raw
-            // page loads those (DuckDB parses them), a parsed one the same rows.
-            if ('body' in p) await batch.addPages(rawPageBodies(p, result.pages, { firstRows: changed.length }), changed.length);
-            else await batch.add(changed as Contact[]);
-            result.rows += changed.length;
+            await loadFirstRows(p, result.pages, changed);
             newestMs = Math.max(newestMs, updatedMs(changed[0]!));
           }
           hb.beat();
           const last = p.items[p.items.length - 1];
           if (last) previousMs = updatedMs(last);
+        }
+        if (!result.orderBroken) {
+          const groups = ties.finish();
+          for (const g of groups) {
+            hb.throwIfCancelled();
+            if (!(await rereadTied(g))) tiesUnread++;
+            if (result.orderBroken) break;
+          }
+          result.tiesReread = groups.length - tiesUnread;
         }
         const stats = await batch.flush();
         result.inserted += stats.inserted;
@@ -133,6 +181,9 @@ export function createUpdatedContactActivities(deps: SyncActivityDeps) {
         result.rejected = stats.rejected;
       } finally {
         hb.stop();
+      }
+      if (tiesUnread > 0) {
+        logger.warn({ groups: tiesUnread }, 'contacts sharing an updated_at across pages could not be re-read on one page; the next run sweeps');
       }
       if (result.orderBroken) {
         logger.warn('the CRM returned contacts out of updated_at order; dropping the updated-first scan, the next run sweeps');
@@ -143,6 +194,7 @@ export function createUpdatedContactActivities(deps: SyncActivityDeps) {
         updatedOrder: { supported: true, probedAtMs: probe || !known ? now() : known.probedAtMs },
         updatedWatermark: Number.isFinite(newestMs) ? new Date(newestMs).toISOString() : state.updatedWatermark,
         updatedWindowRows: result.rows,
+        ...(tiesUnread > 0 ? { needsReconcile: true } : {}),
       });
       return result;
     },

@@ -31,6 +31,8 @@ export interface RouteCtx {
   real: boolean;
   /** Largest page served whatever `per_page` asks (a server that caps it); undefined: no cap. */
   perPageCap: number | undefined;
+  /** Tied rows of a listing sorted by another column in an order of each page's window (SimulatorOptions.tiesByWindow). */
+  tiesByWindow: boolean;
   username: string | undefined;
 }
 

@@ -88,6 +88,12 @@ export interface SimulatorOptions {
    */
   perPageCap?: number;
   /**
+   * Rows sharing a sort value other than the id come in an order of each page's own LIMIT window
+   * (where the run of tied rows sits does not move), as a database ordering by that column alone
+   * may serve them. Default off: tied rows in table order, as captured.
+   */
+  tiesByWindow?: boolean;
+  /**
    * Real mode: FluentCRM's experimental company module (default on). Off, `/companies` answers
    * 403 rest_forbidden even to an admin and contacts carry no company keys, as captured
    * (GET_companies_module_disabled), until `POST /setting/experiments {company_module: "yes"}`.
@@ -113,6 +119,7 @@ export interface ResolvedOptions {
   now: () => number;
   unavailable: string[];
   perPageCap: number | undefined;
+  tiesByWindow: boolean;
   companyModule: boolean;
 }
 
@@ -216,6 +223,7 @@ export function resolveOptions(o: SimulatorOptions = {}): ResolvedOptions {
       return p.replace(/\/+$/, '');
     }),
     perPageCap: o.perPageCap,
+    tiesByWindow: o.tiesByWindow ?? false,
     companyModule: o.companyModule ?? true,
   };
 }

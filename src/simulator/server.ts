@@ -211,6 +211,7 @@ export function createSimServer(deps: ServerDeps): Server {
         origin: `http://${req.headers.host ?? 'localhost'}`,
         real,
         perPageCap: opts.perPageCap,
+        tiesByWindow: opts.tiesByWindow,
         username,
       };
       out = await match.def.handler(ctx);

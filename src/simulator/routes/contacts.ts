@@ -7,6 +7,7 @@ import { CONTACT_STATUSES } from '../contact-input.js';
 import type { ContactView } from '../serialize.js';
 import { noteFormFields } from '../note-form-fields.js';
 import { notFound, SimError } from '../sim-error.js';
+import { windowWithTies } from '../window-ties.js';
 
 const READ = ['crm_read_contacts', 'crm_manage_contacts'];
 const WRITE = ['crm_manage_contacts'];
@@ -137,8 +138,13 @@ function listContacts(ctx: RouteCtx): SimResponse {
       return matches.map((c) => c.id);
     });
     total = ordered.length;
-    page = ordered
-      .slice(offset, offset + paging.perPage)
+    const sortKey = sort.key;
+    const sortValue = (id: number) => {
+      const c = ctx.state.contact(id);
+      return c && sortKey ? SORTABLE[sortKey](c) : undefined;
+    };
+    const window = ctx.tiesByWindow && sortKey !== null && sortKey !== 'id' ? windowWithTies(ordered, offset, paging.perPage, sortValue) : ordered.slice(offset, offset + paging.perPage);
+    page = window
       .map((id) => ctx.state.contact(id))
       .filter((c): c is ContactRec => !!c);
   }
