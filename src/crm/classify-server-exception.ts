@@ -4,6 +4,14 @@ import type { QueryValue } from './transport.js';
 /** MySQL/MariaDB errors that ask for the transaction to be restarted: 1213 deadlock, 1205 lock wait timeout. */
 const TRANSIENT = /deadlock found|lock wait timeout exceeded|try restarting transaction|serialization failure|\b40001\b|\b1213\b|\b1205\b/i;
 
+/**
+ * MySQL/MariaDB client errors of a connection lost or refused (2006 gone away, 2013 lost during a
+ * query, 1040 too many connections, 2002/2003 cannot connect): the site's database was out of
+ * reach for a moment, not the request's fault. A contact write is an upsert by email, so sending
+ * it again is safe.
+ */
+const CONNECTION = /server has gone away|lost connection to (mysql|mariadb)? ?server|too many connections|can't connect to (local )?(mysql|mariadb)? ?server|\b(2002|2003|2006|2013|1040)\b/i;
+
 /** How to fix each parameter the client sends that can reach the server's SQL. */
 const FIXES: Record<string, string> = {
   per_page: 'send a page size of 1 or more (CRM_PAGE_SIZE, or the page size of the command)',
@@ -34,16 +42,24 @@ export function classifyServerException(f: {
       opts,
     );
   }
+  if (f.serverMessage && CONNECTION.test(f.serverMessage)) {
+    return new DatabaseBusyError(
+      `The CRM lost its database connection on ${f.route} (423); the request is retried with backoff, and if this persists the site's database server is down or overloaded: ask the site's administrator${f.says}`,
+      opts,
+    );
+  }
   const parameter = blamedParameter(f.serverMessage ?? '', f.query ?? {});
   if (parameter) {
     const value = String(f.query?.[parameter] ?? '').slice(0, 40);
     const fix = FIXES[parameter] ?? `change or drop the ${parameter} parameter`;
     return new ServerExceptionError(`The CRM failed on ${f.route} (423, an SQL error) because of the ${parameter} parameter (${parameter}=${value}): ${fix}${f.says}`, { ...opts, parameter });
   }
-  return new ServerExceptionError(
-    `The CRM raised an exception on ${f.route} (423); this is usually a bad parameter (sort field, page size, date range): check the parameters of the request${f.says}`,
-    opts,
-  );
+  // A read's parameters reach the server's SQL; a write's fields are checked before they are sent.
+  const hint =
+    Object.keys(f.query ?? {}).length > 0
+      ? 'this is usually a bad parameter (sort field, page size, date range): check the parameters of the request'
+      : "the site's error log has the details, and its administrator can tell whether a plugin or the database failed";
+  return new ServerExceptionError(`The CRM raised an exception on ${f.route} (423, a database error); ${hint}${f.says}`, opts);
 }
 
 /** The query parameter an SQL or date error points at, if the message shows which one. */

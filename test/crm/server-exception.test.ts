@@ -63,6 +63,33 @@ describe('423 is classified by its message', () => {
     }
   });
 
+  it('a lost database connection is retryable and says so; it does not blame the request', () => {
+    const f = captured('GET_campaigns_sort_by_bogus');
+    const sql = f.body.message.slice(f.body.message.indexOf(' (SQL: '));
+    for (const text of ['SQLSTATE[HY000]: General error: 2006 MySQL server has gone away', 'SQLSTATE[HY000] [1040] Too many connections', 'Lost connection to MySQL server during query']) {
+      const e = classifyCaptured(f, JSON.stringify({ message: `${text}${sql}` }));
+      expect(e, text).toBeInstanceOf(DatabaseBusyError);
+      expect(e.retryable).toBe(true);
+      expect(e.message).toMatch(/lost its database connection .*retried with backoff.*site's administrator/);
+      expect(e.message).not.toMatch(/bad parameter|sort_by/);
+    }
+  });
+
+  it('an exception on a write with no query does not point at query parameters', () => {
+    const e = classifyErrorResponse({
+      method: 'POST',
+      path: '/subscribers',
+      query: {},
+      statusCode: 423,
+      headers: { 'content-type': 'application/json; charset=UTF-8' },
+      body: JSON.stringify({ message: "SQLSTATE[22001]: String data, right truncated: 1406 Data too long for column 'phone' at row 1" }),
+    });
+    expect(e).toBeInstanceOf(ServerExceptionError);
+    expect(e.retryable).toBe(false);
+    expect(e.message).toMatch(/^The CRM raised an exception on POST \/subscribers \(423, a database error\); the site's error log has the details/);
+    expect(e.message).not.toMatch(/bad parameter|sort field/);
+  });
+
   it('the simulator in real mode answers deadlocks as 423 in the captured shape; spec mode has none', async () => {
     const shape = captured('GET_campaigns_sort_by_bogus');
     await withSimClient({ contacts: 5, seed: 3, mode: 'real', faults: { deadlockRate: 1 } }, async (sim) => {
