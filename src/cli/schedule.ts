@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { loadConfig, type Config } from '../config.js';
-import { CrmsyncError } from '../errors.js';
+import { ConfigError, CrmsyncError } from '../errors.js';
 import { formatDuration, parseDuration } from '../sync/parse-duration.js';
 import { resolveStreams } from '../sync/streams.js';
 import type { StreamName } from '../../workflows/streams.js';
@@ -24,6 +24,25 @@ function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
+/** Longest interval a schedule takes: a year and a day. */
+const MAX_EVERY_MS = 366 * 86_400_000;
+
+/** A duration option of `schedule create`, at most a year. */
+function interval(value: string, flag: string): number {
+  const ms = parseDuration(value, flag);
+  if (ms > MAX_EVERY_MS) throw new ConfigError(`${flag} "${value}" is longer than a year; use at most 366d.`);
+  return ms;
+}
+
+/** A schedule id as Temporal keeps it: not empty, one line, at most 200 characters. */
+function scheduleId(id: string): string {
+  const trimmed = id.trim();
+  if (trimmed.length === 0 || trimmed.length > 200 || [...trimmed].some((ch) => ch.charCodeAt(0) < 32 || ch === '\u007f')) {
+    throw new ConfigError(`--id "${id.slice(0, 40)}" is not a schedule id; use 1 to 200 characters on one line, for example --id nightly (default ${DEFAULT_SCHEDULE_ID}).`);
+  }
+  return trimmed;
+}
+
 export function registerScheduleCommand(program: Command): void {
   const schedule = program.command('schedule').description('Scheduled incremental syncs as Temporal Schedules (overlapping runs are skipped)');
   schedule
@@ -34,13 +53,14 @@ export function registerScheduleCommand(program: Command): void {
     .option('--stream <name>', 'only this stream (repeatable)', collect, [])
     .option('--id <id>', 'schedule id', DEFAULT_SCHEDULE_ID)
     .action(async (raw: { every: string; reconcileEvery: string; stream: string[]; id: string }) => {
-      const config = loadConfig();
-      const everyMs = parseDuration(raw.every, '--every');
-      const reconcileEveryMs = parseDuration(raw.reconcileEvery, '--reconcile-every');
+      const id = scheduleId(raw.id);
+      const everyMs = interval(raw.every, '--every');
+      const reconcileEveryMs = interval(raw.reconcileEvery, '--reconcile-every');
       const streams = resolveStreams(raw.stream);
+      const config = loadConfig();
       await withScheduleClient(config, async (client) => {
-        await createSchedule(client, config, { id: raw.id, everyMs, reconcileEveryMs, streams });
-        process.stdout.write(`schedule ${raw.id}: sync every ${raw.every}, contacts reconciliation every ${raw.reconcileEvery}\n`);
+        await createSchedule(client, config, { id, everyMs, every: raw.every.trim(), reconcileEveryMs, streams });
+        process.stdout.write(`schedule ${id}: sync every ${raw.every}, contacts reconciliation every ${raw.reconcileEvery}\n`);
         if (!config.temporal.address) {
           process.stdout.write('note: TEMPORAL_ADDRESS is unset, so the schedule lives in the embedded server and fires only while `crmsync worker` runs.\n');
         }
@@ -59,7 +79,7 @@ export function registerScheduleCommand(program: Command): void {
       await withScheduleClient(config, async (client) => {
         const rows = await listSchedules(client);
         if (rows.length === 0) process.stdout.write('no schedules\n');
-        for (const r of rows) process.stdout.write(`${r.id}  ${r.paused ? 'paused' : 'active'}  every ${r.every}  next ${r.next ?? '-'}\n`);
+        for (const r of rows) process.stdout.write(`${r.id}  ${r.paused ? 'paused' : 'active'}  every ${r.every}  last ${r.last ?? '-'}  next ${r.next ?? '-'}\n`);
       });
     });
   for (const [name, verb] of [
@@ -72,11 +92,12 @@ export function registerScheduleCommand(program: Command): void {
       .description(`${verb} a schedule`)
       .option('--id <id>', 'schedule id', DEFAULT_SCHEDULE_ID)
       .action(async (raw: { id: string }) => {
+        const id = scheduleId(raw.id);
         const config = loadConfig();
-        if (!hasScheduleState(config)) throw new ScheduleMissingError(raw.id);
+        if (!hasScheduleState(config)) throw new ScheduleMissingError(id);
         await withScheduleClient(config, async (client) => {
-          await changeSchedule(client, raw.id, verb);
-          process.stdout.write(`schedule ${raw.id}: ${verb === 'delete' ? 'deleted' : verb === 'pause' ? 'paused' : 'resumed'}\n`);
+          await changeSchedule(client, id, verb);
+          process.stdout.write(`schedule ${id}: ${verb === 'delete' ? 'deleted' : verb === 'pause' ? 'paused' : 'resumed'}\n`);
         });
       });
   }
@@ -92,7 +113,11 @@ async function withScheduleClient<T>(config: Config, fn: (client: Client) => Pro
 }
 
 /** Runs started by the schedule get ids `<schedule id>-run-<time>`; their streams share the manual runs' ids. */
-export async function createSchedule(client: Client, config: Pick<Config, 'temporal'>, opts: { id: string; everyMs: number; reconcileEveryMs: number; streams: StreamName[] }): Promise<void> {
+export async function createSchedule(
+  client: Client,
+  config: Pick<Config, 'temporal'>,
+  opts: { id: string; everyMs: number; every?: string; reconcileEveryMs: number; streams: StreamName[] },
+): Promise<void> {
   const queues = taskQueues(config);
   const input: SyncWorkflowInput = {
     streams: opts.streams,
@@ -116,6 +141,8 @@ export async function createSchedule(client: Client, config: Pick<Config, 'tempo
     // is shorter than one interval (Temporal's minimum is 10 s), so it holds at most one missed
     // slot, and overlapping runs are skipped. A manual sync joins that run rather than failing.
     policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: catchupWindowMs(opts.everyMs) },
+    // The interval as the user wrote it, for `schedule list`.
+    ...(opts.every ? { memo: { [EVERY_MEMO]: opts.every } } : {}),
   });
 }
 
@@ -124,17 +151,34 @@ export function catchupWindowMs(everyMs: number): number {
   return Math.max(everyMs - 1_000, 10_000);
 }
 
-export async function listSchedules(client: Client): Promise<{ id: string; paused: boolean; every: string; next: string | undefined }[]> {
-  const out: { id: string; paused: boolean; every: string; next: string | undefined }[] = [];
+const EVERY_MEMO = 'crmsyncEvery';
+
+export interface ScheduleRow {
+  id: string;
+  paused: boolean;
+  /** The interval as given to `create` (older schedules: the shortest text for it). */
+  every: string;
+  /** When the last run started, if any. */
+  last: string | undefined;
+  /** When the next run starts; none while paused. */
+  next: string | undefined;
+}
+
+/** The namespace's schedules that start crmsync syncs, whatever their ids. */
+export async function listSchedules(client: Client): Promise<ScheduleRow[]> {
+  const out: ScheduleRow[] = [];
   for await (const s of client.schedule.list()) {
-    if (!s.scheduleId.startsWith('crmsync')) continue;
+    if (s.action?.type !== 'startWorkflow' || s.action.workflowType !== 'syncWorkflow') continue;
     const d = await client.schedule.getHandle(s.scheduleId).describe();
     const every = d.spec.intervals?.[0]?.every;
+    const given = d.memo?.[EVERY_MEMO];
+    const last = d.info.recentActions.at(-1);
     out.push({
       id: s.scheduleId,
       paused: d.state.paused,
-      every: every === undefined ? '?' : formatDuration(Number(every)),
-      next: d.info.nextActionTimes[0]?.toISOString(),
+      every: typeof given === 'string' ? given : every === undefined ? '?' : formatDuration(Number(every)),
+      last: last?.takenAt.toISOString(),
+      next: d.state.paused ? undefined : d.info.nextActionTimes[0]?.toISOString(),
     });
   }
   return out;

@@ -12,9 +12,10 @@ export function parseDuration(value: string, flag: string): number {
     total += Number(m[1]) * (UNITS[m[2] as string] ?? 0);
     consumed += m[0].length;
   }
-  if (text.length === 0 || consumed !== text.replace(/\s+/g, '').length || total <= 0) {
+  if (text.length === 0 || consumed !== text.replace(/\s+/g, '').length) {
     throw new ConfigError(`${flag} "${value}" is not a duration; use a number and a unit, for example 15m, 24h or 1h30m.`);
   }
+  if (total <= 0) throw new ConfigError(`${flag} "${value}" is zero; give a positive duration, for example 15m, 24h or 1h30m.`);
   return total;
 }
 

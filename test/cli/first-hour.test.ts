@@ -43,7 +43,7 @@ describe('the first hour of a new user', () => {
     expect(existsSync(join(cwd, 'data'))).toBe(false);
   });
 
-  it('`schedule list` prints an interval as it was given', () => {
+  it('a schedule created before its interval text was kept lists the shortest text for it', () => {
     const shown = { '15m': '15m', '1h30m': '1h30m', '90s': '1m30s', '24h': '1d', '2d': '2d' };
     for (const [every, text] of Object.entries(shown)) expect(formatDuration(parseDuration(every, '--every'))).toBe(text);
   });

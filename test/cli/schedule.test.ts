@@ -34,9 +34,12 @@ describe('crmsync schedule', () => {
       expect(runs.map((r) => r.stream).sort()).toEqual(['contacts', 'tags']);
 
       const list = await runCli(['schedule', 'list'], env.env);
-      expect(list.stdout).toMatch(new RegExp(`${id}\\s+active\\s+every 15m`));
+      // The triggered run is the last one; the next is a time to come.
+      expect(list.stdout).toMatch(new RegExp(`${id}\\s+active\\s+every 15m\\s+last 20\\d\\d-\\S+Z\\s+next 20\\d\\d-\\S+Z`));
       expect((await runCli(['schedule', 'pause', '--id', id], env.env)).stdout).toContain('paused');
       expect((await handle.describe()).state.paused).toBe(true);
+      // Paused, nothing is next.
+      expect((await runCli(['schedule', 'list'], env.env)).stdout).toMatch(new RegExp(`${id}\\s+paused\\s+every 15m\\s+last \\S+\\s+next -`));
       // resume and delete share pause's code path: called in-process to keep the test short.
       await changeSchedule(env.client, id, 'resume');
       expect((await handle.describe()).state.paused).toBe(false);
@@ -45,5 +48,18 @@ describe('crmsync schedule', () => {
       expect(gone.code).toBe(1);
       expect(gone.stderr).toMatch(/No schedule .*crmsync schedule list.*\[SCHEDULE_NOT_FOUND\]/);
     });
+  });
+
+  it('refuses an empty id, a zero or a longer-than-a-year interval, before anything is created', { timeout: 60_000 }, async () => {
+    for (const [args, message] of [
+      [['create', '--every', '15m', '--id', ' '], /--id " " is not a schedule id; use 1 to 200 characters/],
+      [['pause', '--id', ''], /--id "" is not a schedule id/],
+      [['create', '--every', '0m'], /--every "0m" is zero; give a positive duration/],
+      [['create', '--every', '15m', '--reconcile-every', '400d'], /--reconcile-every "400d" is longer than a year; use at most 366d/],
+    ] as const) {
+      const r = await runCli(['schedule', ...args], { TEMPORAL_ADDRESS: '127.0.0.1:1' });
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr).toMatch(message);
+    }
   });
 });

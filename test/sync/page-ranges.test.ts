@@ -46,7 +46,7 @@ describe('options', () => {
     expect(parseDuration('15m', '--every')).toBe(900_000);
     expect(parseDuration('1h30m', '--every')).toBe(5_400_000);
     expect(() => parseDuration('15', '--every')).toThrow(/--every "15" is not a duration; use/);
-    expect(() => parseDuration('0m', '--every')).toThrow(/not a duration/);
+    expect(() => parseDuration('0m', '--every')).toThrow(/--every "0m" is zero; give a positive duration/);
   });
   it('validates stream names', () => {
     expect(resolveStreams(undefined)).toContain('funnel_subscribers');
