@@ -122,6 +122,8 @@ export async function runContactsFlow(
     passes++;
     const changed = fin.drift || fresh.crmTotal !== fresh.liveCount;
     if (changed) onDrift();
+    // The finish left needsReconcile set: the repair pass saw the CRM change again.
+    if (changed && passes >= MAX_SCAN_PASSES) progress.reconcileNext = true;
     if (!changed || passes >= MAX_SCAN_PASSES) return mode;
     mode = 'reconcile';
   }

@@ -86,6 +86,7 @@ export async function syncStreamWorkflow(input: StreamWorkflowInput): Promise<St
       stream: input.stream,
       mode,
       drift: progress.drift,
+      ...(progress.reconcileNext ? { reconcileNext: true } : {}),
       ...totals,
       ...(ran.skipped ? { skipped: ran.skipped } : {}),
       ...(fresh ? { fresh } : {}),

@@ -101,6 +101,8 @@ export interface StreamProgress {
   startedAtMs: number;
   updatedAtMs: number;
   drift: boolean;
+  /** The CRM changed again during the run's repair pass: the next run sweeps (`needsReconcile`). */
+  reconcileNext?: boolean;
   error?: string;
 }
 
@@ -108,6 +110,8 @@ export interface StreamResult extends StreamTotals {
   stream: StreamName;
   mode: ContactsMode;
   drift: boolean;
+  /** See StreamProgress.reconcileNext; absent when false. */
+  reconcileNext?: boolean;
   /** Set when the CRM lacks what the stream reads ("not available on this CRM (...)"): a warning, not a failure. */
   skipped?: string;
   /** Contacts, incremental: which freshness checks ran and what each found. */

@@ -1,4 +1,4 @@
-import { ApplicationFailure, ParentClosePolicy, isCancellation, setHandler, startChild, workflowInfo, type ChildWorkflowHandle } from '@temporalio/workflow';
+import { ApplicationFailure, ParentClosePolicy, isCancellation, patched, setHandler, startChild, workflowInfo, type ChildWorkflowHandle } from '@temporalio/workflow';
 import { bookkeepingActivities } from './sync-activity-proxies.js';
 import { unknownStreams, unknownStreamsMessage, type StreamName } from './streams.js';
 import { streamWorkflowId } from './sync-ids.js';
@@ -91,6 +91,13 @@ export async function syncWorkflow(input: SyncWorkflowInput): Promise<SyncResult
   // A run of one stream was published by that stream's final record (publishAtEnd).
   const publishedByStream = input.streams.length === 1 && results[0]?.published === true;
   if (results.length > 0 && !publishedByStream) await bookkeepingActivities(input.warehouseTaskQueue).publishLake();
+  else if (failed.length > 0 && patched('publish-failed-runs')) {
+    // The failures' records reach the lake's readers (`status`, `query`, the report) now, not at
+    // the next run that succeeds. A publish that fails too leaves the streams' errors to report.
+    await bookkeepingActivities(input.warehouseTaskQueue)
+      .publishLake()
+      .catch(() => undefined);
+  }
   if (failed.length > 0) {
     throw ApplicationFailure.create({
       type: 'SYNC_STREAMS_FAILED',

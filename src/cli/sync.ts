@@ -154,7 +154,7 @@ export function printSummary(result: SyncResult, out: NodeJS.WritableStream): vo
     }
     const joined = result.joined?.includes(s.stream) ? '  (joined the run in progress)' : '';
     out.write(
-      `  ${s.stream.padEnd(18)} ${s.mode.padEnd(11)} rows ${s.rows}  inserted ${s.inserted}  updated ${s.updated}  deleted ${s.deleted}  requests ${s.requests}${s.drift ? '  (CRM changed during the run; the next run reconciles)' : ''}${joined}\n`,
+      `  ${s.stream.padEnd(18)} ${s.mode.padEnd(11)} rows ${s.rows}  inserted ${s.inserted}  updated ${s.updated}  deleted ${s.deleted}  requests ${s.requests}${s.drift ? `  (CRM changed during the run; ${s.reconcileNext ? 'the next run reconciles' : 'this run caught up with it'})` : ''}${joined}\n`,
     );
     if (s.rejected) out.write(`  ${''.padEnd(18)} ${s.rejected} row(s) did not fit the contact schema and were not loaded; the table _contact_rejects in the warehouse file names each and why\n`);
     if (s.fresh) for (const line of describeFresh(s.fresh)) out.write(`  ${''.padEnd(18)} ${line}\n`);

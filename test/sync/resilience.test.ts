@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { differencesFromTruth } from './helpers/compare-truth.js';
 import { SMALL_TUNING, withSyncEnv } from './helpers/sync-env.js';
 import type { StreamName } from '../../workflows/streams.js';
+import { readContactsState } from '../../src/sync/contacts-state.js';
 
 const STREAMS: StreamName[] = ['contacts', 'tags', 'lists', 'custom_fields'];
 
@@ -38,6 +39,9 @@ describe('sync under faults and churn', () => {
       const counts = churn.counts();
       expect(counts.inserts + counts.deletes).toBeGreaterThan(0);
       expect(during.streams[0]?.drift).toBe(true);
+      // The summary says the next run reconciles exactly when the run left that to it.
+      const { needsReconcile } = await env.read(readContactsState);
+      expect(during.streams[0]?.reconcileNext ?? false).toBe(needsReconcile);
       await env.sync({ streams: ['contacts'] });
       expect(await env.read((w) => differencesFromTruth(w, env.sim.truth(), ['contacts']))).toEqual([]);
       // And a run with nothing new is incremental again.
