@@ -42,6 +42,7 @@ export function createActivities(deps: ActivityDeps) {
         spool: createSpoolRangeReader(webhookSpoolDir(config)),
         refetcher: createClientRefetcher(crm),
         concurrency: config.crm.maxConcurrency ?? 8,
+        siteTimeZone: config.crm.timezone,
         logger: logger.child({ component: 'webhooks' }),
       }),
     },

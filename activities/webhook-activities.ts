@@ -21,6 +21,8 @@ export interface WebhookActivityDeps {
   concurrency?: number;
   /** Publish the changed tables to the lake at most this often (0: never; default 5 min). */
   publishEveryMs?: number;
+  /** The site's zone (CRM_TIMEZONE), for zone-less timestamps in payloads; default UTC. */
+  siteTimeZone?: string;
   /** How often a waiting activity looks at the spool again. */
   pollMs?: number;
   now?: () => number;
@@ -97,7 +99,16 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
       try {
         results = await applyInHalves(
           records,
-          { spoolId, refetcher: deps.refetcher, withWarehouse: (fn) => deps.writes.run(fn), lastApplied, concurrency: deps.concurrency ?? 8, logger: deps.logger, now },
+          {
+            spoolId,
+            refetcher: deps.refetcher,
+            withWarehouse: (fn) => deps.writes.run(fn),
+            lastApplied,
+            concurrency: deps.concurrency ?? 8,
+            ...(deps.siteTimeZone ? { siteTimeZone: deps.siteTimeZone } : {}),
+            logger: deps.logger,
+            now,
+          },
           signal,
         );
       } finally {
@@ -124,6 +135,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
         concurrency: deps.concurrency ?? 8,
         limit: input.limit,
         ...(input.after ? { after: input.after } : {}),
+        ...(deps.siteTimeZone ? { siteTimeZone: deps.siteTimeZone } : {}),
         logger: deps.logger,
         now,
       });

@@ -194,11 +194,14 @@ export class DuckDbWarehouse implements WarehouseHandle {
     return tombstoneContactsNotIn(this.connection, seenIds, maxId, ctx);
   }
 
-  async loadEntities(table: EntityTable, rows: readonly EntityRow[], ctx: LoadContext, opts: { complete: boolean }): Promise<LoadStats> {
+  async loadEntities(table: EntityTable, rows: readonly EntityRow[], ctx: LoadContext, opts: { complete: boolean; keepHeld?: readonly string[] }): Promise<LoadStats> {
     this.#requireWrite('loadEntities', []);
     const spec = ENTITY_SPECS[table];
     if (!spec) throw new WarehouseInputError(`Unknown entity table "${String(table)}"; use one of ${Object.keys(ENTITY_SPECS).join(', ')}.`);
-    return this.#markedLoad(table, () => loadRows(this.connection, spec, rows, ctx, { complete: opts.complete, siteTimeZone: this.#deps.siteTimeZone, repeats: this.#repeats }));
+    const keepHeld = opts.keepHeld ?? [];
+    const unknown = keepHeld.filter((c) => !spec.columns.some(([n]) => n === c));
+    if (unknown.length > 0) throw new WarehouseInputError(`keepHeld names ${unknown.join(', ')}, not columns of ${table}.`);
+    return this.#markedLoad(table, () => loadRows(this.connection, spec, rows, ctx, { complete: opts.complete, siteTimeZone: this.#deps.siteTimeZone, repeats: this.#repeats, keepHeld }));
   }
 
   async loadFunnelSubscribers(funnelId: number, rows: readonly FunnelSubscriber[], ctx: LoadContext, opts: { complete: boolean }): Promise<LoadStats> {

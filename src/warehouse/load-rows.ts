@@ -18,6 +18,11 @@ export interface LoadRowsOptions {
   scope?: string;
   /** The writer handle's memory of its last loads: a complete load of the same rows is skipped. */
   repeats?: RepeatLoads;
+  /**
+   * Columns the rows may lack because their read cannot give them (a by-id read has no listing's
+   * stats or counts): where a row has none, the held row's value stays.
+   */
+  keepHeld?: readonly string[];
 }
 
 /**
@@ -39,7 +44,7 @@ async function mergeDocs(connection: DuckDBConnection, spec: RowSpec, docs: stri
   const stage = `_stage_${spec.table}`;
   await stageDocs(connection, `${stage}_docs`, docs);
   return inTransaction(connection, async () => {
-    await run(connection, stageSql(spec, stage, opts.siteTimeZone));
+    await run(connection, stageSql(spec, stage, opts.siteTimeZone, opts.keepHeld ?? []));
     const t = quoteIdent(spec.table);
     const on = spec.key.map((k) => `${t}.${quoteIdent(k)} = d.${quoteIdent(k)}`).join(' AND ');
     const tombstones = spec.absent === 'tombstone';
@@ -97,12 +102,16 @@ function toDocs(spec: RowSpec, rows: readonly object[]): string[] {
   return [...byKey.values()];
 }
 
-function stageSql(spec: RowSpec, stage: string, siteTimeZone: string): string {
+function stageSql(spec: RowSpec, stage: string, siteTimeZone: string, keepHeld: readonly string[]): string {
   const transform = Object.fromEntries([...spec.columns.map(([n, t]) => [n, t === 'TIMESTAMPTZ' || t === 'DATE' ? 'VARCHAR' : t]), ['raw', 'JSON']]);
   const typed = spec.columns.map(([n, t]) => {
     const src = `j.${quoteIdent(n)}`;
     if (t === 'TIMESTAMPTZ') return `${timestampExpr(src, siteTimeZone)} AS ${quoteIdent(n)}`;
     if (t === 'DATE') return `TRY_CAST(${src} AS DATE) AS ${quoteIdent(n)}`;
+    if (keepHeld.includes(n)) {
+      const held = `(SELECT h.${quoteIdent(n)} FROM ${quoteIdent(spec.table)} h WHERE ${spec.key.map((k) => `h.${quoteIdent(k)} = j.${quoteIdent(k)}`).join(' AND ')})`;
+      return `coalesce(${src}, ${held}) AS ${quoteIdent(n)}`;
+    }
     return `${src} AS ${quoteIdent(n)}`;
   });
   return `CREATE OR REPLACE TEMP TABLE ${quoteIdent(stage)} AS

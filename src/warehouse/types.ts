@@ -60,7 +60,8 @@ export interface Warehouse {
   tombstoneContactsNotIn(seenIds: readonly number[], maxId: number, ctx: LoadContext): Promise<number>;
 
   /** Small streams, re-read whole each run: upsert and, with `complete`, remove/tombstone absent rows. */
-  loadEntities(table: EntityTable, rows: readonly EntityRow[], ctx: LoadContext, opts: { complete: boolean }): Promise<LoadStats>;
+  /** `keepHeld`: columns the rows' read cannot give; where a row has none the held value stays. */
+  loadEntities(table: EntityTable, rows: readonly EntityRow[], ctx: LoadContext, opts: { complete: boolean; keepHeld?: readonly string[] }): Promise<LoadStats>;
   /** Funnel subscribers of one funnel (with metrics); `complete` removes those absent. */
   loadFunnelSubscribers(funnelId: number, rows: readonly FunnelSubscriber[], ctx: LoadContext, opts: { complete: boolean }): Promise<LoadStats>;
   /** Add one dated report snapshot (a row set per report in its report_* table). */

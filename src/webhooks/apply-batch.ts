@@ -1,4 +1,5 @@
 import pLimit from 'p-limit';
+import { createTimestampNormalizer } from '../crm/timestamps.js';
 import type { Campaign, Contact, Funnel, FunnelSubscriber } from '../crm/types.js';
 import { CrmsyncError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -31,6 +32,8 @@ export interface ApplyBatchDeps {
    * earlier `webhook_events` rows are replaced.
    */
   replay?: boolean;
+  /** The site's zone (CRM_TIMEZONE), for zone-less timestamps in payloads; default UTC. */
+  siteTimeZone?: string;
   logger?: Logger;
   now?: () => number;
 }
@@ -75,6 +78,7 @@ interface ContactPlan {
  */
 export async function applyBatch(records: readonly SpoolRecord[], deps: ApplyBatchDeps): Promise<ApplyBatchResult> {
   const now = deps.now ?? Date.now;
+  const siteTime = createTimestampNormalizer(deps.siteTimeZone ?? 'UTC');
   const started = performance.now();
   const events = records.map(parseSpoolRecord);
   const contacts = new Map<number, ContactPlan>();
@@ -220,9 +224,10 @@ export async function applyBatch(records: readonly SpoolRecord[], deps: ApplyBat
     if (gone.length) result.contactsTombstoned += await w.tombstoneContacts(gone, { ...ctx, deletedAt: syncedAt });
 
     const campaigns = [...fetchedCampaigns.values()].filter((c): c is Campaign => c !== null && !(c instanceof CrmsyncError));
-    if (campaigns.length) await w.loadEntities('campaigns', campaigns, ctx, { complete: false });
+    // A by-id read has no listing's stats or subscriber count: the synced ones stay until the next sync.
+    if (campaigns.length) await w.loadEntities('campaigns', campaigns, ctx, { complete: false, keepHeld: ['stats'] });
     const funnels = [...fetchedFunnels.values()].filter((f): f is Funnel => f !== null && !(f instanceof CrmsyncError));
-    if (funnels.length) await w.loadEntities('funnels', funnels, ctx, { complete: false });
+    if (funnels.length) await w.loadEntities('funnels', funnels, ctx, { complete: false, keepHeld: ['subscribers_count'] });
     const subsByFunnel = new Map<number, FunnelSubscriber[]>();
     for (const [i, s] of fetchedSubs) {
       if (s === null || s instanceof CrmsyncError) continue;
@@ -260,7 +265,7 @@ export async function applyBatch(records: readonly SpoolRecord[], deps: ApplyBat
       loadId,
       syncedAt,
       webhookEvents,
-      emailEvents: events.filter((e) => e.group === 'email' && e.envelope).map(emailEventRow),
+      emailEvents: events.filter((e) => e.group === 'email' && e.envelope).map((e) => emailEventRow(e, siteTime)),
       commerceEvents: events.filter((e) => e.group === 'commerce' && e.envelope).map(commerceEventRow),
       contactMarks,
     });

@@ -1,3 +1,4 @@
+import type { TimestampNormalizer } from '../crm/timestamps.js';
 import { obj, toId, toNumber, toText, type ParsedEvent } from './event-payload.js';
 
 export interface WebhookEventRow {
@@ -56,7 +57,8 @@ export function webhookEventRow(e: ParsedEvent, error: string | null, appliedAt:
   };
 }
 
-export function emailEventRow(e: ParsedEvent): EmailEventRow {
+/** `siteTime`: reads the CRM's zone-less timestamps (`opened_at`) in the site's zone, as everywhere else. */
+export function emailEventRow(e: ParsedEvent, siteTime: TimestampNormalizer): EmailEventRow {
   const d = e.envelope!.data;
   const email = obj(d.email) ?? {};
   return {
@@ -68,7 +70,7 @@ export function emailEventRow(e: ParsedEvent): EmailEventRow {
     subject: toText(email.subject, 1000),
     url: toText(email.url ?? d.url, 2000),
     occurred_at: e.eventAt.toISOString(),
-    opened_at: isoOrNull(email.opened_at),
+    opened_at: siteTime(email.opened_at),
     data: JSON.stringify(d),
   };
 }
@@ -86,12 +88,4 @@ export function commerceEventRow(e: ParsedEvent): CommerceEventRow {
     occurred_at: e.eventAt.toISOString(),
     data: JSON.stringify(d),
   };
-}
-
-/** Accepts ISO 8601 and the CRM's zone-less `YYYY-MM-DD HH:MM:SS` (read as UTC: the payload has no zone). */
-function isoOrNull(v: unknown): string | null {
-  if (typeof v !== 'string') return null;
-  const s = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/.test(v) ? `${v.replace(' ', 'T')}Z` : v;
-  const t = Date.parse(s);
-  return Number.isFinite(t) ? new Date(t).toISOString() : null;
 }

@@ -13,6 +13,8 @@ export interface RetryDeadLettersOptions {
   limit?: number;
   /** Start after this letter (the previous part's last), so letters that fail again are not retried twice. */
   after?: DeadLetterCursor;
+  /** The site's zone (CRM_TIMEZONE), for zone-less timestamps in payloads. */
+  siteTimeZone?: string;
   logger?: Logger;
   now?: () => number;
 }
@@ -53,6 +55,7 @@ async function retryOne(d: DeadLetterRow, options: RetryDeadLettersOptions): Pro
       lastApplied: new Map(),
       concurrency: options.concurrency ?? 4,
       replay: true,
+      ...(options.siteTimeZone ? { siteTimeZone: options.siteTimeZone } : {}),
       ...(options.logger ? { logger: options.logger } : {}),
       ...(options.now ? { now: options.now } : {}),
     });

@@ -74,6 +74,38 @@ describe('loadEntities', () => {
     ]);
   });
 
+  it('keeps the held stats where a by-id read has none (keepHeld), and takes new ones when given', async () => {
+    const base: Campaign = {
+      id: 6,
+      title: 'Autumn',
+      slug: 'autumn',
+      status: 'draft',
+      email_subject: 'Hi',
+      email_pre_header: null,
+      recipients_count: 0,
+      scheduled_at: null,
+      design_template: 'simple',
+      created_at: null,
+      updated_at: null,
+      stats: { sent: 0, opens: 0, clicks: 0 },
+      raw: {},
+    };
+    await w.loadEntities('campaigns', [base], ctx(), { complete: false });
+    const stats = async () => (await w.query(`SELECT status, CAST(stats AS VARCHAR) AS stats FROM campaigns WHERE id = 6`))[0];
+    // The webhook applier's by-id read: a new status, no stats.
+    const byId = { ...base, status: 'archived', stats: null };
+    expect(await w.loadEntities('campaigns', [byId], ctx(), { complete: false, keepHeld: ['stats'] })).toMatchObject({ updated: 1 });
+    expect(await stats()).toEqual({ status: 'archived', stats: '{"sent":0,"opens":0,"clicks":0}' });
+    // The same read again changes nothing (the fingerprint is of the kept value).
+    expect(await w.loadEntities('campaigns', [byId], ctx(), { complete: false, keepHeld: ['stats'] })).toMatchObject({ updated: 0, unchanged: 1 });
+    await w.loadEntities('campaigns', [{ ...byId, stats: { sent: 9, opens: 1, clicks: 0 } }], ctx(), { complete: false, keepHeld: ['stats'] });
+    expect(await stats()).toEqual({ status: 'archived', stats: '{"sent":9,"opens":1,"clicks":0}' });
+    // Without keepHeld a read without stats clears them, as a listing that sends none means.
+    await w.loadEntities('campaigns', [byId], ctx(), { complete: false });
+    expect(await stats()).toEqual({ status: 'archived', stats: null });
+    await expect(w.loadEntities('campaigns', [byId], ctx(), { complete: false, keepHeld: ['sent'] })).rejects.toThrow(/keepHeld names sent, not columns of campaigns/);
+  });
+
   it('loads custom fields keyed by slug with their options', async () => {
     await w.loadEntities('custom_fields', [{ slug: 'plan', label: 'Plan', type: 'select-one', field_key: null, options: ['free', 'pro'], raw: {} }], ctx(), { complete: true });
     expect(await w.query('SELECT slug, options FROM custom_fields')).toEqual([{ slug: 'plan', options: ['free', 'pro'] }]);
