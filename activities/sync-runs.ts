@@ -20,10 +20,22 @@ const MAX_ERROR_CHARS = 2_000;
 export function createRunActivities(deps: SyncActivityDeps) {
   const { writes } = deps;
   return {
-    /** One `_sync_runs` row per run and stream, written at start (running) and rewritten at the end. */
-    async recordStreamRun(run: StreamRunRecord): Promise<{ published: boolean }> {
-      await writes.run((w) =>
-        w.recordRun({
+    /**
+     * One `_sync_runs` row per run and stream, written at start (running) and rewritten at the end.
+     * A contacts run's final record takes its inserted and updated counts from what its loads
+     * wrote (the history), not from the attempts' reports, which lose an attempt that loaded
+     * pages and crashed before reporting; those counts come back as `counts`.
+     */
+    async recordStreamRun(run: StreamRunRecord): Promise<{ published: boolean; counts?: Pick<StreamTotals, 'rows' | 'inserted' | 'updated'> }> {
+      let counts: Pick<StreamTotals, 'rows' | 'inserted' | 'updated'> | undefined;
+      await writes.run(async (w) => {
+        if (run.stream === 'contacts' && run.status !== 'running') {
+          const wrote = await w.contactLoadCounts(`${run.runId}:contacts`);
+          // Rows read by the crashed attempts are not in `rows` either: at least what was written.
+          const rows = Math.max(run.rows, run.rows + wrote.inserted + wrote.updated - run.inserted - run.updated);
+          counts = { rows, ...wrote };
+        }
+        await w.recordRun({
           runId: run.runId,
           stream: run.stream,
           mode: run.mode,
@@ -32,22 +44,23 @@ export function createRunActivities(deps: SyncActivityDeps) {
           status: run.status,
           pages: run.pages,
           requests: run.requests,
-          inserted: run.inserted,
-          updated: run.updated,
+          inserted: counts?.inserted ?? run.inserted,
+          updated: counts?.updated ?? run.updated,
           unchanged: run.unchanged,
           deleted: run.deleted,
           error: run.error === null ? null : run.error.slice(0, MAX_ERROR_CHARS),
-        }),
-      );
-      if (!run.publish) return { published: false };
+        });
+      });
+      const withCounts = counts ? { counts } : {};
+      if (!run.publish) return { published: false, ...withCounts };
       // A failed publish does not fail the record: the run's own publish activity (with its
       // retries) writes the lake instead.
       try {
         await writes.run((w) => w.publishLake(undefined, { lanes: 2 }));
-        return { published: true };
+        return { published: true, ...withCounts };
       } catch (err) {
         deps.logger.warn({ err, stream: run.stream }, "publishing the lake after the stream's record failed; the run publishes it");
-        return { published: false };
+        return { published: false, ...withCounts };
       }
     },
 

@@ -81,13 +81,16 @@ export async function syncStreamWorkflow(input: StreamWorkflowInput): Promise<St
     progress.phase = 'done';
     // A stream the CRM lacks is recorded as skipped, its reason where a failure's error goes. The
     // run's only stream publishes the lake with that record.
-    const published = !atOnce && (await record(ran.skipped ? 'skipped' : 'succeeded', ran.skipped ?? null, input.publishAtEnd === true))?.published === true;
+    const final = atOnce ? undefined : await record(ran.skipped ? 'skipped' : 'succeeded', ran.skipped ?? null, input.publishAtEnd === true);
+    const published = final?.published === true;
     return {
       stream: input.stream,
       mode,
       drift: progress.drift,
       ...(progress.reconcileNext ? { reconcileNext: true } : {}),
       ...totals,
+      // The record's counts of what the loads wrote (contacts), where an attempt's report was lost.
+      ...(final?.counts ?? {}),
       ...(ran.skipped ? { skipped: ran.skipped } : {}),
       ...(fresh ? { fresh } : {}),
       ...(published ? { published } : {}),

@@ -14,7 +14,7 @@ import { publishLake, type PublishOptions } from './publish-lake.js';
 import { RepeatLoads } from './repeat-loads.js';
 import { insertReportSnapshot, insertReportSnapshots } from './report-snapshots.js';
 import { readCount, readRows, run } from './sql-run.js';
-import { getSyncState, recordRun, setSyncState } from './sync-state.js';
+import { contactLoadCounts, getSyncState, recordRun, setSyncState } from './sync-state.js';
 import { tombstoneContacts, tombstoneContactsNotIn } from './tombstone-contacts.js';
 import { isTypedTable, TypingLane, type TypedContactPages } from './typing-lane.js';
 import type { EntityRow, EntityTable, LoadContext, LoadStats, SyncRunRecord, Warehouse } from './types.js';
@@ -236,6 +236,11 @@ export class DuckDbWarehouse implements WarehouseHandle {
   async setSyncState(stream: string, state: Record<string, unknown>): Promise<void> {
     this.#requireWrite('setSyncState', ['_sync_state']);
     await setSyncState(this.connection, stream, state);
+  }
+
+  /** Contacts inserted and updated by one run's loads (`_load_id`), from the history. */
+  async contactLoadCounts(loadId: string): Promise<{ inserted: number; updated: number }> {
+    return contactLoadCounts(this.connection, loadId);
   }
 
   async recordRun(run: SyncRunRecord): Promise<void> {

@@ -1,6 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { WarehouseInputError } from './errors.js';
-import { readValue, run } from './sql-run.js';
+import { readRows, readValue, run } from './sql-run.js';
 import type { SyncRunRecord } from './types.js';
 
 const MAX_STATE_BYTES = 1 << 20;
@@ -32,4 +32,22 @@ export async function recordRun(connection: DuckDBConnection, record: SyncRunRec
     record.deleted,
     record.error ? record.error.slice(0, 4000) : null,
   ]);
+}
+
+/**
+ * What a run's contact loads wrote, read from the history itself: the versions `loadId` opened,
+ * each its contact's first (inserted) or a later one (updated). Exact also when an attempt loaded
+ * pages and then crashed before it could report them.
+ */
+export async function contactLoadCounts(connection: DuckDBConnection, loadId: string): Promise<{ inserted: number; updated: number }> {
+  const [row] = await readRows(
+    connection,
+    `SELECT count(*) FILTER (WHERE first) AS inserted, count(*) FILTER (WHERE NOT first) AS updated
+     FROM (
+       SELECT _load_id, row_number() OVER (PARTITION BY id ORDER BY valid_from, valid_to NULLS LAST) = 1 AS first
+       FROM contacts_history WHERE id IN (SELECT id FROM contacts_history WHERE _load_id = $1)
+     ) WHERE _load_id = $1`,
+    [loadId],
+  );
+  return { inserted: Number(row?.inserted ?? 0), updated: Number(row?.updated ?? 0) };
 }

@@ -72,6 +72,7 @@ export interface Warehouse {
   getSyncState<T = Record<string, unknown>>(stream: string): Promise<T | null>;
   setSyncState(stream: string, state: Record<string, unknown>): Promise<void>;
   recordRun(run: SyncRunRecord): Promise<void>;
+  contactLoadCounts(loadId: string): Promise<{ inserted: number; updated: number }>;
 
   /** Highest contact id held (live or tombstoned), or 0. */
   maxContactId(): Promise<number>;

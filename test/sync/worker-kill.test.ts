@@ -71,8 +71,9 @@ describe('worker crashes during a backfill', () => {
           collect(child);
         }
         const result = await done;
-        // Counted from the page log: pages loaded by killed attempts are included.
-        expect(result.streams[0]).toMatchObject({ mode: 'backfill', rows: 1600, pages: lastPage + 1 });
+        // Counted from the page log: pages loaded by killed attempts are included. Inserted is read
+        // from what the loads wrote, so the killed attempts' loads count too.
+        expect(result.streams[0]).toMatchObject({ mode: 'backfill', rows: 1600, pages: lastPage + 1, inserted: 1600, updated: 0 });
         const fetches = proxy.ascPageFetches();
         expect([...fetches.keys()].sort((a, b) => a - b)).toEqual(Array.from({ length: lastPage }, (_, i) => i + 1));
         const refetches = [...fetches.values()].reduce((n, c) => n + c - 1, 0);
@@ -85,6 +86,7 @@ describe('worker crashes during a backfill', () => {
         await proxy.close();
       }
       expect(await env.read((w) => differencesFromTruth(w, env.sim.truth(), ['contacts']))).toEqual([]);
+      expect(await env.read((w) => w.query(`SELECT inserted, updated FROM _sync_runs WHERE stream = 'contacts'`))).toEqual([{ inserted: 1600, updated: 0 }]);
     });
   });
 });

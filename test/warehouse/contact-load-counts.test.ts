@@ -1,0 +1,32 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WarehouseHandle } from '../../src/warehouse/index.js';
+import { makeContact } from './contact-factory.js';
+import { closeTempWarehouse, openTempWarehouse, type tempPaths } from './temp-warehouse.js';
+
+let p: ReturnType<typeof tempPaths>;
+let w: WarehouseHandle;
+beforeAll(async () => {
+  ({ p, w } = await openTempWarehouse());
+});
+afterAll(() => closeTempWarehouse({ p, w }));
+
+// A run's _sync_runs counts come from what its loads wrote (recordStreamRun), so that an attempt
+// that loaded pages and crashed before reporting them still counts.
+describe('contactLoadCounts', () => {
+  it("counts the contacts a load id inserted and the versions it opened on held ones, across several loads", async () => {
+    const t = (m: number) => new Date(Date.UTC(2026, 11, 6, 12, m));
+    const runA = { loadId: 'run-a:contacts', syncedAt: t(0) };
+    await w.loadContacts([1, 2, 3].map((i) => makeContact(i)), runA);
+    // Run B: its first attempt loads contact 4 and changes 2, then "crashes"; its retry loads 5,
+    // changes 2 again and reads 3 unchanged.
+    await w.loadContacts([makeContact(4), makeContact(2, { city: 'Oslo' })], { loadId: 'run-b:contacts', syncedAt: t(1) });
+    await w.loadContacts([makeContact(5), makeContact(2, { city: 'Bergen' }), makeContact(3)], { loadId: 'run-b:contacts', syncedAt: t(2) });
+    expect(await w.contactLoadCounts('run-a:contacts')).toEqual({ inserted: 3, updated: 0 });
+    expect(await w.contactLoadCounts('run-b:contacts')).toEqual({ inserted: 2, updated: 2 });
+    // A contact the run tombstoned and then found again: a version of a held contact.
+    await w.tombstoneContacts([1], { loadId: 'run-c:contacts', syncedAt: t(3) });
+    await w.loadContacts([makeContact(1, { city: 'Back' })], { loadId: 'run-c:contacts', syncedAt: t(4) });
+    expect(await w.contactLoadCounts('run-c:contacts')).toEqual({ inserted: 0, updated: 1 });
+    expect(await w.contactLoadCounts('never')).toEqual({ inserted: 0, updated: 0 });
+  });
+});
