@@ -18,9 +18,14 @@ import { refreshLakeCatalog } from './write-lake-catalog.js';
 const LINK_CONCURRENCY = 16;
 /** The bucket size of lakes whose manifest does not say (crmsync before the lake recorded it). */
 const LEGACY_BUCKET_SIZE = 50_000;
-// Rewritten files keep their name across generations, so a reader that globbed through the
-// symlink just before a swap still finds every file it listed (now with the newer content).
-const STABLE_FILE = 'data.parquet';
+/**
+ * A rewritten file's name carries its generation: a reader that listed a table's files through
+ * the symlink just before a swap and opens one after it must not get the next generation's file
+ * under the same name (its footer read from one file and its pages from the other came out as
+ * corrupt-data errors). It finds the file gone instead, a plain missing-file error that crmsync's
+ * own readers retry (withCatalog). Clean buckets are hard links and keep their names and content.
+ */
+const generationFile = (generation: number): string => `data-${String(generation).padStart(6, '0')}.parquet`;
 /**
  * Rows per Parquet row group in the lake's files, not DuckDB's 122,880: the writer buffers a
  * whole row group (with the raw JSON, a large share of the memory limit) before it compresses,
@@ -224,7 +229,7 @@ export async function publishTable(
   const file = `part-${String(generation).padStart(6, '0')}.parquet`;
 
   if (layout.kind === 'whole') {
-    await copyTo(ctx, `SELECT * FROM ${t}`, join(genDir, STABLE_FILE));
+    await copyTo(ctx, `SELECT * FROM ${t}`, join(genDir, generationFile(generation)));
   } else if (layout.kind === 'append') {
     const previous = current?.dir ? await listParquet(current.dir) : [];
     if (!current?.dir || previous.length + 1 > MAX_APPEND_FILES) {
@@ -234,7 +239,7 @@ export async function publishTable(
       await copyTo(ctx, `SELECT * FROM ${t} WHERE ${quoteIdent(layout.column)} IN (SELECT part FROM _publish_dirty)`, join(genDir, file));
     }
   } else {
-    await publishBuckets(ctx, table, layout, current?.dir ?? null, genDir);
+    await publishBuckets(ctx, table, layout, current?.dir ?? null, genDir, generationFile(generation));
   }
 
   await swapSymlink(ctx.lakePath, table, genDir);
@@ -262,7 +267,14 @@ export async function publishTable(
  * bucket at once, which grows with the table and ran out of memory under a low limit
  * (bench/results/notes.md, "publish-lake").
  */
-async function publishBuckets(ctx: PublishContext, table: string, layout: Extract<LakeLayout, { kind: 'bucket' }>, previousDir: string | null, genDir: string): Promise<void> {
+async function publishBuckets(
+  ctx: PublishContext,
+  table: string,
+  layout: Extract<LakeLayout, { kind: 'bucket' }>,
+  previousDir: string | null,
+  genDir: string,
+  file: string,
+): Promise<void> {
   const { connection } = ctx;
   const column = quoteIdent(layout.column);
   const dirty = new Set((await connection.runAndReadAll('SELECT part FROM _publish_dirty')).getRows().map((r) => `${BUCKET_COLUMN}=${String(r[0])}`));
@@ -287,12 +299,12 @@ async function publishBuckets(ctx: PublishContext, table: string, layout: Extrac
     const dir = join(genDir, `${BUCKET_COLUMN}=${b}`);
     await mkdir(dir, { recursive: true });
     const lo = b * layout.size;
-    await copyTo(ctx, `${lakeSelectSql(table)} WHERE ${column} >= ${lo} AND ${column} < ${lo + layout.size}`, join(dir, 'data_0.parquet'));
+    await copyTo(ctx, `${lakeSelectSql(table)} WHERE ${column} >= ${lo} AND ${column} < ${lo + layout.size}`, join(dir, file));
   }
   // Readers need at least one file to learn the schema of an empty table.
   if ((await readdir(genDir)).length === 0) {
     await mkdir(join(genDir, `${BUCKET_COLUMN}=0`));
-    await copyTo(ctx, `${lakeSelectSql(table)} LIMIT 0`, join(genDir, `${BUCKET_COLUMN}=0`, 'part-empty.parquet'));
+    await copyTo(ctx, `${lakeSelectSql(table)} LIMIT 0`, join(genDir, `${BUCKET_COLUMN}=0`, `empty-${file}`));
   }
 }
 

@@ -29,6 +29,33 @@ export interface WithCatalogOptions {
  * replaced by rename, so it is whole whenever it is opened. The handle refuses every write.
  */
 export async function withCatalog<T>(opts: WithCatalogOptions, fn: (r: WarehouseHandle) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await withCatalogOnce(opts, fn);
+    } catch (err) {
+      if (attempt >= LAKE_RACE_ATTEMPTS || !isLakeRace(err, dirname(opts.catalogPath))) throw err;
+      opts.logger?.debug({ attempt, err: err instanceof Error ? err.message : String(err) }, 'a lake file changed under the read (a publish swapped its table); reading again');
+      await new Promise((r) => setTimeout(r, 50 * attempt));
+    }
+  }
+}
+
+/** Reads of the lake a publish raced, each tried again on a fresh DuckDB (they are read-only). */
+const LAKE_RACE_ATTEMPTS = 4;
+
+/**
+ * A read that listed a table's files through its symlink just before a publish swapped it, then
+ * opened one after: the file is gone from the new generation (its name carries its generation),
+ * or, in a lake written before that, was replaced under the same name and read as corrupt.
+ */
+export function isLakeRace(err: unknown, lakePath: string): boolean {
+  if (err instanceof CatalogNotFoundError) return false;
+  const message = err instanceof Error ? err.message : String(err);
+  if (/TProtocolException|don't know what type|No magic bytes found|Invalid Parquet file/i.test(message)) return true;
+  return message.includes(lakePath) && /No files found|No such file|could not open|cannot open|does not exist/i.test(message);
+}
+
+async function withCatalogOnce<T>(opts: WithCatalogOptions, fn: (r: WarehouseHandle) => Promise<T>): Promise<T> {
   const missing = !existsSync(opts.catalogPath);
   if (missing && opts.whenMissing !== 'empty') throw new CatalogNotFoundError(opts.catalogPath);
   const instance = await DuckDBInstance.create(':memory:', NO_EXTENSION_INSTALLS);
