@@ -30,10 +30,13 @@ export function createRunActivities(deps: SyncActivityDeps) {
       let counts: Pick<StreamTotals, 'rows' | 'inserted' | 'updated'> | undefined;
       await writes.run(async (w) => {
         if (run.stream === 'contacts' && run.status !== 'running') {
-          const wrote = await w.contactLoadCounts(`${run.runId}:contacts`);
+          // Best effort: a count that fails (a warehouse short of memory) must not fail the record.
+          const wrote = await w.contactLoadCounts(`${run.runId}:contacts`).catch((err: unknown) => {
+            deps.logger.warn({ err, stream: run.stream }, "counting the run's loads from the history failed; the run keeps its attempts' counts");
+            return undefined;
+          });
           // Rows read by the crashed attempts are not in `rows` either: at least what was written.
-          const rows = Math.max(run.rows, run.rows + wrote.inserted + wrote.updated - run.inserted - run.updated);
-          counts = { rows, ...wrote };
+          if (wrote) counts = { rows: Math.max(run.rows, run.rows + wrote.inserted + wrote.updated - run.inserted - run.updated), ...wrote };
         }
         await w.recordRun({
           runId: run.runId,
