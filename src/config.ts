@@ -5,6 +5,7 @@ import { checkBaseUrl } from './crm/transport.js';
 import { ConfigError } from './errors.js';
 import { readFileUpTo } from './read-file-up-to.js';
 import { Secret } from './secret.js';
+import { sizeBytes } from './size-bytes.js';
 import { DEFAULT_CHECKPOINT_THRESHOLD, defaultSyncMemoryLimit, defaultSyncThreads, thisMachine, type Machine } from './worker/owner-memory-defaults.js';
 
 /**
@@ -54,6 +55,12 @@ const EnvSchema = z.object({
   CRMSYNC_SYNC_MEMORY_LIMIT: z
     .string()
     .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'CRMSYNC_SYNC_MEMORY_LIMIT must look like 256MB or 2GB')
+    // Below it DuckDB cannot open and migrate the file, let alone load a page.
+    // (A value the pattern refused is reported by it alone.)
+    .refine(
+      (v) => !/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i.test(v) || sizeBytes(v) >= 32e6,
+      'CRMSYNC_SYNC_MEMORY_LIMIT must be at least 32MB (unset, it is a sixteenth of the memory, 64MB to 128MB)',
+    )
     .optional(),
   CRMSYNC_SYNC_CHECKPOINT_THRESHOLD: z
     .string()

@@ -109,9 +109,10 @@ export async function syncWorkflow(input: SyncWorkflowInput): Promise<SyncResult
   return { runId, streams: results, failed, busy };
 }
 
-/** The innermost message of a child or activity failure (the activity's message names the fix). */
+/** The message of a child or activity failure that names the fix (see the loop). */
 function describe(err: unknown): string {
   let e: unknown = err;
-  while (e instanceof Error && e.cause instanceof Error) e = e.cause;
+  // Down to the first crmsync failure (a code as its type: its message names the fix), else the innermost.
+  while (e instanceof Error && e.cause instanceof Error && !(e instanceof ApplicationFailure && /^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$/.test(e.type ?? ''))) e = e.cause;
   return e instanceof Error ? e.message : String(e);
 }

@@ -20,6 +20,13 @@ describe("the warehouse owner's memory defaults", () => {
     expect(defaultSyncMemoryLimit({ memoryBytes: 256 * GB, cores: 64 })).toBe('128MB');
   });
 
+  it('refuse a limit under 32MB, naming the variable and the floor', () => {
+    expect(() => loadConfig({ CRMSYNC_SYNC_MEMORY_LIMIT: '1KB' }, { memoryBytes: 24 * GB, cores: 4 })).toThrow(/CRMSYNC_SYNC_MEMORY_LIMIT must be at least 32MB/);
+    expect(() => loadConfig({ CRMSYNC_SYNC_MEMORY_LIMIT: '31MB' }, { memoryBytes: 24 * GB, cores: 4 })).toThrow(/at least 32MB/);
+    expect(() => loadConfig({ CRMSYNC_SYNC_MEMORY_LIMIT: 'lots' }, { memoryBytes: 24 * GB, cores: 4 })).toThrow(/must look like 256MB or 2GB/);
+    expect(loadConfig({ CRMSYNC_SYNC_MEMORY_LIMIT: '32MB' }, { memoryBytes: 24 * GB, cores: 4 }).syncMemoryLimit).toBe('32MB');
+  });
+
   it('give a raised limit one thread per 128MB, at most one per core', () => {
     expect(loadConfig({ CRMSYNC_SYNC_MEMORY_LIMIT: '1GB' }, { memoryBytes: 24 * GB, cores: 4 }).syncThreads).toBe(4);
     expect(loadConfig({ CRMSYNC_SYNC_MEMORY_LIMIT: '512MiB' }, { memoryBytes: 24 * GB, cores: 8 }).syncThreads).toBe(4);
