@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { loadConfig } from '../config.js';
 import { ConfigError } from '../errors.js';
 import { createLogger } from '../logger.js';
+import { describeOptionIssues } from './option-issues.js';
 import { CatalogNotFoundError, WarehouseQueryError, withCatalog, type WarehouseSource } from '../warehouse/index.js';
 import { formatRows } from '../warehouse/format-rows.js';
 import { runQuery } from '../warehouse/run-query.js';
@@ -26,7 +27,7 @@ export function registerQueryCommand(program: Command): void {
     .action(async (sql: string, raw: Record<string, unknown>) => {
       const parsed = OptionsSchema.safeParse(raw);
       if (!parsed.success) {
-        throw new ConfigError(`query: ${parsed.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('; ')}`);
+        throw new ConfigError(`query: ${describeOptionIssues(parsed.error.issues, raw)}`);
       }
       const opts = parsed.data;
       const config = loadConfig();

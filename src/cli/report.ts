@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { loadConfig } from '../config.js';
 import { ConfigError } from '../errors.js';
 import { createLogger } from '../logger.js';
+import { describeOptionIssues } from './option-issues.js';
 import { writeReport } from '../report/write-report.js';
 
 const OptionsSchema = z.object({
@@ -20,7 +21,7 @@ export function registerReportCommand(program: Command): void {
     .option('--open', 'open the report in the default browser when written', false)
     .action(async (raw: Record<string, unknown>) => {
       const parsed = OptionsSchema.safeParse(raw);
-      if (!parsed.success) throw new ConfigError(`report: ${parsed.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('; ')}`);
+      if (!parsed.success) throw new ConfigError(`report: ${describeOptionIssues(parsed.error.issues, raw)}`);
       const config = loadConfig();
       const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, { cmd: 'report' });
       const report = await writeReport({ catalogPath: config.catalogPath, out: parsed.data.out, now: new Date(), logger });

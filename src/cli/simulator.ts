@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { loadConfig } from '../config.js';
 import { ConfigError } from '../errors.js';
 import { REAL_DEPLOYMENT_LATENCY, startSimulator, type FaultOptions } from '../simulator/index.js';
+import { describeOptionIssues } from './option-issues.js';
 
 /** Used when CRM_USERNAME / CRM_PASSWORD are unset, so that one environment drives client and simulator. */
 export const SIMULATOR_DEFAULT_USERNAME = 'crmsync-admin';
@@ -90,7 +91,7 @@ export function registerSimulatorCommand(program: Command): void {
     .action(async (raw: Record<string, unknown>) => {
       const parsed = OptionsSchema.safeParse(raw);
       if (!parsed.success) {
-        throw new ConfigError(`Invalid simulator options: ${parsed.error.issues.map((i) => `--${i.path.join('.')} ${i.message}`).join('; ')}`);
+        throw new ConfigError(`Invalid simulator options: ${describeOptionIssues(parsed.error.issues, raw)}`);
       }
       const o = parsed.data;
       const config = loadConfig();
