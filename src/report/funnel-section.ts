@@ -16,8 +16,7 @@ export function funnelSection(rows: readonly FunnelStepRow[]): string {
     // From the counts (the root row comes first), not from the view's percent_of_entrants: that is
     // rounded to two places already, and one place more showed 20 of 17 entrants as 117.7 %.
     const entrants = steps[0]?.reached ?? null;
-    const ofEntrants = (s: FunnelStepRow): number | null =>
-      entrants && s.reached !== null ? (100 * Number(s.reached)) / Number(entrants) : s.percent_of_entrants;
+    const ofEntrants = (s: FunnelStepRow): number | null => (entrants && s.reached !== null ? (100 * Number(s.reached)) / Number(entrants) : s.percent_of_entrants);
     const groups = steps.map((s) => ({
       label: s.label ?? `step ${s.sequence_id}`,
       bars: [{ series: 'reached', value: s.reached, color, text: `${fmtInt(s.reached)}${s.dropped ? ` (−${fmtInt(s.dropped)})` : ''}` }],

@@ -10,7 +10,7 @@ export function windowWithTies(ordered: readonly number[], offset: number, perPa
   const end = Math.min(ordered.length, offset + perPage);
   const out: number[] = [];
   const random = createRng(hash32(offset, perPage));
-  for (let i = offset; i < end; ) {
+  for (let i = offset; i < end;) {
     const v = value(ordered[i]!);
     let lo = i;
     while (lo > 0 && value(ordered[lo - 1]!) === v) lo--;

@@ -267,14 +267,7 @@ export async function publishTable(
  * bucket at once, which grows with the table and ran out of memory under a low limit
  * (bench/results/notes.md, "publish-lake").
  */
-async function publishBuckets(
-  ctx: PublishContext,
-  table: string,
-  layout: Extract<LakeLayout, { kind: 'bucket' }>,
-  previousDir: string | null,
-  genDir: string,
-  file: string,
-): Promise<void> {
+async function publishBuckets(ctx: PublishContext, table: string, layout: Extract<LakeLayout, { kind: 'bucket' }>, previousDir: string | null, genDir: string, file: string): Promise<void> {
   const { connection } = ctx;
   const column = quoteIdent(layout.column);
   const dirty = new Set((await connection.runAndReadAll('SELECT part FROM _publish_dirty')).getRows().map((r) => `${BUCKET_COLUMN}=${String(r[0])}`));

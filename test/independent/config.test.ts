@@ -182,11 +182,11 @@ afterAll(async () => {
 });
 
 // ---------------------------------------------------------------------------------------------
-describe('--help, unknown commands and options (README command tables, each command\'s --help)', () => {
+describe("--help, unknown commands and options (README command tables, each command's --help)", () => {
   // README "Sync" table and "Two commands": the commands a user is told about.
   const COMMANDS = ['sync', 'worker', 'schedule', 'status', 'verify', 'query', 'report', 'push', 'webhooks', 'demo', 'simulator'];
 
-  it('crmsync --help names every command of the README; each command\'s --help shows the options the README and docs use', async () => {
+  it("crmsync --help names every command of the README; each command's --help shows the options the README and docs use", async () => {
     const dir = await fresh();
     const top = await run(['--help'], baseEnv(), dir);
     expect(top.code).toBe(0);
@@ -203,7 +203,10 @@ describe('--help, unknown commands and options (README command tables, each comm
       [['report'], ['--out', '--open']],
       [['push'], ['--from', '--dry-run']],
       [['schedule'], ['create', 'list', 'pause', 'resume', 'delete']],
-      [['schedule', 'create'], ['--every', '--reconcile-every', '--stream', '--id']],
+      [
+        ['schedule', 'create'],
+        ['--every', '--reconcile-every', '--stream', '--id'],
+      ],
       [['schedule', 'list'], []],
       [['schedule', 'pause'], ['--id']],
       [['schedule', 'resume'], ['--id']],
@@ -291,7 +294,14 @@ describe('configuration variables: defaults and refusals (README "Configuration"
   it('with no CRM configured, every command that talks to the CRM names CRM_BASE_URL, CRM_USERNAME and CRM_PASSWORD, and creates nothing', async () => {
     const dir = await fresh();
     await writeFile(join(dir, 'targets.csv'), 'email,status\na@example.test,subscribed\n');
-    for (const args of [['sync'], ['verify'], ['push', '--from', 'targets.csv'], ['worker'], ['webhooks', 'register', '--url', 'https://hooks.example.test/crm'], ['webhooks', 'dead-letters', '--retry']]) {
+    for (const args of [
+      ['sync'],
+      ['verify'],
+      ['push', '--from', 'targets.csv'],
+      ['worker'],
+      ['webhooks', 'register', '--url', 'https://hooks.example.test/crm'],
+      ['webhooks', 'dead-letters', '--retry'],
+    ]) {
       const r = await run(args, baseEnv(), dir);
       expect(r.code, args.join(' ')).not.toBe(0);
       expect(r.code, args.join(' ')).not.toBeNull();
@@ -481,7 +491,7 @@ describe('.env (README "Configuration": a .env file in the working directory, th
     expectNoPassword(denied);
   }, 120_000);
 
-  it('a .env in a parent folder is not read: only the working directory\'s', async () => {
+  it("a .env in a parent folder is not read: only the working directory's", async () => {
     const dir = await fresh();
     await writeFile(join(dir, '.env'), `CRM_BASE_URL=${server.baseUrl}\nCRM_USERNAME=${USER}\nCRM_PASSWORD=${PASSWORD}\n`);
     await mkdir(join(dir, 'sub'));
@@ -646,7 +656,15 @@ describe('CRM_BASE_URL forms (README "Configuration", docs/security.md 1 and 4)'
     // A name, not a loopback address, whatever it resolves to; and a look-alike of loopback.
     for (const host of [`${hostname()}:${port}`, '127.0.0.1.example.test']) {
       const env = crmEnv({ CRM_BASE_URL: `http://${host}/v2`, CRM_WEBHOOK_SECRET: 'a-webhook-secret-of-32-characters' });
-      for (const args of [['sync'], ['verify'], ['push', '--from', 'targets.csv', '--dry-run'], ['push', '--from', 'targets.csv'], ['worker'], ['webhooks', 'serve', '--port', '0'], ['webhooks', 'dead-letters', '--retry']]) {
+      for (const args of [
+        ['sync'],
+        ['verify'],
+        ['push', '--from', 'targets.csv', '--dry-run'],
+        ['push', '--from', 'targets.csv'],
+        ['worker'],
+        ['webhooks', 'serve', '--port', '0'],
+        ['webhooks', 'dead-letters', '--retry'],
+      ]) {
         const what = `${args.join(' ')} to ${host}`;
         const r = await run(args, env, dir);
         expect(r.code, what).not.toBe(0);
@@ -664,14 +682,18 @@ describe('CRM_BASE_URL forms (README "Configuration", docs/security.md 1 and 4)'
   }, 300_000);
 
   // Only where this machine's name resolves to loopback: no traffic may leave the machine.
-  it.skipIf(!HOST_ON_LOOPBACK)('CRM_ALLOW_INSECURE_HTTP=1 (or true) lets plain http reach a named host', async () => {
-    const port = new URL(server.baseUrl).port;
-    for (const allow of ['1', 'true']) {
-      const dir = await fresh();
-      const r = await run(['sync', '--stream', 'tags'], crmEnv({ CRM_BASE_URL: `http://${hostname()}:${port}/v2`, CRM_ALLOW_INSECURE_HTTP: allow }), dir);
-      expect(r.code, `${allow}: ${r.stderr}`).toBe(0);
-    }
-  }, 120_000);
+  it.skipIf(!HOST_ON_LOOPBACK)(
+    'CRM_ALLOW_INSECURE_HTTP=1 (or true) lets plain http reach a named host',
+    async () => {
+      const port = new URL(server.baseUrl).port;
+      for (const allow of ['1', 'true']) {
+        const dir = await fresh();
+        const r = await run(['sync', '--stream', 'tags'], crmEnv({ CRM_BASE_URL: `http://${hostname()}:${port}/v2`, CRM_ALLOW_INSECURE_HTTP: allow }), dir);
+        expect(r.code, `${allow}: ${r.stderr}`).toBe(0);
+      }
+    },
+    120_000,
+  );
 
   it('CRM_MAX_CONCURRENCY=1 keeps one request in flight at the CRM, CRM_MAX_RPS=4 about four a second', async () => {
     const proxy = await startProxy({ prefix: '/p', delayMs: 60 });
@@ -764,7 +786,9 @@ describe('a CRM that refuses, is not there, or is not a CRM: the cause, the fix,
     const env = crmEnv({ CRM_BASE_URL: notCrm.url, CRMSYNC_EMBEDDED_IDLE: '2s', CRMSYNC_LOG_LEVEL: 'trace' });
     const r = await run(['sync'], env, dir, 120_000);
     const workerPid = existsSync(join(dir, 'data', 'worker.json')) ? (JSON.parse(await readFile(join(dir, 'data', 'worker.json'), 'utf8')) as { pid: number }).pid : undefined;
-    const serverPid = existsSync(join(dir, 'data', 'temporal-dev-server.json')) ? (JSON.parse(await readFile(join(dir, 'data', 'temporal-dev-server.json'), 'utf8')) as { pid: number }).pid : undefined;
+    const serverPid = existsSync(join(dir, 'data', 'temporal-dev-server.json'))
+      ? (JSON.parse(await readFile(join(dir, 'data', 'temporal-dev-server.json'), 'utf8')) as { pid: number }).pid
+      : undefined;
     try {
       expect(r.code, r.stderr).not.toBe(0);
       expect(r.code).not.toBeNull();

@@ -183,7 +183,7 @@ function generatedContact(id: number): RealContact {
   const first = funnelMember ? 'Member' : FIRST[id % FIRST.length]!;
   const last = funnelMember ? `Number${id - 3000}` : LAST[(id * 5) % LAST.length]!;
   const custom: Record<string, string> = {};
-  if (id % 3 !== 0) custom.plan = PLAN_OPTIONS[id % 3 === 1 ? (id % 2) : 2]!;
+  if (id % 3 !== 0) custom.plan = PLAN_OPTIONS[id % 3 === 1 ? id % 2 : 2]!;
   if (id % 4 !== 0) custom.signup_score = String((id * 13) % 101);
   const fields: Obj = {
     id,
@@ -237,8 +237,7 @@ function seedContacts(): Map<number, RealContact> {
     const gen = generatedContact(id);
     // The captures redact each contact's unique hash; a live site sends the hash itself.
     if (fields.hash === 'REDACTED') fields.hash = gen.fields.hash!;
-    const pivots = (key: 'tags' | 'lists'): Membership[] =>
-      ((rec[key] as Obj[]).map((t) => ({ id: t.id as number, at: (t.pivot as Obj).created_at as string })));
+    const pivots = (key: 'tags' | 'lists'): Membership[] => (rec[key] as Obj[]).map((t) => ({ id: t.id as number, at: (t.pivot as Obj).created_at as string }));
     let tags: Membership[];
     let lists: Membership[];
     if (Array.isArray(rec.tags)) {

@@ -207,7 +207,9 @@ describe('crmsync against a site that behaves as the captured fluentcrm 2.9 depl
 
   it('contacts: the clock-change wall times are the instants PHP reads (docs/warehouse.md, Tables)', async () => {
     await withDb(dir, async (q) => {
-      const rows = await q("SELECT id::INT AS id, strftime(created_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S') AS c, strftime(updated_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S') AS u FROM contacts WHERE id IN (1, 12, 13) ORDER BY id");
+      const rows = await q(
+        "SELECT id::INT AS id, strftime(created_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S') AS c, strftime(updated_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S') AS u FROM contacts WHERE id IN (1, 12, 13) ORDER BY id",
+      );
       expect(rows).toEqual([
         { id: 1, c: '2025-11-02T05:30:00', u: '2025-11-02T05:45:00' },
         { id: 12, c: '2026-03-08T07:30:00', u: '2026-03-08T07:45:10' },
@@ -222,13 +224,29 @@ describe('crmsync against a site that behaves as the captured fluentcrm 2.9 depl
       expect(tags.map((r) => ({ ...r, id: num(r.id), subscribers_count: num(r.subscribers_count), c: num(r.c), u: num(r.u) }))).toEqual(
         [...TAGS]
           .sort((a, b) => a.id - b.id)
-          .map((t) => ({ id: t.id, title: t.title, slug: t.slug, description: t.description, subscribers_count: server.tagCounts(t.id).subscribersCount, c: at(t.created_at), u: at(t.updated_at), _deleted_at: null })),
+          .map((t) => ({
+            id: t.id,
+            title: t.title,
+            slug: t.slug,
+            description: t.description,
+            subscribers_count: server.tagCounts(t.id).subscribersCount,
+            c: at(t.created_at),
+            u: at(t.updated_at),
+            _deleted_at: null,
+          })),
       );
       const lists = await q('SELECT id, title, slug, is_public, total_count, subscribers_count, epoch_ms(created_at) AS c FROM lists ORDER BY id');
       expect(lists.map((r) => ({ ...r, id: num(r.id), total_count: num(r.total_count), subscribers_count: num(r.subscribers_count), c: num(r.c) }))).toEqual(
         [...LISTS]
           .sort((a, b) => a.id - b.id)
-          .map((l) => ({ id: l.id, title: l.title, slug: l.slug, is_public: false, ...{ total_count: server.listCounts(l.id).totalCount, subscribers_count: server.listCounts(l.id).subscribersCount }, c: at(l.created_at) })),
+          .map((l) => ({
+            id: l.id,
+            title: l.title,
+            slug: l.slug,
+            is_public: false,
+            ...{ total_count: server.listCounts(l.id).totalCount, subscribers_count: server.listCounts(l.id).subscribersCount },
+            c: at(l.created_at),
+          })),
       );
       const fields = await q('SELECT slug, label, type, field_key, options FROM custom_fields ORDER BY slug');
       expect(fields.map((f) => ({ ...f, options: (f.options as string[] | null)?.length ? f.options : null }))).toEqual(
@@ -238,7 +256,19 @@ describe('crmsync against a site that behaves as the captured fluentcrm 2.9 depl
       expect(companies.map((r) => ({ ...r, id: num(r.id), employees_number: num(r.employees_number), c: num(r.c) }))).toEqual(
         [...server.companies]
           .sort((a, b) => num(a.id) - num(b.id))
-          .map((c) => ({ id: num(c.id), name: c.name, industry: c.industry, email: c.email, phone: c.phone, type: c.type, owner_id: c.owner_id, employees_number: num(c.employees_number), city: c.city, country: c.country, c: at(c.created_at) })),
+          .map((c) => ({
+            id: num(c.id),
+            name: c.name,
+            industry: c.industry,
+            email: c.email,
+            phone: c.phone,
+            type: c.type,
+            owner_id: c.owner_id,
+            employees_number: num(c.employees_number),
+            city: c.city,
+            country: c.country,
+            c: at(c.created_at),
+          })),
       );
     });
   });
@@ -336,7 +366,9 @@ describe('crmsync against a site that behaves as the captured fluentcrm 2.9 depl
             .map(([k, n]) => ({ period_key: k, day: k, period: 'day', n })),
         );
       }
-      const steps = await q('SELECT funnel_id::INT AS f, sequence_id::INT AS s, label, type, count::INT AS n, percent, percent_text, previous_step_count::INT AS p, drop_count::INT AS d, drop_percent FROM report_automation_step_rows ORDER BY f, s');
+      const steps = await q(
+        'SELECT funnel_id::INT AS f, sequence_id::INT AS s, label, type, count::INT AS n, percent, percent_text, previous_step_count::INT AS p, drop_count::INT AS d, drop_percent FROM report_automation_step_rows ORDER BY f, s',
+      );
       expect(steps).toEqual(
         [1, 2].flatMap((f) =>
           (((FUNNEL_REPORTS[f] as Obj).stats as Obj).metrics as Obj[]).map((m) => ({
@@ -409,7 +441,8 @@ describe('crmsync against a site that behaves as the captured fluentcrm 2.9 depl
     expect(res.code, res.stderr).toBe(0);
     expect(res.stdout.trim()).toBe(out);
     const html = await readFile(out, 'utf8');
-    for (const t of ['Spring Product Launch', 'Webinar Invitation', 'New member onboarding', 'Author partner welcome', 'Tag as Partner', 'Churn Risk', 'Partners Program']) expect(html, t).toContain(t);
+    for (const t of ['Spring Product Launch', 'Webinar Invitation', 'New member onboarding', 'Author partner welcome', 'Tag as Partner', 'Churn Risk', 'Partners Program'])
+      expect(html, t).toContain(t);
   });
 
   describe('after edits, membership changes, deletes and new signups on the site', () => {
@@ -424,7 +457,8 @@ describe('crmsync against a site that behaves as the captured fluentcrm 2.9 depl
       server.edit(4, { status: 'subscribed' });
       server.edit(1, { city: null });
       server.attachTag(3040, 1);
-      listDetached = [...server.contacts.values()].find((c) => c.fields.status === 'unsubscribed' && c.lists.length > 0 && ![1, 2, 4, 10, 58, 300].includes(c.fields.id as number))!.fields.id as number;
+      listDetached = [...server.contacts.values()].find((c) => c.fields.status === 'unsubscribed' && c.lists.length > 0 && ![1, 2, 4, 10, 58, 300].includes(c.fields.id as number))!.fields
+        .id as number;
       server.detachList(listDetached, server.contacts.get(listDetached)!.lists[0]!.id);
       server.contacts.delete(2);
       server.contacts.delete(300);
@@ -542,7 +576,10 @@ describe('a bulk edit: 60 contacts with one updated_at second, read with no tie-
     const baseUrl = await server.start();
     dir = await mkdtemp(join(tmpdir(), 'crmsync-indep-realties-'));
     env = realSiteCliEnv(baseUrl, dir, `indep-rties-${randomUUID().slice(0, 8)}`);
-    for (const args of [['sync', '--per-page', '20'], ['sync', '--per-page', '20']]) {
+    for (const args of [
+      ['sync', '--per-page', '20'],
+      ['sync', '--per-page', '20'],
+    ]) {
       const r = await crmsync(args);
       if (r.code !== 0) throw new Error(`setup sync failed:\n${r.stdout}\n${r.stderr}`);
     }

@@ -404,17 +404,14 @@ describe('a background worker SIGKILLed mid-backfill, the CRM changed meanwhile'
     await expectWarehouseEqualsCrm(w, deletedRead);
   });
 
-  it(
-    'a summary that says "the next run reconciles" is followed by a reconciling run (docs/sync.md "Contacts" 6: needsReconcile only when the CRM changed again during the repair pass)',
-    async () => {
-      // The CRM changed once, before the repair pass began; the first run's summary said the next
-      // run reconciles, and the next run was incremental (the repair pass had left it equal).
-      const line = first.stdout.split('\n').find((l) => /^\s*contacts\s/.test(l)) ?? '';
-      const runs = await contactRuns(w);
-      expect(runs).toHaveLength(2);
-      expect(!/next run reconciles/.test(line) || runs[1]!.mode === 'reconcile', `${line} / next run: ${String(runs[1]!.mode)}`).toBe(true);
-    },
-  );
+  it('a summary that says "the next run reconciles" is followed by a reconciling run (docs/sync.md "Contacts" 6: needsReconcile only when the CRM changed again during the repair pass)', async () => {
+    // The CRM changed once, before the repair pass began; the first run's summary said the next
+    // run reconciles, and the next run was incremental (the repair pass had left it equal).
+    const line = first.stdout.split('\n').find((l) => /^\s*contacts\s/.test(l)) ?? '';
+    const runs = await contactRuns(w);
+    expect(runs).toHaveLength(2);
+    expect(!/next run reconciles/.test(line) || runs[1]!.mode === 'reconcile', `${line} / next run: ${String(runs[1]!.mode)}`).toBe(true);
+  });
 });
 
 describe('`crmsync sync` SIGKILLed mid-backfill, workers inside the command (CRMSYNC_EMBEDDED_IDLE=0)', () => {

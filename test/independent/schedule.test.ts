@@ -251,7 +251,7 @@ describe('crmsync schedule, embedded Temporal stopping with each command (no wor
   // docs/sync.md, Schedules: "`crmsync schedule create ... [--id ID]` creates a Temporal Schedule ...
   // `list`, `pause`, `resume`, `delete` manage it." `list` showed only ids that begin with `crmsync-`:
   // a schedule made with `--id nightly` could be paused and deleted but never appeared in `list`.
-  it('list shows a schedule created with an --id of the user\'s own (`--id nightly`)', async () => {
+  it("list shows a schedule created with an --id of the user's own (`--id nightly`)", async () => {
     const created = await run(['schedule', 'create', '--every', '6h', '--id', 'nightly']);
     expect(created.code).toBe(0);
     try {
@@ -289,7 +289,7 @@ describe('scheduled runs while `crmsync worker` runs (embedded Temporal)', () =>
     child.stdout!.on('data', (d: Buffer) => out.push(d.toString()));
     child.stderr!.on('data', (d: Buffer) => out.push(d.toString()));
     worker = { child, out, startedAt: Date.now() };
-    const rec = await waitFor('the worker\'s embedded Temporal', serverRecord, 60_000);
+    const rec = await waitFor("the worker's embedded Temporal", serverRecord, 60_000);
     connection = await Connection.connect({ address: rec.address });
     client = new Client({ connection, namespace: rec.namespace ?? 'default' });
   }
@@ -342,14 +342,18 @@ describe('scheduled runs while `crmsync worker` runs (embedded Temporal)', () =>
 
   afterAll(async () => {
     try {
-      if (client) await client.schedule.getHandle(DEFAULT_ID).delete().catch(() => undefined);
+      if (client)
+        await client.schedule
+          .getHandle(DEFAULT_ID)
+          .delete()
+          .catch(() => undefined);
     } finally {
       await stopWorker();
       await rm(dir, { recursive: true, force: true });
     }
   }, 90_000);
 
-  it('a schedule at the shortest interval the CLI takes runs syncs on its own that land the CRM\'s rows, again and again', async () => {
+  it("a schedule at the shortest interval the CLI takes runs syncs on its own that land the CRM's rows, again and again", async () => {
     const created = await run(['schedule', 'create', '--every', '1s']);
     expect(created.code).toBe(0);
     const d = await describeSchedule();
@@ -374,8 +378,14 @@ describe('scheduled runs while `crmsync worker` runs (embedded Temporal)', () =>
     expect(new Set(runs.map((r) => r.run_id)).size).toBeGreaterThanOrEqual(2);
     expect(runs[0]!.mode).toBe('backfill');
     // With --reconcile-every at its default (24h) and nothing deleted, the later runs are incremental.
-    expect(runs.slice(1).every((r) => r.mode === 'incremental'), JSON.stringify(runs)).toBe(true);
-    expect(runs.every((r) => r.status === 'succeeded'), JSON.stringify(runs)).toBe(true);
+    expect(
+      runs.slice(1).every((r) => r.mode === 'incremental'),
+      JSON.stringify(runs),
+    ).toBe(true);
+    expect(
+      runs.every((r) => r.status === 'succeeded'),
+      JSON.stringify(runs),
+    ).toBe(true);
     expect((await describeSchedule()).info.numActionsTaken).toBeGreaterThanOrEqual(2);
 
     // "The catch-up window is just under one interval" (docs/sync.md, Schedules), at a usual interval.
@@ -404,7 +414,10 @@ describe('scheduled runs while `crmsync worker` runs (embedded Temporal)', () =>
       const execs = (await syncExecutions()).filter((w) => w.close !== undefined && w.id.startsWith(`${d.action.workflowId}-`));
       expect(execs.length).toBeGreaterThanOrEqual(3);
       for (let i = 1; i < execs.length; i++) expect(execs[i]!.start, `run ${i} started before run ${i - 1} ended`).toBeGreaterThanOrEqual(execs[i - 1]!.close!);
-      expect(execs.every((w) => w.status === 'COMPLETED'), JSON.stringify(execs)).toBe(true);
+      expect(
+        execs.every((w) => w.status === 'COMPLETED'),
+        JSON.stringify(execs),
+      ).toBe(true);
     } finally {
       proxy.delayMs = 0;
     }
@@ -425,7 +438,10 @@ describe('scheduled runs while `crmsync worker` runs (embedded Temporal)', () =>
       90_000,
       1000,
     );
-    expect(runs.some((r) => r.mode === 'reconcile'), JSON.stringify(runs)).toBe(true);
+    expect(
+      runs.some((r) => r.mode === 'reconcile'),
+      JSON.stringify(runs),
+    ).toBe(true);
     // Back to the default cadence for the next tests.
     expect((await run(['schedule', 'create', '--every', '1s'])).code).toBe(0);
   }, 180_000);
@@ -448,7 +464,7 @@ describe('scheduled runs while `crmsync worker` runs (embedded Temporal)', () =>
     await waitFor('the CRM to be asked again', async () => server.requests.length > requests, 30_000);
   }, 120_000);
 
-  it('a failed scheduled run never shows the CRM password: not in the worker\'s output, status, _sync_runs or the run\'s Temporal history', async () => {
+  it("a failed scheduled run never shows the CRM password: not in the worker's output, status, _sync_runs or the run's Temporal history", async () => {
     await settle();
     const since = Date.now();
     proxy.echo = true; // every answer 401, quoting the Authorization header and the password

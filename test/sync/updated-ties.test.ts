@@ -16,7 +16,16 @@ import { countingCrmClient } from '../helpers/counting-crm-client.js';
 const ZONE = 'America/New_York';
 const PER_PAGE = 20;
 
-async function withScan(contacts: number, fn: (ctx: { sim: RunningSimulator; writes: WarehouseOwner; tick: (ms: number) => void; scan: () => ReturnType<ReturnType<typeof createSyncActivities>['scanUpdatedContacts']>; asked: () => number[] }) => Promise<void>): Promise<void> {
+async function withScan(
+  contacts: number,
+  fn: (ctx: {
+    sim: RunningSimulator;
+    writes: WarehouseOwner;
+    tick: (ms: number) => void;
+    scan: () => ReturnType<ReturnType<typeof createSyncActivities>['scanUpdatedContacts']>;
+    asked: () => number[];
+  }) => Promise<void>,
+): Promise<void> {
   let t = Date.parse('2026-11-20T15:00:00Z');
   const now = () => t;
   const dir = await mkdtemp(join(tmpdir(), 'crmsync-updated-ties-'));
@@ -38,7 +47,11 @@ async function withScan(contacts: number, fn: (ctx: { sim: RunningSimulator; wri
         from = rawQueries.length;
         return acts.scanUpdatedContacts({ perPage: PER_PAGE, loadId: `U${n++}`, overlapMs: 60_000, reprobeAfterMs: 3_600_000 });
       },
-      asked: () => rawQueries.slice(from).filter((q) => q.orderBy === 'updated_at' && q.order === 'desc').map((q) => q.perPage),
+      asked: () =>
+        rawQueries
+          .slice(from)
+          .filter((q) => q.orderBy === 'updated_at' && q.order === 'desc')
+          .map((q) => q.perPage),
     });
   } finally {
     await writes.close();

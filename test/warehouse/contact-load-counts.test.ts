@@ -13,10 +13,13 @@ afterAll(() => closeTempWarehouse({ p, w }));
 // A run's _sync_runs counts come from what its loads wrote (recordStreamRun), so that an attempt
 // that loaded pages and crashed before reporting them still counts.
 describe('contactLoadCounts', () => {
-  it("counts the contacts a load id inserted and the versions it opened on held ones, across several loads", async () => {
+  it('counts the contacts a load id inserted and the versions it opened on held ones, across several loads', async () => {
     const t = (m: number) => new Date(Date.UTC(2026, 11, 6, 12, m));
     const runA = { loadId: 'run-a:contacts', syncedAt: t(0) };
-    await w.loadContacts([1, 2, 3].map((i) => makeContact(i)), runA);
+    await w.loadContacts(
+      [1, 2, 3].map((i) => makeContact(i)),
+      runA,
+    );
     // Run B: its first attempt loads contact 4 and changes 2, then "crashes"; its retry loads 5,
     // changes 2 again and reads 3 unchanged.
     await w.loadContacts([makeContact(4), makeContact(2, { city: 'Oslo' })], { loadId: 'run-b:contacts', syncedAt: t(1) });

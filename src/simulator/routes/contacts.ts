@@ -144,9 +144,7 @@ function listContacts(ctx: RouteCtx): SimResponse {
       return c && sortKey ? SORTABLE[sortKey](c) : undefined;
     };
     const window = ctx.tiesByWindow && sortKey !== null && sortKey !== 'id' ? windowWithTies(ordered, offset, paging.perPage, sortValue) : ordered.slice(offset, offset + paging.perPage);
-    page = window
-      .map((id) => ctx.state.contact(id))
-      .filter((c): c is ContactRec => !!c);
+    page = window.map((id) => ctx.state.contact(id)).filter((c): c is ContactRec => !!c);
   }
   const data = page.map((c) => ctx.ser.contact(c, view));
   const body: Record<string, unknown> = { subscribers: paginator(ctx, paging, total, data) };
