@@ -134,6 +134,8 @@ function watchSibling(pid: number, dataDir: string, lost: AbortController): Node
 }
 
 const SIBLING_WATCH_MS = 2_000;
+/** How long a silent but running embedded server of another command gets to answer or to exit. */
+const SIBLING_PATIENCE_MS = 20_000;
 
 /** The address and pid of a live embedded server another crmsync process runs on this data dir. */
 async function joinSibling(config: TemporalConfig): Promise<{ address: string; pid: number } | undefined> {
@@ -152,10 +154,18 @@ async function joinSibling(config: TemporalConfig): Promise<{ address: string; p
         `use TEMPORAL_NAMESPACE=${sibling.namespace}, another CRMSYNC_DATA_DIR, or stop that process.`,
     );
   }
-  if (!(await waitForTemporal({ address: sibling.address, namespace, timeoutMs: 5_000 }))) {
-    throw new TemporalDevServerError(`The embedded Temporal (process ${sibling.pid} at ${sibling.address}) does not answer; stop that process, ` + `or set TEMPORAL_ADDRESS to a running Temporal.`);
+  // Silent for a moment: its command may be stopping it right now (it stops with its command when
+  // CRMSYNC_EMBEDDED_IDLE is 0). Wait for it to go, then start our own, or for it to answer.
+  const deadline = Date.now() + SIBLING_PATIENCE_MS;
+  for (let timeoutMs = 5_000; ; timeoutMs = 1_000) {
+    if (await waitForTemporal({ address: sibling.address, namespace, timeoutMs })) return { address: sibling.address, pid: sibling.pid };
+    if (!(await runsDevServer(sibling.pid))) {
+      await removeEmbeddedServerRecord(config.dataDir, sibling.pid);
+      return undefined;
+    }
+    if (Date.now() > deadline) break;
   }
-  return { address: sibling.address, pid: sibling.pid };
+  throw new TemporalDevServerError(`The embedded Temporal (process ${sibling.pid} at ${sibling.address}) does not answer; stop that process, ` + `or set TEMPORAL_ADDRESS to a running Temporal.`);
 }
 
 async function runsDevServer(pid: number): Promise<boolean> {

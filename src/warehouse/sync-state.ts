@@ -41,10 +41,12 @@ export async function recordRun(connection: DuckDBConnection, record: SyncRunRec
  */
 export async function contactLoadCounts(connection: DuckDBConnection, loadId: string): Promise<{ inserted: number; updated: number }> {
   // Aggregates rather than a window over the versions: at a million contacts 0.13 s, and they spill.
+  // `<=`: a version opened on a contact whose last one began later than the load's clock (its
+  // updated_at ahead) begins when that one did, not after it.
   const [row] = await readRows(
     connection,
     `WITH mine AS (SELECT id, min(valid_from) AS since, count(*) AS versions FROM contacts_history WHERE _load_id = $1 GROUP BY id),
-     held AS (SELECT DISTINCT h.id FROM contacts_history h JOIN mine m USING (id) WHERE h._load_id <> $1 AND h.valid_from < m.since)
+     held AS (SELECT DISTINCT h.id FROM contacts_history h JOIN mine m USING (id) WHERE h._load_id <> $1 AND h.valid_from <= m.since)
      SELECT count(*) - (SELECT count(*) FROM held) AS inserted, coalesce(sum(versions), 0) AS versions FROM mine`,
     [loadId],
   );

@@ -106,6 +106,21 @@ describe('withTemporal', () => {
     }
   });
 
+  it('waits for a silent sibling server that is stopping, then starts its own', { timeout: 90_000 }, async () => {
+    // Stands in for the embedded server of a command that is ending: it runs, answers nothing, and
+    // exits 7 s later. Failing at once ("does not answer") broke a command run right after another.
+    const unused = `127.0.0.1:${await freePort()}`;
+    const sibling = spawn('/bin/sh', ['-c', 'sleep 7', 'temporal-server-start-dev'], { stdio: 'ignore' });
+    try {
+      await writeEmbeddedServerRecord(dataDir, { address: unused, pid: sibling.pid ?? -1, namespace: 'default' });
+      const address = await withTemporal(config, async (t) => t.address);
+      expect(address).not.toBe(unused);
+      expect(isProcessAlive(sibling.pid ?? -1)).toBe(false);
+    } finally {
+      sibling.kill('SIGKILL');
+    }
+  });
+
   it('ignores a record whose pid now belongs to an unrelated process', async () => {
     const unused = `127.0.0.1:${await freePort()}`;
     await writeEmbeddedServerRecord(dataDir, { address: unused, pid: process.pid, namespace: 'default' });

@@ -31,5 +31,12 @@ describe('contactLoadCounts', () => {
     await w.loadContacts([makeContact(1, { city: 'Back' })], { loadId: 'run-c:contacts', syncedAt: t(4) });
     expect(await w.contactLoadCounts('run-c:contacts')).toEqual({ inserted: 0, updated: 1 });
     expect(await w.contactLoadCounts('never')).toEqual({ inserted: 0, updated: 0 });
+    // A contact whose updated_at is ahead of the loads' clock: its next version begins when its
+    // last one did (the same valid_from), and is still a version of a held contact.
+    const ahead = '2030-01-01T00:00:00.000Z';
+    await w.loadContacts([makeContact(7, { updated_at: ahead })], { loadId: 'run-d:contacts', syncedAt: t(5) });
+    await w.loadContacts([makeContact(7, { updated_at: ahead, city: 'Later' })], { loadId: 'run-e:contacts', syncedAt: t(6) });
+    expect(await w.query(`SELECT count(DISTINCT valid_from)::INT AS n, count(*)::INT AS versions FROM contacts_history WHERE id = 7`)).toEqual([{ n: 1, versions: 2 }]);
+    expect(await w.contactLoadCounts('run-e:contacts')).toEqual({ inserted: 0, updated: 1 });
   });
 });
