@@ -25,10 +25,11 @@ import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SpecServer, type SpecContact, seedContact, siteWallMs, specServerCliEnv } from './spec-server.js';
 import { runBuiltCli } from './built-cli.js';
+import { duck, type Q, type Row } from './duck.js';
 
 const TZ = 'America/New_York';
 const BUCKET = 25_000;
@@ -63,8 +64,6 @@ const DOCUMENTED_LAKE_TABLES = [
   '_sync_runs',
   '_push_ledger',
 ];
-type Row = Record<string, unknown>;
-type Q = (sql: string) => Promise<Row[]>;
 
 const BIN = fileURLToPath(new URL('../../bin/crmsync.js', import.meta.url));
 /**
@@ -82,18 +81,6 @@ const sortNums = (v: unknown): number[] => (v as unknown[]).map(Number).sort((a,
 const lit = (s: string): string => `'${s.replaceAll("'", "''")}'`;
 
 /** One DuckDB instance on `path` (':memory:' or a file), closed after `fn`. */
-async function duck<T>(path: string, options: Record<string, string>, fn: (q: Q) => Promise<T>): Promise<T> {
-  const instance = await DuckDBInstance.create(path, options);
-  let con: DuckDBConnection | undefined;
-  try {
-    con = await instance.connect();
-    const c = con;
-    return await fn(async (sql) => (await c.runAndReadAll(sql)).getRowObjectsJson() as Row[]);
-  } finally {
-    con?.closeSync();
-    instance.closeSync();
-  }
-}
 
 /** A test's warehouse laid out as the defaults have it: `<root>/data/{crm.duckdb,lake}`. */
 class Site {

@@ -5,7 +5,6 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CAMPAIGNS,
@@ -24,9 +23,9 @@ import {
   siteWallMs,
 } from './spec-server.js';
 import { runBuiltCli } from './built-cli.js';
+import { readWarehouse, type Row } from './duck.js';
 
 const TZ = 'America/New_York';
-type Row = Record<string, unknown>;
 
 /** Site wall time `YYYY-MM-DD HH:MM:SS` in TZ to epoch ms; refuses a wall time at a clock change. */
 const siteMs = (wall: string): number => siteWallMs(wall, TZ, { refuseRepeated: true });
@@ -42,18 +41,7 @@ function crmsync(args: string[], extra: Record<string, string> = {}): Promise<{ 
   return runBuiltCli(args, { ...env, ...extra }, dir);
 }
 
-async function withDb<T>(fn: (q: (sql: string) => Promise<Row[]>) => Promise<T>): Promise<T> {
-  const instance = await DuckDBInstance.create(join(dir, 'crm.duckdb'), { access_mode: 'READ_ONLY' });
-  let con: DuckDBConnection | undefined;
-  try {
-    con = await instance.connect();
-    const c = con;
-    return await fn(async (sql) => (await c.runAndReadAll(sql)).getRowObjectsJson() as Row[]);
-  } finally {
-    con?.closeSync();
-    instance.closeSync();
-  }
-}
+const withDb = <T>(fn: (q: (sql: string) => Promise<Row[]>) => Promise<T>): Promise<T> => readWarehouse(dir, fn);
 
 const CONTACT_SQL = `SELECT id, user_id, hash, email, first_name, last_name, full_name, status, contact_type, phone,
   address_line_1, address_line_2, city, state, postal_code, country, strftime(date_of_birth, '%Y-%m-%d') AS date_of_birth, photo,

@@ -7,9 +7,9 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBuiltCli } from './built-cli.js';
+import { readWarehouse, type Row } from './duck.js';
 import {
   BASE_PATH,
   FIELDS,
@@ -27,7 +27,6 @@ import {
   siteWallToMs,
 } from './real-site-server.js';
 
-type Row = Record<string, unknown>;
 type Obj = Record<string, Json>;
 type Cli = { code: number | null; stdout: string; stderr: string };
 
@@ -37,18 +36,7 @@ const ids = (v: unknown): number[] => (v as unknown[]).map(Number).sort((a, b) =
 /** A zone-less site time (or null) as epoch ms, read the way docs/warehouse.md says PHP reads it. */
 const at = (wall: Json | undefined): number | null => (wall === null || wall === undefined ? null : siteWallToMs(wall as string));
 
-async function withDb<T>(dir: string, fn: (q: (sql: string) => Promise<Row[]>) => Promise<T>): Promise<T> {
-  const instance = await DuckDBInstance.create(join(dir, 'crm.duckdb'), { access_mode: 'READ_ONLY' });
-  let con: DuckDBConnection | undefined;
-  try {
-    con = await instance.connect();
-    const c = con;
-    return await fn(async (sql) => (await c.runAndReadAll(sql)).getRowObjectsJson() as Row[]);
-  } finally {
-    con?.closeSync();
-    instance.closeSync();
-  }
-}
+const withDb = readWarehouse;
 
 const CONTACT_SQL = `SELECT id, user_id, hash, email, first_name, last_name, full_name, status, contact_type, phone,
   address_line_1, address_line_2, city, state, postal_code, country, strftime(date_of_birth, '%Y-%m-%d') AS date_of_birth, photo,

@@ -20,10 +20,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { afterAll, describe, expect, it } from 'vitest';
 import { specServerCliEnv, siteWallMs, type SpecContact } from './spec-server.js';
 import { ResumeServer } from './resume-server.js';
+import { readWarehouse } from './duck.js';
 
 const BIN = fileURLToPath(new URL('../../bin/crmsync.js', import.meta.url));
 const TZ = 'UTC';
@@ -146,17 +146,8 @@ class World {
     await rm(this.dir, { recursive: true, force: true });
   }
 
-  async db<T>(fn: (q: (sql: string) => Promise<Row[]>) => Promise<T>): Promise<T> {
-    const instance = await DuckDBInstance.create(join(this.dir, 'crm.duckdb'), { access_mode: 'READ_ONLY' });
-    let con: DuckDBConnection | undefined;
-    try {
-      con = await instance.connect();
-      const c = con;
-      return await fn(async (sql) => (await c.runAndReadAll(sql)).getRowObjectsJson() as Row[]);
-    } finally {
-      con?.closeSync();
-      instance.closeSync();
-    }
+  db<T>(fn: (q: (sql: string) => Promise<Row[]>) => Promise<T>): Promise<T> {
+    return readWarehouse(this.dir, fn);
   }
 
   /** Ascending id-ordered listing requests of the contact scan (unfiltered), with seq in [from, to). */
