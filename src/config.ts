@@ -8,6 +8,9 @@ import { Secret } from './secret.js';
 import { sizeBytes } from './size-bytes.js';
 import { DEFAULT_CHECKPOINT_THRESHOLD, defaultSyncMemoryLimit, defaultSyncThreads, thisMachine, type Machine } from './worker/owner-memory-defaults.js';
 
+/** A size as sizeBytes reads it: 256MB, 1.5GiB. */
+const SIZE = /^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i;
+
 /**
  * The only module that reads process.env. Layers: defaults, then a `.env` file (if present),
  * then the environment; validated with zod. Command-line flags are applied by the CLI on top.
@@ -54,18 +57,12 @@ const EnvSchema = z.object({
   CRMSYNC_SYNC_THREADS: positiveInteger('CRMSYNC_SYNC_THREADS'),
   CRMSYNC_SYNC_MEMORY_LIMIT: z
     .string()
-    .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'CRMSYNC_SYNC_MEMORY_LIMIT must look like 256MB or 2GB')
+    .regex(SIZE, 'CRMSYNC_SYNC_MEMORY_LIMIT must look like 256MB or 2GB')
     // Below it DuckDB cannot open and migrate the file, let alone load a page.
     // (A value the pattern refused is reported by it alone.)
-    .refine(
-      (v) => !/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i.test(v) || sizeBytes(v) >= 32e6,
-      'CRMSYNC_SYNC_MEMORY_LIMIT must be at least 32MB (unset, it is a sixteenth of the memory, 64MB to 128MB)',
-    )
+    .refine((v) => !SIZE.test(v) || sizeBytes(v) >= 32e6, 'CRMSYNC_SYNC_MEMORY_LIMIT must be at least 32MB (unset, it is a sixteenth of the memory, 64MB to 128MB)')
     .optional(),
-  CRMSYNC_SYNC_CHECKPOINT_THRESHOLD: z
-    .string()
-    .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i, 'CRMSYNC_SYNC_CHECKPOINT_THRESHOLD must look like 64MB or 1GB')
-    .default(DEFAULT_CHECKPOINT_THRESHOLD),
+  CRMSYNC_SYNC_CHECKPOINT_THRESHOLD: z.string().regex(SIZE, 'CRMSYNC_SYNC_CHECKPOINT_THRESHOLD must look like 64MB or 1GB').default(DEFAULT_CHECKPOINT_THRESHOLD),
   CRMSYNC_SYNC_CONTACT_PAGES: z.enum(['raw', 'parsed'], { message: 'CRMSYNC_SYNC_CONTACT_PAGES must be raw (DuckDB parses contact pages, the default) or parsed (JavaScript does)' }).default('raw'),
   CRMSYNC_SYNC_TYPE_ASIDE: z
     .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off', ''], { message: 'CRMSYNC_SYNC_TYPE_ASIDE must be on (the default: type the next load on a second connection) or off' })

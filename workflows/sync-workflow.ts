@@ -1,4 +1,5 @@
 import { ApplicationFailure, ParentClosePolicy, isCancellation, patched, setHandler, startChild, workflowInfo, type ChildWorkflowHandle } from '@temporalio/workflow';
+import { failureMessage } from './failure-message.js';
 import { bookkeepingActivities } from './sync-activity-proxies.js';
 import { unknownStreams, unknownStreamsMessage, type StreamName } from './streams.js';
 import { streamWorkflowId } from './sync-ids.js';
@@ -49,7 +50,7 @@ export async function syncWorkflow(input: SyncWorkflowInput): Promise<SyncResult
         if (isCancellation(err)) throw err;
         // The SDK's WorkflowExecutionAlreadyStartedError (not exported to workflows): the stream's id is taken.
         if (err instanceof Error && err.name === 'WorkflowExecutionAlreadyStartedError') return [stream, 'busy'];
-        return [stream, new Error(`stream "${stream}" is already being synced by another run (${describe(err)})`)];
+        return [stream, new Error(`stream "${stream}" is already being synced by another run (${failureMessage(err)})`)];
       }
     }),
   );
@@ -81,8 +82,8 @@ export async function syncWorkflow(input: SyncWorkflowInput): Promise<SyncResult
           cancelled ??= err;
           return;
         }
-        state.streams[stream] = { status: 'failed', error: describe(err) };
-        failed.push({ stream, error: describe(err) });
+        state.streams[stream] = { status: 'failed', error: failureMessage(err) };
+        failed.push({ stream, error: failureMessage(err) });
       }
     }),
   );
@@ -107,12 +108,4 @@ export async function syncWorkflow(input: SyncWorkflowInput): Promise<SyncResult
     });
   }
   return { runId, streams: results, failed, busy };
-}
-
-/** The message of a child or activity failure that names the fix (see the loop). */
-function describe(err: unknown): string {
-  let e: unknown = err;
-  // Down to the first crmsync failure (a code as its type: its message names the fix), else the innermost.
-  while (e instanceof Error && e.cause instanceof Error && !(e instanceof ApplicationFailure && /^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$/.test(e.type ?? ''))) e = e.cause;
-  return e instanceof Error ? e.message : String(e);
 }

@@ -1,5 +1,6 @@
 import { WorkflowFailedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { CancelledFailure } from '@temporalio/common';
+import { failureMessage } from '../../workflows/failure-message.js';
 import type { StreamName } from '../../workflows/streams.js';
 import { streamWorkflowId } from '../../workflows/sync-ids.js';
 import type { StreamResult, SyncProgress, SyncResult } from '../../workflows/sync-types.js';
@@ -72,17 +73,5 @@ export function mergeJoined(base: SyncResult, outcomes: readonly JoinedOutcome[]
   return out;
 }
 
-/**
- * The message that names the fix: the first crmsync failure down the cause chain (its type is a
- * crmsync code, and its message ours), else the innermost error's. Deeper causes are what that
- * failure was made from (DuckDB's own advice names SQL settings, not the variable to change).
- */
-export function innermostMessage(err: unknown): string {
-  let e: unknown = err;
-  while (e instanceof Error && e.cause instanceof Error && !isCrmsyncFailure(e)) e = e.cause;
-  return e instanceof Error ? e.message : String(e);
-}
-
-function isCrmsyncFailure(e: Error): boolean {
-  return e instanceof ApplicationFailure && typeof e.type === 'string' && /^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$/.test(e.type);
-}
+/** The message that names the fix (workflows/failure-message.ts). */
+export const innermostMessage = failureMessage;
