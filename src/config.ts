@@ -40,11 +40,14 @@ const EnvSchema = z.object({
   CRM_BASE_URL: z.string().optional(),
   CRM_USERNAME: z.string().optional(),
   CRM_PASSWORD: z.string().optional(),
-  CRM_TIMEZONE: z.string().default('UTC'),
+  CRM_TIMEZONE: z
+    .string()
+    .default('UTC')
+    .refine(isValidTimeZone, { error: (issue) => `CRM_TIMEZONE "${String(issue.input)}" is not an IANA time zone; use for example "UTC" or "Europe/Berlin"` }),
   CRM_ALLOW_INSECURE_HTTP: bool,
   CRM_METHOD_OVERRIDE: bool,
   CRM_MAX_RPS: positiveNumber('CRM_MAX_RPS'),
-  CRM_MAX_CONCURRENCY: positiveNumber('CRM_MAX_CONCURRENCY'),
+  CRM_MAX_CONCURRENCY: positiveInteger('CRM_MAX_CONCURRENCY'),
   CRMSYNC_DB: z.string().default('./data/crm.duckdb'),
   CRMSYNC_LAKE: z.string().default('./data/lake'),
   CRMSYNC_CATALOG: z.string().optional(),
@@ -186,9 +189,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = readEnv(), machine: Machine 
     throw new ConfigError(`Invalid configuration; fix these environment variables:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
-  if (!isValidTimeZone(e.CRM_TIMEZONE)) {
-    throw new ConfigError(`CRM_TIMEZONE "${e.CRM_TIMEZONE}" is not an IANA time zone; use for example "UTC" or "Europe/Berlin".`);
-  }
   const syncMemoryLimit = e.CRMSYNC_SYNC_MEMORY_LIMIT ?? defaultSyncMemoryLimit(machine);
   return {
     crm: {
