@@ -1,4 +1,4 @@
-import { ApplicationFailure, ParentClosePolicy, isCancellation, patched, setHandler, startChild, workflowInfo, type ChildWorkflowHandle } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, ParentClosePolicy, isCancellation, patched, setHandler, startChild, workflowInfo, type ChildWorkflowHandle } from '@temporalio/workflow';
 import { failureMessage } from './failure-message.js';
 import { bookkeepingActivities } from './sync-activity-proxies.js';
 import { unknownStreams, unknownStreamsMessage, type StreamName } from './streams.js';
@@ -88,7 +88,15 @@ export async function syncWorkflow(input: SyncWorkflowInput): Promise<SyncResult
     }),
   );
 
-  if (cancelled !== undefined) throw cancelled;
+  if (cancelled !== undefined) {
+    // The streams recorded how they stopped and what they loaded before the cancel is committed:
+    // `status`, `query` and the report show it now, not after the next run. Cancellation of this
+    // run does not stop the publish; a publish that fails leaves the run reported as cancelled.
+    if (patched('publish-cancelled-runs')) {
+      await CancellationScope.nonCancellable(() => bookkeepingActivities(input.warehouseTaskQueue).publishLake()).catch(() => undefined);
+    }
+    throw cancelled;
+  }
   // A run of one stream was published by that stream's final record (publishAtEnd).
   const publishedByStream = input.streams.length === 1 && results[0]?.published === true;
   if (results.length > 0 && !publishedByStream) await bookkeepingActivities(input.warehouseTaskQueue).publishLake();

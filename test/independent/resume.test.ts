@@ -551,6 +551,11 @@ describe('Ctrl-C (SIGINT) on `crmsync sync` mid-backfill, with the background wo
     await w.stopWorker();
     const runs = await contactRuns(w);
     expect(runs.map((r) => r.status)).toEqual(['cancelled']);
+    // docs/sync.md: the cancelled run then publishes the lake, so status shows it and the rows loaded.
+    const contacts = (await statusJson(w)).find((s) => s.stream === 'contacts')!;
+    expect(contacts.lastRun?.status).toBe('cancelled');
+    expect(contacts.rows).toBeGreaterThan(0);
+    expect(contacts.rows).toBeLessThan(N);
   });
 
   it('the next run resumes: no page answered before the cancel is fetched again; it ends equal to the CRM', { timeout: 200_000 }, async () => {
