@@ -3,6 +3,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { loadConfig, type Config } from '../config.js';
+import { crmClientFromConfig } from '../crm/index.js';
+import { retryOutsideTemporal } from '../crm/retry-outside-temporal.js';
 import { ConfigError, CrmsyncError } from '../errors.js';
 import { formatDuration, parseDuration } from '../sync/parse-duration.js';
 import { resolveStreams } from '../sync/streams.js';
@@ -43,6 +45,20 @@ function scheduleId(id: string): string {
   return trimmed;
 }
 
+async function checkCrmConnection(config: Config): Promise<void> {
+  if (!config.crm.baseUrl && !config.crm.username && !config.crm.password) {
+    throw new ConfigError(
+      "The CRM connection is not configured, so the schedule's runs would fail: set CRM_BASE_URL, CRM_USERNAME and CRM_PASSWORD (in the environment or a .env file), or pass --no-check-crm when the worker that runs the schedule has them and this machine does not.",
+    );
+  }
+  const crm = crmClientFromConfig(config);
+  try {
+    await retryOutsideTemporal(() => crm.verifyCredentials());
+  } finally {
+    await crm.close();
+  }
+}
+
 export function registerScheduleCommand(program: Command): void {
   const schedule = program.command('schedule').description('Scheduled incremental syncs as Temporal Schedules (overlapping runs are skipped)');
   schedule
@@ -52,12 +68,16 @@ export function registerScheduleCommand(program: Command): void {
     .option('--reconcile-every <duration>', 'contacts reconciliation sweep cadence', '24h')
     .option('--stream <name>', 'only this stream (repeatable)', collect, [])
     .option('--id <id>', 'schedule id', DEFAULT_SCHEDULE_ID)
-    .action(async (raw: { every: string; reconcileEvery: string; stream: string[]; id: string }) => {
+    .option('--no-check-crm', 'create without checking the CRM connection here (the worker that runs the schedule uses its own)')
+    .action(async (raw: { every: string; reconcileEvery: string; stream: string[]; id: string; checkCrm: boolean }) => {
       const id = scheduleId(raw.id);
       const everyMs = interval(raw.every, '--every');
       const reconcileEveryMs = interval(raw.reconcileEvery, '--reconcile-every');
       const streams = resolveStreams(raw.stream);
       const config = loadConfig();
+      // A schedule whose every run fails (no CRM set, a wrong URL or password) is refused now,
+      // not found out from its runs' records later.
+      if (raw.checkCrm) await checkCrmConnection(config);
       await withScheduleClient(config, async (client) => {
         await createSchedule(client, config, { id, everyMs, every: raw.every.trim(), reconcileEveryMs, streams });
         process.stdout.write(`schedule ${id}: sync every ${raw.every}, contacts reconciliation every ${raw.reconcileEvery}\n`);

@@ -50,6 +50,33 @@ describe('crmsync schedule', () => {
     });
   });
 
+  it('checks the CRM before creating: a wrong password or no CRM at all is refused, --no-check-crm skips it', { timeout: 120_000 }, async () => {
+    await withSyncEnv({ sim: { contacts: 5, seed: 3 } }, async (env) => {
+      const id = `crmsync-test-check-${env.queues.main}`;
+      const exists = () =>
+        env.client.schedule
+          .getHandle(id)
+          .describe()
+          .then(
+            () => true,
+            () => false,
+          );
+      const wrong = await runCli(['schedule', 'create', '--every', '15m', '--id', id], { ...env.env, CRM_PASSWORD: 'not-the-password' });
+      expect(wrong.code).toBe(1);
+      expect(wrong.stderr).toMatch(/CRM_UNAUTHORIZED/);
+      expect(wrong.stderr).not.toContain('not-the-password');
+      const noCrm = { ...env.env, CRM_BASE_URL: '', CRM_USERNAME: '', CRM_PASSWORD: '' };
+      const unset = await runCli(['schedule', 'create', '--every', '15m', '--id', id], noCrm);
+      expect(unset.code).toBe(1);
+      expect(unset.stderr).toMatch(/CRM connection is not configured.*--no-check-crm/);
+      expect(await exists()).toBe(false);
+      const unchecked = await runCli(['schedule', 'create', '--every', '15m', '--id', id, '--no-check-crm'], noCrm);
+      expect(unchecked.code, unchecked.stderr).toBe(0);
+      expect(await exists()).toBe(true);
+      await changeSchedule(env.client, id, 'delete');
+    });
+  });
+
   it('refuses an empty id, a zero or a longer-than-a-year interval, before anything is created', { timeout: 60_000 }, async () => {
     for (const [args, message] of [
       [['create', '--every', '15m', '--id', ' '], /--id " " is not a schedule id; use 1 to 200 characters/],
