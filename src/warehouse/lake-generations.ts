@@ -41,6 +41,15 @@ export async function listParquet(dir: string): Promise<string[]> {
   return (await safeReaddir(dir)).filter((f) => f.endsWith('.parquet'));
 }
 
+/** The Parquet files under a generation's directory, its id ranges' folders included. */
+export async function countParquetFiles(dir: string): Promise<number> {
+  try {
+    return (await readdir(dir, { recursive: true })).filter((f) => f.endsWith('.parquet')).length;
+  } catch {
+    return 0;
+  }
+}
+
 /** A directory's entries (none when it is gone). */
 async function safeReaddir(dir: string): Promise<string[]> {
   try {

@@ -6,7 +6,7 @@ import type { Logger } from '../logger.js';
 import { WarehouseInputError } from './errors.js';
 import { BUCKET_COLUMN, CATALOG_FILE, GENERATIONS_DIR, LAKE_TABLES, MAX_APPEND_FILES, lakeSelectSql, type LakeLayout } from './lake-layout.js';
 import { lakeCompressionOptions, type LakeCompression } from './lake-compression.js';
-import { currentGeneration, listParquet, pruneGenerations, swapSymlink } from './lake-generations.js';
+import { countParquetFiles, currentGeneration, listParquet, pruneGenerations, swapSymlink } from './lake-generations.js';
 import { readLakeManifest, writeLakeManifest, type LakeManifest } from './lake-manifest.js';
 import { quoteIdent, quoteLiteral } from './quote.js';
 import { findSqlDir } from './sql-dir.js';
@@ -244,13 +244,13 @@ export async function publishTable(
 
   await swapSymlink(ctx.lakePath, table, genDir);
   if (!moved) await connection.run(`DELETE FROM _lake_dirty WHERE table_name = ${quoteLiteral(table)} AND part IN (SELECT part FROM _publish_dirty)`);
-  const files = await listParquet(genDir);
+  const files = await countParquetFiles(genDir);
   const rows = await readCount(connection, `SELECT count(*) FROM ${t}`);
   manifest.tables[table] = {
     generation,
     publishedAt: new Date().toISOString(),
     rows,
-    files: files.length,
+    files,
     ...(contentHash ? { contentHash } : {}),
     ...(layout.kind === 'bucket' ? { bucketSize: layout.size } : {}),
   };

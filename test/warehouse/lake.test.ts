@@ -69,6 +69,11 @@ describe('publishLake', () => {
     await expectLakeEqualsDuckDb();
     const parts = readdirSync(realpathSync(join(p.lakePath, 'contacts'))).sort();
     expect(parts).toEqual(['id_bucket=0', 'id_bucket=1', 'id_bucket=2']);
+    // The manifest counts the files readers read, those in the id ranges' folders too.
+    const manifest = await readLakeManifest(p.lakePath);
+    expect(manifest?.tables.contacts?.files).toBe(filesOf('contacts').length);
+    expect(manifest?.tables.contacts?.files).toBe(3);
+    expect(manifest?.tables.tags?.files).toBe(1);
     // types survive the round trip
     const [t] = await w.query(`SELECT typeof(created_at) AS c, typeof(tag_ids) AS l, typeof(id) AS i FROM (${lakeSelect('contacts')}) LIMIT 1`);
     expect(t).toEqual({ c: 'TIMESTAMP WITH TIME ZONE', l: 'BIGINT[]', i: 'BIGINT' });
