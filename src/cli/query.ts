@@ -46,7 +46,7 @@ export function registerQueryCommand(program: Command): void {
         });
       });
       process.stdout.write(formatRows(result.columns, result.rows, opts.format));
-      if (result.truncated && !opts.quiet) process.stderr.write(`crmsync: stopped after ${opts.maxRows} rows (raise --max-rows for more)\n`);
+      if (result.truncated) process.stderr.write(`crmsync: stopped after ${opts.maxRows} rows (raise --max-rows for more)\n`);
     });
 }
 

@@ -79,6 +79,23 @@ describe('crmsync query is read-only', () => {
     rmSync(join(p.dir, 'state'), { recursive: true, force: true });
   });
 
+  it('an answer cut at --max-rows says so on stderr, with -q too (it hides only what was read)', { timeout: 120_000 }, async () => {
+    const [loud, quiet, whole] = await Promise.all([
+      runCli(['query', '-f', 'csv', '-n', '5', 'SELECT id FROM contacts ORDER BY id'], env),
+      runCli(['query', '-q', '-f', 'csv', '-n', '5', 'SELECT id FROM contacts ORDER BY id'], env),
+      runCli(['query', '-q', '-f', 'csv', '-n', '12', 'SELECT id FROM contacts ORDER BY id'], env),
+    ]);
+    for (const r of [loud, quiet]) {
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout.trim().split('\n')).toEqual(['id', '1', '2', '3', '4', '5']);
+      expect(r.stderr).toContain('stopped after 5 rows (raise --max-rows for more)');
+    }
+    expect(loud.stderr).toMatch(/catalog/);
+    expect(quiet.stderr).not.toMatch(/catalog/);
+    expect(whole.stdout.trim().split('\n')).toHaveLength(13);
+    expect(whole.stderr).toBe('');
+  });
+
   it('before anything was published: reads files named in the query, and names the fix for tables', { timeout: 120_000 }, async () => {
     const unpublished = { ...env, CRMSYNC_LAKE: join(p.dir, 'no-lake') };
     const csv = join(p.dir, 'people.csv');
