@@ -83,6 +83,10 @@ export async function migrate(connection: DuckDBConnection, opts: { sqlDir: stri
     opts.logger?.info({ migration: m.name }, 'applied migration');
   }
   await applyViews(connection, opts.sqlDir, opts.siteTimeZone);
+  // Migrations change tables' shapes, which DuckDB replays from its write-ahead log less surely
+  // than it replays rows: a checkpoint now leaves nothing of them to replay after a crash. One
+  // that cannot run (another transaction is open) leaves the log as it would have been.
+  if (done.length > 0) await run(connection, 'CHECKPOINT').catch(() => undefined);
   return done;
 }
 

@@ -1,5 +1,4 @@
 import type { RowRejection } from '../push/push-types.js';
-import { sqlTimestamp } from './sql-run.js';
 import type { WarehouseQuery } from './types.js';
 
 export interface LedgerState {
@@ -85,13 +84,13 @@ export class PushLedger {
       await this.db.query(
         `INSERT INTO _push_ledger (source, push_key, email, outcome, error_code, error_field, error_message, retryable,
                                    run_id, first_seen_at, updated_at)
-         SELECT ?, r.k, r.e, 'rejected', 'PUSH_ROW_INVALID', r.f, r.m, false, ?, ?::TIMESTAMP, ?::TIMESTAMP
+         SELECT ?, r.k, r.e, 'rejected', 'PUSH_ROW_INVALID', r.f, r.m, false, ?, ?::TIMESTAMPTZ, ?::TIMESTAMPTZ
          FROM (SELECT unnest(from_json(?::JSON, '[{"k":"VARCHAR","e":"VARCHAR","f":"VARCHAR","m":"VARCHAR"}]'), recursive := true)) r
          ON CONFLICT (source, push_key) DO UPDATE SET
            email = excluded.email, outcome = 'rejected', fingerprint = NULL, http_status = NULL,
            error_code = excluded.error_code, error_field = excluded.error_field, error_message = excluded.error_message,
            retryable = false, run_id = excluded.run_id, updated_at = excluded.updated_at`,
-        [source, runId, sqlTimestamp(at), sqlTimestamp(at), data],
+        [source, runId, at.toISOString(), at.toISOString(), data],
       );
     }
   }
@@ -111,10 +110,10 @@ export class PushLedger {
     // A row pushed once, rejected later, then fixed or dropped: the CRM still holds what was pushed.
     await this.db.query(
       `UPDATE _push_ledger SET outcome = 'succeeded', error_code = NULL, error_field = NULL, error_message = NULL,
-         retryable = NULL, updated_at = $1::TIMESTAMP
+         retryable = NULL, updated_at = $1::TIMESTAMPTZ
        WHERE source = $2 AND outcome = 'rejected' AND pushed_fingerprint IS NOT NULL
          AND push_key NOT IN (SELECT unnest(from_json($3::JSON, '["VARCHAR"]')))`,
-      [sqlTimestamp(at), source, keys],
+      [at.toISOString(), source, keys],
     );
   }
 
@@ -127,10 +126,10 @@ export class PushLedger {
       const data = JSON.stringify(rows.slice(i, i + 1000).map((r) => ({ k: r.key, s: r.sourceFingerprint })));
       await this.db.query(
         `UPDATE _push_ledger SET outcome = 'succeeded', source_fingerprint = p.s, http_status = NULL, error_code = NULL,
-           error_field = NULL, error_message = NULL, retryable = NULL, failures = 0, updated_at = $1::TIMESTAMP
+           error_field = NULL, error_message = NULL, retryable = NULL, failures = 0, updated_at = $1::TIMESTAMPTZ
          FROM (SELECT unnest(from_json($2::JSON, '[{"k":"VARCHAR","s":"VARCHAR"}]'), recursive := true)) p
          WHERE _push_ledger.source = $3 AND _push_ledger.push_key = p.k`,
-        [sqlTimestamp(at), data, source],
+        [at.toISOString(), data, source],
       );
     }
   }
@@ -151,13 +150,13 @@ export class PushLedger {
           a: s.actionType,
           h: s.httpStatus,
           r: s.runId,
-          t: sqlTimestamp(s.at),
+          t: s.at.toISOString(),
         })),
       );
       await this.db.query(
         `INSERT INTO _push_ledger (source, push_key, email, outcome, fingerprint, pushed_fingerprint, source_fingerprint, contact_id,
                                    action_type, http_status, attempts, failures, run_id, first_seen_at, last_attempt_at, succeeded_at, updated_at)
-         SELECT ?, r.k, r.e, 'succeeded', r.f, r.f, r.sf, r.c, r.a, r.h, 1, 0, r.r, r.t::TIMESTAMP, r.t::TIMESTAMP, r.t::TIMESTAMP, r.t::TIMESTAMP
+         SELECT ?, r.k, r.e, 'succeeded', r.f, r.f, r.sf, r.c, r.a, r.h, 1, 0, r.r, r.t::TIMESTAMPTZ, r.t::TIMESTAMPTZ, r.t::TIMESTAMPTZ, r.t::TIMESTAMPTZ
          FROM (SELECT unnest(from_json(?::JSON, '[{"k":"VARCHAR","e":"VARCHAR","f":"VARCHAR","sf":"VARCHAR","c":"BIGINT","a":"VARCHAR","h":"INTEGER","r":"VARCHAR","t":"VARCHAR"}]'), recursive := true)) r
          ON CONFLICT (source, push_key) DO UPDATE SET
            email = excluded.email, outcome = 'succeeded', fingerprint = excluded.fingerprint,
@@ -172,11 +171,11 @@ export class PushLedger {
   }
 
   async recordFailure(f: SendFailure): Promise<void> {
-    const at = sqlTimestamp(f.at);
+    const at = f.at.toISOString();
     await this.db.query(
       `INSERT INTO _push_ledger (source, push_key, email, outcome, fingerprint, http_status, error_code, error_field,
                                  error_message, retryable, attempts, failures, run_id, first_seen_at, last_attempt_at, updated_at)
-       VALUES (?, ?, ?, 'failed', ?, ?, ?, ?, ?, ?, 1, 1, ?, ?::TIMESTAMP, ?::TIMESTAMP, ?::TIMESTAMP)
+       VALUES (?, ?, ?, 'failed', ?, ?, ?, ?, ?, ?, 1, 1, ?, ?::TIMESTAMPTZ, ?::TIMESTAMPTZ, ?::TIMESTAMPTZ)
        ON CONFLICT (source, push_key) DO UPDATE SET
          email = excluded.email, outcome = 'failed', fingerprint = excluded.fingerprint,
          http_status = excluded.http_status, error_code = excluded.error_code, error_field = excluded.error_field,

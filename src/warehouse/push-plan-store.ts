@@ -1,6 +1,5 @@
 import type { ContactWrite } from '../crm/types.js';
 import type { PlannedRow, PushCounts } from '../push/push-types.js';
-import { sqlTimestamp } from './sql-run.js';
 import type { WarehouseQuery } from './types.js';
 
 export interface StoredPlanRow extends PlannedRow {
@@ -72,26 +71,26 @@ export class PushPlanStore {
 
   /** Plans of runs that never finished (a cancelled workflow) are dropped after a week. */
   async pruneStale(now: Date): Promise<void> {
-    const cutoff = sqlTimestamp(new Date(now.getTime() - 7 * 24 * 3600_000));
-    await this.db.query(`DELETE FROM _push_plan WHERE run_id IN (SELECT run_id FROM _push_runs WHERE started_at < ?::TIMESTAMP)`, [cutoff]);
+    const cutoff = new Date(now.getTime() - 7 * 24 * 3600_000).toISOString();
+    await this.db.query(`DELETE FROM _push_plan WHERE run_id IN (SELECT run_id FROM _push_runs WHERE started_at < ?::TIMESTAMPTZ)`, [cutoff]);
   }
 
   async startRun(runId: string, source: string, rowsRead: number, counts: PushCounts, at: Date): Promise<void> {
     await this.db.query(
       `INSERT INTO _push_runs (run_id, source, status, started_at, rows_read, planned_new, planned_changed, planned_retry, unchanged, invalid)
-       VALUES (?, ?, 'running', ?::TIMESTAMP, ?, ?, ?, ?, ?, ?)
+       VALUES (?, ?, 'running', ?::TIMESTAMPTZ, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (run_id) DO UPDATE SET rows_read = excluded.rows_read, planned_new = excluded.planned_new,
          planned_changed = excluded.planned_changed, planned_retry = excluded.planned_retry,
          unchanged = excluded.unchanged, invalid = excluded.invalid`,
-      [runId, source, sqlTimestamp(at), rowsRead, counts.new, counts.changed, counts.retry, counts.unchanged, counts.invalid],
+      [runId, source, at.toISOString(), rowsRead, counts.new, counts.changed, counts.retry, counts.unchanged, counts.invalid],
     );
   }
 
   async finishRun(runId: string, status: 'succeeded' | 'failed' | 'cancelled', totals: RunTotals, at: Date, error?: string): Promise<void> {
     await this.db.query(
-      `UPDATE _push_runs SET status = $1, finished_at = $2::TIMESTAMP, sent = $3, succeeded = $4, failed = $5, skipped = $6, error = $7
+      `UPDATE _push_runs SET status = $1, finished_at = $2::TIMESTAMPTZ, sent = $3, succeeded = $4, failed = $5, skipped = $6, error = $7
        WHERE run_id = $8`,
-      [status, sqlTimestamp(at), totals.sent, totals.succeeded, totals.failed, totals.skipped, error ?? null, runId],
+      [status, at.toISOString(), totals.sent, totals.succeeded, totals.failed, totals.skipped, error ?? null, runId],
     );
   }
 }

@@ -93,8 +93,3 @@ function bind(params: Params): DuckDBValue[] {
 export function queryOver(connection: DuckDBConnection): WarehouseQuery {
   return { query: (sql, params) => readRows(connection, sql, params) };
 }
-
-/** A UTC timestamp literal DuckDB casts to TIMESTAMP. */
-export function sqlTimestamp(date: Date): string {
-  return date.toISOString().replace('T', ' ').replace('Z', '');
-}
