@@ -81,7 +81,7 @@ export async function appendStagedContacts(connection: DuckDBConnection, ctx: Lo
   const cols = [...CONTACT_FIELD_NAMES, 'raw', '_fingerprint'].map(quoteIdent).join(', ');
   // The new versions' history rows are these contacts rows themselves (contacts_history is a view).
   await connection.run(`INSERT INTO contacts (${cols}, _load_id, _synced_at, _deleted_at, _valid_from)
-      SELECT ${cols}, ${load}, ${at}, NULL, coalesce(updated_at, created_at, ${at}) FROM ${stage.table};
+      SELECT ${cols}, ${load}, ${at}, NULL, least(coalesce(updated_at, created_at, ${at}), ${at}) FROM ${stage.table};
     INSERT INTO contact_tags SELECT id, unnest(tag_ids), ${load}, ${at} FROM ${stage.table};
     INSERT INTO contact_lists SELECT id, unnest(list_ids), ${load}, ${at} FROM ${stage.table};
     ${stage.temp ? `DROP TABLE ${stage.table};` : ''}
@@ -103,12 +103,16 @@ export async function mergeStagedContacts(
   stage: Stage = STAGE,
 ): Promise<LoadStats> {
   const staged = stage.table;
-  await connection.run(diffKeysSql(staged));
+  await connection.run(diffKeysSql(staged, ctx.loadId));
   // One read for the counts and the parts (with every id new, the stage's): a statement costs a few ms of every load.
   const keys = (
-    await readRows(connection, `SELECT count(*) FILTER (WHERE _is_new) AS inserted, count(*) AS changed, coalesce(list(DISTINCT id // ${CONTACT_BUCKET_SIZE}), []) AS parts FROM _stage_contacts_keys`)
+    await readRows(
+      connection,
+      `SELECT count(*) FILTER (WHERE _is_new) AS inserted, count(*) AS changed, coalesce(list(DISTINCT id // ${CONTACT_BUCKET_SIZE}), []) AS parts,
+        (SELECT count(*) FROM _stage_contacts_match WHERE _again) AS again FROM _stage_contacts_keys`,
+    )
   )[0]!;
-  const [inserted, changed] = [Number(keys.inserted), Number(keys.changed)];
+  const [inserted, changed, again] = [Number(keys.inserted), Number(keys.changed), Number(keys.again)];
   if (changed > 0) {
     const allNew = inserted === total;
     if (allNew && raw === 'in-stage') {
@@ -131,9 +135,11 @@ export async function mergeStagedContacts(
       await applyDiff(connection, { typed: '_stage_contacts_diff', withRaw: '_stage_contacts_diff' }, ctx, changed - inserted);
     }
   }
-  await connection.run(`DROP VIEW IF EXISTS _stage_contacts_all_new_raw; DROP VIEW IF EXISTS _stage_contacts_all_new; DROP TABLE IF EXISTS _stage_contacts_diff; DROP TABLE IF EXISTS _stage_contacts_keys;
+  await connection.run(`DROP VIEW IF EXISTS _stage_contacts_all_new_raw; DROP VIEW IF EXISTS _stage_contacts_all_new; DROP TABLE IF EXISTS _stage_contacts_diff; DROP TABLE IF EXISTS _stage_contacts_keys; DROP TABLE IF EXISTS _stage_contacts_match;
     ${stage.temp ? `DROP TABLE IF EXISTS ${staged};` : ''} DROP TABLE IF EXISTS _stage_contact_raw`);
-  return { inserted, updated: changed - inserted, unchanged: total - changed, deleted: 0 };
+  // A contact this run already wrote, read again unchanged (the new-contacts check or a sweep
+  // slice after the updated-first scan), was counted then: each contact counts once.
+  return { inserted, updated: changed - inserted, unchanged: total - changed - again, deleted: 0 };
 }
 
 function latestById(contacts: readonly Contact[]): Contact[] {
@@ -182,22 +188,30 @@ function typedSelectSql(siteTimeZone: string, withRaw: boolean): string {
 }
 
 // Ids of new, changed or tombstoned-and-back rows.
-function diffKeysSql(staged: string): string {
-  return `CREATE OR REPLACE TEMP TABLE _stage_contacts_keys AS
-    SELECT s.id, c.id IS NULL AS _is_new
-    FROM ${staged} s LEFT JOIN contacts c ON c.id = s.id
-    WHERE c.id IS NULL OR c._fingerprint <> s._fingerprint OR c._deleted_at IS NOT NULL`;
+/**
+ * `_stage_contacts_keys`: the staged ids that are new or changed. `_stage_contacts_match` marks
+ * each staged row `_again` when it is unchanged and its current version was written by this same
+ * load id (the run counted it when it wrote it). One join of the stage with `contacts` for both.
+ */
+function diffKeysSql(staged: string, loadId: string): string {
+  const changed = 'c.id IS NULL OR c._fingerprint <> s._fingerprint OR c._deleted_at IS NOT NULL';
+  return `CREATE OR REPLACE TEMP TABLE _stage_contacts_match AS
+    SELECT s.id, c.id IS NULL AS _is_new, ${changed} AS _changed, NOT (${changed}) AND c._load_id = ${quoteLiteral(loadId)} AS _again
+    FROM ${staged} s LEFT JOIN contacts c ON c.id = s.id;
+    CREATE OR REPLACE TEMP TABLE _stage_contacts_keys AS SELECT id, _is_new FROM _stage_contacts_match WHERE _changed`;
 }
 
 // Start of the new history version of each changed (not new) contact: when the CRM says this
 // state began (updated_at), unless that is not after the previous version (e.g. a tag change
-// that did not bump updated_at): then when we saw it. Only the changed ids touch the history
+// that did not bump updated_at): then when we saw it. Never after the load that saw it: a CRM
+// whose clock runs ahead would otherwise date versions in the future, and contacts_as_of(now())
+// right after the sync would miss them. Only the changed ids touch the history
 // (through the view: the closed versions' table and the open version on contacts).
 function versionStartSql(diff: string, ctx: LoadContext): string {
   const at = timestampLiteral(ctx.syncedAt);
   return `CREATE OR REPLACE TEMP TABLE _stage_contacts_prev AS
-    SELECT d.id, CASE WHEN h.last_from IS NULL THEN coalesce(d.updated_at, d.created_at, ${at})
-        WHEN coalesce(d.updated_at, d.created_at) > h.last_from THEN d.updated_at
+    SELECT d.id, CASE WHEN h.last_from IS NULL THEN least(coalesce(d.updated_at, d.created_at, ${at}), ${at})
+        WHEN coalesce(d.updated_at, d.created_at) > h.last_from THEN greatest(least(d.updated_at, ${at}), h.last_from)
         ELSE greatest(${at}, h.last_from) END AS _valid_from
     FROM ${quoteIdent(diff)} d
     LEFT JOIN (
@@ -233,7 +247,7 @@ async function applyDiff(connection: DuckDBConnection, diff: { typed: string; wi
   }
   // New contacts are plain appends: cheaper than a MERGE over the whole table.
   await connection.run(`INSERT INTO contacts (${cols.join(', ')}, _load_id, _synced_at, _deleted_at, _valid_from)
-    SELECT ${cols.join(', ')}, ${load}, ${at}, NULL, coalesce(updated_at, created_at, ${at}) FROM ${r} WHERE _is_new`);
+    SELECT ${cols.join(', ')}, ${load}, ${at}, NULL, least(coalesce(updated_at, created_at, ${at}), ${at}) FROM ${r} WHERE _is_new`);
   await connection.run(`INSERT INTO contact_tags SELECT id, unnest(tag_ids), ${load}, ${at} FROM ${d}`);
   await connection.run(`INSERT INTO contact_lists SELECT id, unnest(list_ids), ${load}, ${at} FROM ${d}`);
   await markContactBucketsDirty(connection, diff.typed);
