@@ -11,6 +11,7 @@ import { quietTemporalRuntime } from '../sync/quiet-temporal-runtime.js';
 import { runSync } from '../sync/run-sync.js';
 import { STREAMS } from '../../workflows/streams.js';
 import { withTemporal } from '../temporal/connect.js';
+import { stopEmbeddedServer } from '../temporal/stop-embedded-server.js';
 import { withInProcessWorkers } from '../worker/with-in-process-workers.js';
 import { taskQueues } from '../temporal/task-queues.js';
 import { CURRENT_CONTACTS_SAMPLE, DEMO_QUERY, runDemoQuery, tableRowCounts } from '../warehouse/demo-reads.js';
@@ -63,6 +64,9 @@ export function registerDemoCommand(program: Command): void {
  */
 export async function demoCommand(config: Config, opts: DemoOptions, logger: Logger, out: NodeJS.WriteStream = process.stdout): Promise<SyncResult> {
   const dir = join(config.dataDir, 'demo');
+  // The last demo's embedded Temporal and worker may still linger (CRMSYNC_EMBEDDED_IDLE) on the
+  // files about to be removed: stopped first, so this demo starts the only server of `dir`.
+  await stopEmbeddedServer(dir);
   await rm(dir, { recursive: true, force: true });
   const sim = await startSimulator({ seed: opts.seed, contacts: opts.contacts });
   try {

@@ -565,10 +565,10 @@ describe("the README's first command (`crmsync demo`) in a fresh folder, and the
     // README "Temporal": with TEMPORAL_ADDRESS unset, crmsync's embedded server "outlives the command
     // for CRMSYNC_EMBEDDED_IDLE (default 10m) ... A second crmsync command on the same data directory
     // joins the running server (recorded in <CRMSYNC_DATA_DIR>/temporal-dev-server.json)". The second
-    // demo instead recreates data/demo under the first demo's lingering server and starts a second
-    // one: the first keeps running, no longer recorded anywhere, on a deleted temporal.sqlite (and
+    // demo once recreated data/demo under the first demo's lingering server and started a second
+    // one: the first kept running, no longer recorded anywhere, on a deleted temporal.sqlite (and
     // the second demo's lease keeps it alive).
-    it.fails("a second demo joins or stops the first demo's lingering Temporal: one embedded server for data/demo, not an orphan beside a new one", () => {
+    it("a second demo joins or stops the first demo's lingering Temporal: one embedded server for data/demo, not an orphan beside a new one", () => {
       expect(again.code).toBe(0);
       const recorded = recordedKeeper();
       expect({ firstStillRunning: aliveIn(firstKeeper, root) && recorded !== firstKeeper }).toEqual({ firstStillRunning: false });
