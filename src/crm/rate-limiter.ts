@@ -162,29 +162,33 @@ export function createRateLimiter(opts: RateLimiterOptions = {}): RateLimiter {
 
       const w = queue.shift()!;
       if (w.onAbort) w.signal?.removeEventListener('abort', w.onAbort);
-      w.resolve(makeTicket(t));
+      w.resolve(makeTicket(t, burst));
     }
   }
 
-  function makeTicket(dispatchedAt: number): Ticket {
+  function makeTicket(dispatchedAt: number, burst: boolean): Ticket {
     let released = false;
     return {
       release(outcome) {
         if (released) return;
         released = true;
         inFlight--;
-        onOutcome(outcome, dispatchedAt);
+        onOutcome(outcome, dispatchedAt, burst);
         if (queue.length > 0 && timer === undefined) pump();
       },
     };
   }
 
-  function onOutcome(o: RequestOutcome, dispatchedAt: number): void {
+  function onOutcome(o: RequestOutcome, dispatchedAt: number, burst: boolean): void {
     const t = now();
     if (o.kind === 'rateLimited') {
       rateLimited++;
       pause(o.retryAfterMs ?? DEFAULT_PAUSE_MS);
       if (!adaptive || dispatchedAt < lastDecreaseAt) return; // same episode: already reacted
+      // Refused in slow start's opening burst: a server that limits with a token bucket refuses
+      // requests sent together beyond its burst, whatever its rate (at 40/s with a burst of 2, the
+      // run learned 7/s from them and stayed there). Pacing goes on in slow start.
+      if (burst) return;
       // Sparse traffic says nothing about the server's allowance (the window was filled by someone
       // else, or by a burst the limiter did not send): Retry-After is honoured, nothing is learned.
       if (!measuresLimit(t)) return;
