@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import type { WorkflowHandle } from '@temporalio/client';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { loadConfig, requireCrm, type Config } from '../config.js';
@@ -143,16 +144,26 @@ async function runPushWorkflow(
   return await withTemporal(
     config,
     async (t) => {
+      const start = () => t.client.workflow.start('pushWorkflow', { taskQueue: taskQueues(config).main, workflowId, args: [input] });
       const run = async (): Promise<PushWorkflowResult> => {
-        const handle = await t.client.workflow.start('pushWorkflow', { taskQueue: taskQueues(config).main, workflowId, args: [input] }).catch((err: unknown) => {
-          if (err instanceof WorkflowExecutionAlreadyStartedError) {
+        let handle: WorkflowHandle;
+        try {
+          handle = await start();
+        } catch (err) {
+          if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+          // An earlier push of this source (its command killed, or still running elsewhere) is
+          // followed to its end, this process serving it as a worker when Temporal is embedded;
+          // then this push plans again and sends what that one did not.
+          progressOut?.write(`crmsync: a push of this source is already running (workflow ${workflowId}): following it to the end first, then pushing what it did not\n`);
+          await followRunning(t.client.workflow.getHandle(workflowId), signal, progressOut);
+          handle = await start().catch((again: unknown) => {
+            if (!(again instanceof WorkflowExecutionAlreadyStartedError)) throw again;
             throw new CrmsyncError(
               'PUSH_ALREADY_RUNNING',
-              `A push of this source is already running (workflow ${workflowId}); wait for it, or stop it with \`temporal workflow cancel --workflow-id ${workflowId}\`.`,
+              `Another push of this source started meanwhile (workflow ${workflowId}); run this one again once it ends, or stop it with \`temporal workflow cancel --workflow-id ${workflowId}\`.`,
             );
-          }
-          throw err;
-        });
+          });
+        }
         const cancel = (): void => void handle.cancel().catch(() => undefined);
         signal.addEventListener('abort', cancel, { once: true });
         const stop = reportProgress(() => handle.query<PushProgress>('pushProgress'), progressOut);
@@ -176,6 +187,26 @@ async function runPushWorkflow(
 }
 
 /** A progress line on stderr every few seconds while the workflow runs (counts only). */
+/**
+ * Waits for another command's push of the same source, with its progress; its outcome is its own
+ * (a failure there leaves its rows to this push). Ctrl-C stops the waiting, not that push.
+ */
+async function followRunning(handle: WorkflowHandle, signal: AbortSignal, progressOut: NodeJS.WritableStream | undefined): Promise<void> {
+  const stop = reportProgress(() => handle.query<PushProgress>('pushProgress'), progressOut);
+  let onAbort = (): void => undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(new CrmsyncError('PUSH_CANCELLED', 'Stopped waiting for the running push of this source; it goes on, and the next push of this source sends what it does not.'));
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    await Promise.race([handle.result().catch(() => undefined), aborted]);
+  } finally {
+    stop();
+    signal.removeEventListener('abort', onAbort);
+  }
+}
+
 function reportProgress(query: () => Promise<PushProgress>, out: NodeJS.WritableStream | undefined): () => void {
   if (!out) return () => undefined;
   const started = Date.now();
