@@ -61,8 +61,9 @@ export function createMembershipActivities(deps: SyncActivityDeps) {
       const result: MembershipRepairResult = { checked: 0, differing: [], rows: 0, confirmed: 0, requests: 2, sweepInstead: false, inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
       const [tags, lists] = await Promise.all([client.tags.list(), client.lists.list()]);
       const held = await writes.run(async (w) => ({ tags: await membershipCounts(w, 'tags'), lists: await membershipCounts(w, 'lists'), live: await liveContactCount(w) }));
-      const todo: { kind: 'tags' | 'lists'; id: number; members: number }[] = [];
+      const todo: { kind: 'tags' | 'lists'; id: number; members: number; gone?: true }[] = [];
       let toRead = 0;
+      let toConfirm = 0;
       for (const [kind, items] of [
         ['tags', tags],
         ['lists', lists],
@@ -75,8 +76,18 @@ export function createMembershipActivities(deps: SyncActivityDeps) {
           todo.push({ kind, id: item.id, members });
           toRead += members;
         }
+        // Held members of a tag or list the CRM no longer lists: deleting it took it off every
+        // contact without moving their updated_at. Each held member is read again by id.
+        const listed = new Set(items.map((i) => i.id));
+        for (const [id, h] of held[kind]) {
+          if (listed.has(id)) continue;
+          result.checked++;
+          todo.push({ kind, id, members: h.total, gone: true });
+          toConfirm += h.total;
+        }
       }
-      if (toRead > held.live) {
+      // Requests: member pages and reads by id, against a sweep's pages of every contact.
+      if (toRead + toConfirm * input.perPage > held.live) {
         result.sweepInstead = true;
         result.differing = todo.map(({ kind, id }) => `${kind === 'tags' ? 'tag' : 'list'} ${id}`);
         return result;
@@ -91,8 +102,8 @@ export function createMembershipActivities(deps: SyncActivityDeps) {
       };
       const hb = startHeartbeats(() => ({ differing: todo.length, rows: result.rows }));
       try {
-        for (const { kind, id, members } of todo) {
-          result.differing.push(`${kind === 'tags' ? 'tag' : 'list'} ${id}`);
+        for (const { kind, id, members, gone: deletedInCrm } of todo) {
+          result.differing.push(`${kind === 'tags' ? 'tag' : 'list'} ${id}${deletedInCrm ? ' (deleted)' : ''}`);
           const seen = new Set<number>();
           const batch = createContactLoadBatch(writes, ctx);
           const fetchPage = fetchMemberPage(kind, id);
@@ -105,15 +116,18 @@ export function createMembershipActivities(deps: SyncActivityDeps) {
           const concurrency = Math.max(1, Math.min(PAGES_AT_ONCE, Math.ceil(members / input.perPage)));
           // Loads go one after another.
           let pageNo = 0;
-          for await (const p of client.paginate<Contact | RowRef, Page<Contact> | RawPage>(counted, { perPage: input.perPage, order: 'asc', concurrency, maxPages: MAX_PAGES })) {
-            hb.throwIfCancelled();
-            pageNo++;
-            for (const c of p.items) if (c.id !== undefined) seen.add(c.id);
-            // Raw: DuckDB parses the members' rows; parsed, the JavaScript path loads the same rows.
-            if ('body' in p) await batch.addPages(rawPageBodies(p, pageNo), p.items.length);
-            else await batch.add(p.items);
-            result.rows += p.items.length;
-            hb.beat();
+          // A deleted tag or list has no members to list: its held members are all confirmed below.
+          if (!deletedInCrm) {
+            for await (const p of client.paginate<Contact | RowRef, Page<Contact> | RawPage>(counted, { perPage: input.perPage, order: 'asc', concurrency, maxPages: MAX_PAGES })) {
+              hb.throwIfCancelled();
+              pageNo++;
+              for (const c of p.items) if (c.id !== undefined) seen.add(c.id);
+              // Raw: DuckDB parses the members' rows; parsed, the JavaScript path loads the same rows.
+              if ('body' in p) await batch.addPages(rawPageBodies(p, pageNo), p.items.length);
+              else await batch.add(p.items);
+              result.rows += p.items.length;
+              hb.beat();
+            }
           }
           add(await batch.flush());
           // Held as members but not returned: re-read each (it lost the membership) or tombstone it (gone).

@@ -53,4 +53,26 @@ describe('a tombstoned contact has no memberships', () => {
       expect(Number(got.kept[0]?.n)).toBe(10); // the tombstoned row still says what it had
     });
   });
+
+  it('a tag deleted in the CRM leaves its members in the next incremental run, though no updated_at moved', { timeout: 120_000 }, async () => {
+    await withSyncEnv({ sim: { contacts: 400, seed: 32, mode: 'real' } }, async (env) => {
+      // A small tag: reading its members by id costs fewer requests than a sweep (a big one sweeps).
+      const { id: tag } = env.sim.mutate.createTag('Short-lived');
+      for (const c of env.sim.truth().contacts.slice(10, 14)) env.sim.mutate.addTag(c.id, tag);
+      await env.sync({ streams: STREAMS });
+      expect(Number((await env.read((w) => w.query(`SELECT count(*) AS n FROM contact_tags WHERE tag_id = ${tag}`)))[0]?.n)).toBe(4);
+      env.sim.mutate.deleteTag(tag);
+
+      const run = await env.sync({ streams: ['contacts', 'tags'] });
+      expect(run.failed).toEqual([]);
+      const contacts = run.streams.find((s) => s.stream === 'contacts')!;
+      expect(contacts.mode).toBe('incremental');
+      expect(contacts.fresh?.memberships?.differing).toContain(`tag ${tag} (deleted)`);
+      const left = await env.read(async (w) => ({
+        pivot: Number((await w.query(`SELECT count(*) AS n FROM contact_tags WHERE tag_id = ${tag}`))[0]?.n),
+        ids: Number((await w.query(`SELECT count(*) AS n FROM contacts WHERE _deleted_at IS NULL AND list_contains(tag_ids, ${tag})`))[0]?.n),
+      }));
+      expect(left).toEqual({ pivot: 0, ids: 0 });
+    });
+  });
 });
