@@ -74,7 +74,14 @@ export function createPushActivities(deps: PushActivityDeps): PushActivities {
             },
           },
         );
-        return { sent: result.sent, succeeded: result.succeeded, failed: result.failed, skipped: result.skipped, nextSeq: result.nextSeq };
+        return {
+          sent: result.sent,
+          succeeded: result.succeeded,
+          failed: result.failed,
+          skipped: result.skipped,
+          nextSeq: result.nextSeq,
+          ...(result.resumeAfterMs !== undefined ? { resumeAfterMs: result.resumeAfterMs } : {}),
+        };
       };
       try {
         return await withHeartbeats(details, send);

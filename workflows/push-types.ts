@@ -40,6 +40,8 @@ export interface PushBatchInput {
 export interface PushBatchResult extends PushTotals {
   /** Where the next batch starts. */
   nextSeq: number;
+  /** A retryable error stopped the batch after progress: the next batch waits this long first. */
+  resumeAfterMs?: number;
 }
 
 export interface PushTotals {

@@ -9,6 +9,7 @@ import {
   patched,
   proxyActivities,
   setHandler,
+  sleep,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { PushActivities, PushProgress, PushTotals, PushWorkflowInput, PushWorkflowResult } from './push-types.js';
@@ -53,8 +54,17 @@ export async function pushWorkflow(input: PushWorkflowInput): Promise<PushWorkfl
       totals.succeeded += done.succeeded;
       totals.failed += done.failed;
       totals.skipped += done.skipped;
-      // At least one row per batch, so the loop always advances.
-      cursor = Math.max(cursor + 1, Math.min(done.nextSeq, toSeq));
+      if (done.resumeAfterMs !== undefined && patched('push-batch-resume')) {
+        // Stopped by a 5xx, a network error or a 429 after finishing rows: the next batch starts at
+        // its first unfinished row (which may be this one's first: the rows after it that finished
+        // are in the ledger, so the loop advances) after the server's delay. Such a batch threw
+        // before, and Temporal's growing delays ran it again until attempts ran out.
+        cursor = Math.min(done.nextSeq, toSeq);
+        await sleep(done.resumeAfterMs);
+      } else {
+        // At least one row per batch, so the loop always advances.
+        cursor = Math.max(cursor + 1, Math.min(done.nextSeq, toSeq));
+      }
     }
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createCrmClient, createRateLimiter } from '../../src/crm/index.js';
+import { ServerError } from '../../src/crm/errors.js';
 import { planPush } from '../../src/push/plan-push.js';
 import { pushCrmFromClient } from '../../src/push/push-crm-from-client.js';
 import { PushLedger } from '../../src/warehouse/push-ledger-store.js';
@@ -125,13 +126,14 @@ describe('push plan and send against the simulator', () => {
     });
   });
 
-  it('a retryable server failure is no row failure: the batch fails retryable and its next attempt resumes', async () => {
+  it('a retryable server failure is no row failure: the batch ends at its first unfinished row and the next goes on', async () => {
     await withSimClient({ contacts: 5, seed: 5 }, { limiter: createRateLimiter({ maxRps: 500 }) }, async (sim, client) => {
       await withPushDb(async (db) => {
         const crm = pushCrmFromClient(client);
         await db.query(`CREATE TABLE upserts AS SELECT 'retry' || i || '@example.test' AS email, 'subscribed' AS status FROM range(6) t(i)`);
         const plan = await planPush({ crm, db }, { from: 'upserts', runId: 'run-1', createMissing: false, dryRun: false });
-        const rows = await new PushPlanStore(db).load('run-1', 0, plan.toSend);
+        const store = new PushPlanStore(db);
+        const rows = await store.load('run-1', 0, plan.toSend);
         const ledger = new PushLedger(db);
         // The first two rows go through, then the server fails every request.
         let sent = 0;
@@ -142,23 +144,60 @@ describe('push plan and send against the simulator', () => {
             return crm.upsertContact(body);
           },
         };
-        const err = await sendBatch({ crm: flaky, ledger }, { source: plan.source, runId: 'run-1', rows, concurrency: 1 }).catch((e: unknown) => e);
-        expect(err).toBeInstanceOf(PushBatchInterruptedError);
-        expect((err as PushBatchInterruptedError).retryable).toBe(true);
-        // One request for the failing row, none for the rows after it.
+        const first = await sendBatch({ crm: flaky, ledger }, { source: plan.source, runId: 'run-1', rows, concurrency: 1 });
+        // One request for the failing row, none for the rows after it; the two finished rows count.
+        expect(first).toMatchObject({ sent: 2, succeeded: 2, failed: 0, nextSeq: 2, resumeAfterMs: expect.any(Number) });
         expect(upsertRequests(sim)).toBe(3);
         expect(await db.query(`SELECT push_key, outcome FROM _push_ledger ORDER BY push_key`)).toEqual([
           { push_key: 'retry0@example.test', outcome: 'succeeded' },
           { push_key: 'retry1@example.test', outcome: 'succeeded' },
         ]);
 
+        // Still down: a batch that finishes nothing fails retryable, for Temporal's growing delays.
+        const err = await sendBatch({ crm, ledger }, { source: plan.source, runId: 'run-1', rows: await store.load('run-1', 2, plan.toSend), concurrency: 1 }).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(PushBatchInterruptedError);
+        expect((err as PushBatchInterruptedError).retryable).toBe(true);
+
         sim.setFaults({});
-        const again = await sendBatch({ crm, ledger }, { source: plan.source, runId: 'run-1', rows, concurrency: 1 });
-        // The rows the first attempt finished count as sent and succeeded, and are not sent again.
-        expect(again).toMatchObject({ sent: 6, succeeded: 6, failed: 0, skipped: 0, requests: 4 });
-        expect(upsertRequests(sim)).toBe(7);
+        const rest = await sendBatch({ crm, ledger }, { source: plan.source, runId: 'run-1', rows: await store.load('run-1', first.nextSeq, plan.toSend), concurrency: 1 });
+        expect(rest).toMatchObject({ sent: 4, succeeded: 4, failed: 0, skipped: 0, requests: 4 });
+        expect(rest.resumeAfterMs).toBeUndefined();
+        expect(upsertRequests(sim)).toBe(8);
         const after = await db.query(`SELECT outcome, attempts, failures FROM _push_ledger ORDER BY push_key`);
         expect(after).toEqual(Array(6).fill({ outcome: 'succeeded', attempts: 1, failures: 0 }));
+      });
+    });
+  });
+
+  it('rows that finished after the interrupted one count once, in the batch that goes on from it', async () => {
+    await withSimClient({ contacts: 5, seed: 7 }, { limiter: createRateLimiter({ maxRps: 500 }) }, async (sim, client) => {
+      await withPushDb(async (db) => {
+        const crm = pushCrmFromClient(client);
+        await db.query(`CREATE TABLE upserts AS SELECT 'mid' || i || '@example.test' AS email, 'subscribed' AS status FROM range(8) t(i)`);
+        const plan = await planPush({ crm, db }, { from: 'upserts', runId: 'run-m', createMissing: false, dryRun: false });
+        const store = new PushPlanStore(db);
+        const ledger = new PushLedger(db);
+        // Row 1 meets a 503 once; the rows in flight beside it finish.
+        let failedOnce = false;
+        const flaky: typeof crm = {
+          ...crm,
+          upsertContact: (body) => {
+            if (body.email === 'mid1@example.test' && !failedOnce) {
+              failedOnce = true;
+              return Promise.reject(new ServerError('HTTP 503', { statusCode: 503 }));
+            }
+            return crm.upsertContact(body);
+          },
+        };
+        const first = await sendBatch({ crm: flaky, ledger }, { source: plan.source, runId: 'run-m', rows: await store.load('run-m', 0, 8), concurrency: 4 });
+        expect(first.nextSeq).toBe(1);
+        expect(first).toMatchObject({ sent: 1, succeeded: 1 });
+        const rest = await sendBatch({ crm: flaky, ledger }, { source: plan.source, runId: 'run-m', rows: await store.load('run-m', first.nextSeq, 8), concurrency: 4 });
+        expect(first.succeeded + rest.succeeded).toBe(8);
+        expect(first.sent + rest.sent).toBe(8);
+        // Each row reached the CRM once (the 503 came from the stand-in, before the CRM).
+        expect(upsertRequests(sim)).toBe(8);
+        expect(await db.query(`SELECT count(*)::INT AS n FROM _push_ledger WHERE outcome = 'succeeded'`)).toEqual([{ n: 8 }]);
       });
     });
   });
