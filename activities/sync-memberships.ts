@@ -61,7 +61,7 @@ export function createMembershipActivities(deps: SyncActivityDeps) {
       const result: MembershipRepairResult = { checked: 0, differing: [], rows: 0, confirmed: 0, requests: 2, sweepInstead: false, inserted: 0, updated: 0, unchanged: 0, deleted: 0 };
       const [tags, lists] = await Promise.all([client.tags.list(), client.lists.list()]);
       const held = await writes.run(async (w) => ({ tags: await membershipCounts(w, 'tags'), lists: await membershipCounts(w, 'lists'), live: await liveContactCount(w) }));
-      const todo: { kind: 'tags' | 'lists'; id: number; members: number; gone?: true }[] = [];
+      const todo: { kind: 'tags' | 'lists'; id: number; members: number; deletedInCrm?: true }[] = [];
       let toRead = 0;
       let toConfirm = 0;
       for (const [kind, items] of [
@@ -82,7 +82,7 @@ export function createMembershipActivities(deps: SyncActivityDeps) {
         for (const [id, h] of held[kind]) {
           if (listed.has(id)) continue;
           result.checked++;
-          todo.push({ kind, id, members: h.total, gone: true });
+          todo.push({ kind, id, members: h.total, deletedInCrm: true });
           toConfirm += h.total;
         }
       }
@@ -102,7 +102,7 @@ export function createMembershipActivities(deps: SyncActivityDeps) {
       };
       const hb = startHeartbeats(() => ({ differing: todo.length, rows: result.rows }));
       try {
-        for (const { kind, id, members, gone: deletedInCrm } of todo) {
+        for (const { kind, id, members, deletedInCrm } of todo) {
           result.differing.push(`${kind === 'tags' ? 'tag' : 'list'} ${id}${deletedInCrm ? ' (deleted)' : ''}`);
           const seen = new Set<number>();
           const batch = createContactLoadBatch(writes, ctx);

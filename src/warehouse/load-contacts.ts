@@ -81,7 +81,7 @@ export async function appendStagedContacts(connection: DuckDBConnection, ctx: Lo
   const cols = [...CONTACT_FIELD_NAMES, 'raw', '_fingerprint'].map(quoteIdent).join(', ');
   // The new versions' history rows are these contacts rows themselves (contacts_history is a view).
   await connection.run(`INSERT INTO contacts (${cols}, _load_id, _synced_at, _deleted_at, _valid_from)
-      SELECT ${cols}, ${load}, ${at}, NULL, least(coalesce(updated_at, created_at, ${at}), ${at}) FROM ${stage.table};
+      SELECT ${cols}, ${load}, ${at}, NULL, ${firstVersionStart('', at)} FROM ${stage.table};
     INSERT INTO contact_tags SELECT id, unnest(tag_ids), ${load}, ${at} FROM ${stage.table};
     INSERT INTO contact_lists SELECT id, unnest(list_ids), ${load}, ${at} FROM ${stage.table};
     ${stage.temp ? `DROP TABLE ${stage.table};` : ''}
@@ -201,6 +201,14 @@ function diffKeysSql(staged: string, loadId: string): string {
     CREATE OR REPLACE TEMP TABLE _stage_contacts_keys AS SELECT id, _is_new FROM _stage_contacts_match WHERE _changed`;
 }
 
+/**
+ * Start of a contact's first version: when the CRM says it began (updated_at, else created_at),
+ * but never after the load `at` that saw it (`least` skips a NULL: `at` when the CRM gave neither).
+ */
+function firstVersionStart(prefix: string, at: string): string {
+  return `least(coalesce(${prefix}updated_at, ${prefix}created_at), ${at})`;
+}
+
 // Start of the new history version of each changed (not new) contact: when the CRM says this
 // state began (updated_at), unless that is not after the previous version (e.g. a tag change
 // that did not bump updated_at): then when we saw it. Never after the load that saw it: a CRM
@@ -210,7 +218,7 @@ function diffKeysSql(staged: string, loadId: string): string {
 function versionStartSql(diff: string, ctx: LoadContext): string {
   const at = timestampLiteral(ctx.syncedAt);
   return `CREATE OR REPLACE TEMP TABLE _stage_contacts_prev AS
-    SELECT d.id, CASE WHEN h.last_from IS NULL THEN least(coalesce(d.updated_at, d.created_at, ${at}), ${at})
+    SELECT d.id, CASE WHEN h.last_from IS NULL THEN ${firstVersionStart('d.', at)}
         WHEN coalesce(d.updated_at, d.created_at) > h.last_from THEN greatest(least(d.updated_at, ${at}), h.last_from)
         ELSE greatest(${at}, h.last_from) END AS _valid_from
     FROM ${quoteIdent(diff)} d
@@ -247,7 +255,7 @@ async function applyDiff(connection: DuckDBConnection, diff: { typed: string; wi
   }
   // New contacts are plain appends: cheaper than a MERGE over the whole table.
   await connection.run(`INSERT INTO contacts (${cols.join(', ')}, _load_id, _synced_at, _deleted_at, _valid_from)
-    SELECT ${cols.join(', ')}, ${load}, ${at}, NULL, least(coalesce(updated_at, created_at, ${at}), ${at}) FROM ${r} WHERE _is_new`);
+    SELECT ${cols.join(', ')}, ${load}, ${at}, NULL, ${firstVersionStart('', at)} FROM ${r} WHERE _is_new`);
   await connection.run(`INSERT INTO contact_tags SELECT id, unnest(tag_ids), ${load}, ${at} FROM ${d}`);
   await connection.run(`INSERT INTO contact_lists SELECT id, unnest(list_ids), ${load}, ${at} FROM ${d}`);
   await markContactBucketsDirty(connection, diff.typed);
