@@ -545,7 +545,7 @@ describe('crmsync push against a CRM that answers as the captured FluentCRM 2.9 
     it('sends only the fixed rows, the changed row and the rows that failed (docs/push.md, Plan: new, changed, retry; unchanged and invalid are not sent)', () => {
       const expected = ['typo.status@example.test', 'unknown.tag@example.test', TAG_CHANGED_EMAIL, SQL_ERROR_EMAIL, REFUSED_EMAIL];
       if (firstLedger.find((l) => lower(l.email) === UNICODE_EMAIL)?.outcome === 'failed') expected.push(UNICODE_EMAIL);
-      expect([...new Set(posts(againRequests).map(emailOf))].sort()).toEqual(expected.sort());
+      expect([...new Set(posts(againRequests).map(emailOf))].sort(), `second push: exit ${String(again.code)}\n${again.stdout}\n${again.stderr}`).toEqual(expected.sort());
       expect(again.stdout).toMatch(/changed 1\b/);
     });
 
