@@ -425,9 +425,11 @@ describe('scheduled runs while `crmsync worker` runs (embedded Temporal)', () =>
 
   it('--reconcile-every sets the contacts sweep cadence of the scheduled runs (docs/sync.md, Schedules)', async () => {
     await settle();
-    const since = new Date().toISOString();
     const created = await run(['schedule', 'create', '--every', '1s', '--reconcile-every', '1s']);
     expect(created.code).toBe(0);
+    // Runs started from here on are the new schedule's: `create` checks the CRM before it replaces
+    // the schedule, and the old one's runs went on meanwhile.
+    const since = new Date().toISOString();
     // The contacts stream sweeps when its last sweep is older than --reconcile-every.
     const runs = await waitFor(
       'a scheduled contacts run that sweeps',
